@@ -1,0 +1,42 @@
+/* engine: the clock and the event queue of the simulator.
+ *
+ * For: ordering callbacks in simulated time. Time is an integer count of picoseconds, so ordering
+ * is exact and results are deterministic; events at the same time run in the order they were
+ * scheduled (libuv's timer rule: time, then insertion sequence).
+ * Not for: anything about training, GPUs or networks; callers give it opaque callbacks. */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef int64_t SimTime; /* picoseconds */
+
+#define SIM_PS_PER_S INT64_C(1000000000000)
+#define SIM_TIME_MAX INT64_MAX
+
+typedef struct Engine Engine;
+
+/* An event handler: ctx and arg are what was passed to engine_schedule. */
+typedef void (*EngineFn)(Engine *eng, void *ctx, uint64_t arg);
+
+Engine *engine_new(void);
+void engine_free(Engine *eng);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Engine, engine_free)
+
+/* Current simulated time, picoseconds. */
+SimTime engine_now(const Engine *eng);
+
+/* Run fn(eng, ctx, arg) at now + delay (delay >= 0 picoseconds). O(log n). */
+void engine_schedule(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg);
+
+/* Run events until the queue is empty. Returns the time of the last event. */
+SimTime engine_run(Engine *eng);
+
+/* Events executed so far. */
+uint64_t engine_events(const Engine *eng);
+
+/* Events waiting in the queue. */
+size_t engine_pending(const Engine *eng);
+
+#endif

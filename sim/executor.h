@@ -1,0 +1,34 @@
+/* executor: runs rank programs on the engine the way a GPU runs streams.
+ *
+ * For: one compute stream and separate communication streams per rank, each in order; a task
+ * starts when its stream's previous task and its dependencies have finished; a collective starts
+ * when every member has reached it; a send and its receive start together. Stats hear of every
+ * start and end.
+ * Not for: what the programs contain (workload.c) or what communication costs (collectives.c).
+ *
+ * With dedup, only data-parallel replica 0 is simulated: the others run the same program at the
+ * same times, so a DP collective starts when the representative reaches it, and its transfers
+ * still load every member's links. */
+#ifndef SIM_EXECUTOR_H
+#define SIM_EXECUTOR_H
+
+#include "collectives.h"
+#include "stats.h"
+#include "workload.h"
+
+typedef struct Executor Executor;
+
+Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st,
+                   gboolean dedup);
+void exec_free(Executor *ex);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
+
+/* Number of ranks simulated and the job rank of simulated rank i. */
+int exec_ranks_simulated(const Executor *ex);
+int exec_job_rank(const Executor *ex, int i);
+
+/* Start every rank and run the engine to the end. Fails if a rank could not finish (a schedule
+ * that deadlocks, which is a bug). */
+gboolean exec_run(Executor *ex, GError **err);
+
+#endif

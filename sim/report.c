@@ -1,0 +1,243 @@
+/* report: text, JSON and CSV writers. JSON is written by hand: the output is small, the key order
+ * is part of the contract, and numbers are printed with a fixed format so that identical runs give
+ * identical bytes. */
+#include "report.h"
+
+#include <math.h>
+
+static double ps_to_s(SimTime t) {
+    return (double)t / (double)SIM_PS_PER_S;
+}
+
+/* Integers exactly; other numbers to 12 significant digits. */
+static void num(FILE *out, double v) {
+    if (v == floor(v) && fabs(v) < 9007199254740992.0)
+        fprintf(out, "%.0f", v);
+    else
+        fprintf(out, "%.12g", v);
+}
+
+static void json_str(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const char *p = s ? s : ""; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+/* key: number, with a comma before it unless first */
+static void kv_num(FILE *out, const char *indent, const char *key, double v, gboolean last) {
+    fprintf(out, "%s\"%s\": ", indent, key);
+    num(out, v);
+    fputs(last ? "\n" : ",\n", out);
+}
+
+static void kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
+    fprintf(out, "%s\"%s\": ", indent, key);
+    json_str(out, v);
+    fputs(last ? "\n" : ",\n", out);
+}
+
+static void write_json(FILE *out, const SimRun *run, gboolean timing) {
+    const SimSummary *s = sim_summary(run);
+    const Scenario *sc = sim_scenario(run);
+    const ModelConfig *m = &sc->model;
+    const char *i1 = "  ", *i2 = "    ";
+    fputs("{\n", out);
+    kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
+    kv_str(out, i1, "scenario", sc->path, FALSE);
+    fprintf(out, "%s\"model\": {\n", i1);
+    kv_str(out, i2, "name", m->name, FALSE);
+    kv_num(out, i2, "layers", m->layers, FALSE);
+    kv_num(out, i2, "hidden", m->hidden, FALSE);
+    kv_num(out, i2, "heads", m->heads, FALSE);
+    kv_num(out, i2, "ffn_hidden", m->ffn_hidden, FALSE);
+    kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
+    kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
+    kv_num(out, i2, "params", s->params, FALSE);
+    kv_str(out, i2, "pos_emb", m->pos_emb == POS_LEARNED ? "learned" : "rotary", TRUE);
+    fprintf(out, "%s},\n%s\"parallel\": {\n", i1, i1);
+    kv_num(out, i2, "gpus", sc->gpus, FALSE);
+    kv_num(out, i2, "nodes", sc->nodes, FALSE);
+    kv_num(out, i2, "dp", sc->dp, FALSE);
+    kv_num(out, i2, "tp", sc->tp, FALSE);
+    kv_num(out, i2, "pp", sc->pp, FALSE);
+    kv_num(out, i2, "zero", sc->zero, FALSE);
+    kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
+    kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
+    kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
+    kv_str(out, i2, "schedule", scenario_schedule_name(sc->schedule), FALSE);
+    kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
+    kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
+    kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
+    fprintf(out, "%s},\n", i1);
+    kv_num(out, i1, "iteration_time_s", ps_to_s(s->iteration), FALSE);
+    kv_num(out, i1, "critical_rank", s->critical_rank, FALSE);
+    kv_num(out, i1, "compute_s", ps_to_s(s->critical.compute), FALSE);
+    kv_num(out, i1, "comm_s", ps_to_s(s->critical.comm), FALSE);
+    kv_num(out, i1, "exposed_comm_s", ps_to_s(s->critical.exposed), FALSE);
+    kv_num(out, i1, "bubble_s", ps_to_s(s->critical.bubble), FALSE);
+    kv_num(out, i1, "overlap", s->overlap, FALSE);
+    kv_num(out, i1, "model_flops", s->model_flops, FALSE);
+    kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
+    kv_num(out, i1, "mfu", s->mfu, FALSE);
+    fprintf(out, "%s\"memory\": {\n", i1);
+    kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
+    kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
+    kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
+    kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
+    kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
+    kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
+    fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
+            s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false", i1);
+    fprintf(out, "%s\"comm\": [", i1);
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    for (guint i = 0; i < rows->len; i++) {
+        const CommRow *r = &g_array_index(rows, CommRow, i);
+        const char *i3 = "      ";
+        fprintf(out, "%s\n%s{\n", i ? "," : "", i2);
+        kv_str(out, i3, "op", coll_op_name(r->op), FALSE);
+        kv_str(out, i3, "dim", workload_dim_name(r->dim), FALSE);
+        kv_num(out, i3, "calls", r->calls, FALSE);
+        kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
+        kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
+        kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
+        kv_num(out, i3, "time_s", ps_to_s(r->time), FALSE);
+        kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
+        fprintf(out, "%s\"sizes\": [", i3);
+        for (guint k = 0; k < r->sizes->len; k++) {
+            const SizeCount *c = &g_array_index(r->sizes, SizeCount, k);
+            fprintf(out, "%s{\"bytes\": ", k ? ", " : "");
+            num(out, c->bytes);
+            fputs(", \"calls\": ", out);
+            num(out, c->calls);
+            fputc('}', out);
+        }
+        fprintf(out, "]\n%s}", i2);
+    }
+    gboolean any = rows->len > 0;
+    stats_rows_free(rows);
+    fprintf(out, "%s],\n", any ? "\n  " : "");
+    fprintf(out, "%s\"sim\": {\n", i1);
+    kv_num(out, i2, "events", (double)s->events, FALSE);
+    kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
+    kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
+    kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);
+    kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, TRUE);
+    fprintf(out, "%s}\n}\n", i1);
+}
+
+static void human_bytes(char *buf, size_t n, double b) {
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int i = 0;
+    while (fabs(b) >= 1024 && i < 5) {
+        b /= 1024;
+        i++;
+    }
+    g_snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+static void write_text(FILE *out, const SimRun *run, gboolean timing) {
+    const SimSummary *s = sim_summary(run);
+    const Scenario *sc = sim_scenario(run);
+    const ModelConfig *m = &sc->model;
+    double it = ps_to_s(s->iteration);
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    fprintf(out, "scenario   %s\n", sc->path);
+    if (sc->description)
+        fprintf(out, "           %s\n", sc->description);
+    fprintf(out, "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
+                 " (padded), %.3f B parameters\n",
+            m->name, m->layers, m->hidden, m->heads, model_padded_vocab(m, sc->tp),
+            s->params / 1e9);
+    fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
+            sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
+    fprintf(out, "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
+                 "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
+            sc->tp, sc->pp, sc->dp, sc->zero, scenario_schedule_name(sc->schedule),
+            sc->micro_batch, sc->grad_accum, sc->global_batch, sc->seq_len,
+            scenario_precision_name(sc->precision), scenario_recompute_name(sc->recompute));
+    fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
+    double pct = it > 0 ? 100.0 / it : 0;
+    fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),
+            ps_to_s(s->critical.compute) * pct);
+    fprintf(out, "  exposed comm     %10.6f s  %5.1f%%\n", ps_to_s(s->critical.exposed),
+            ps_to_s(s->critical.exposed) * pct);
+    fprintf(out, "  bubble / wait    %10.6f s  %5.1f%%\n", ps_to_s(s->critical.bubble),
+            ps_to_s(s->critical.bubble) * pct);
+    fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
+            ps_to_s(s->critical.comm), 100.0 * s->overlap);
+    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n\n", s->tflops_per_gpu,
+            100.0 * s->mfu);
+    human_bytes(b1, sizeof b1, s->memory.params_bytes);
+    human_bytes(b2, sizeof b2, s->memory.grads_bytes);
+    human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
+    human_bytes(b4, sizeof b4, s->memory.activations_bytes);
+    human_bytes(b5, sizeof b5, s->memory.total_bytes);
+    human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
+    gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
+    fprintf(out, "memory     params %s + grads %s + optimizer %s + activations %s = %s of %s: %s\n\n",
+            b1, b2, b3, b4, b5, b6, fits ? "fits" : "DOES NOT FIT");
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    if (rows->len) {
+        fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim",
+                "calls", "msg total", "volume", "all ranks", "time s", "exposed s");
+        for (guint i = 0; i < rows->len; i++) {
+            const CommRow *r = &g_array_index(rows, CommRow, i);
+            human_bytes(b1, sizeof b1, r->message_bytes);
+            human_bytes(b2, sizeof b2, r->volume_bytes);
+            human_bytes(b3, sizeof b3, r->total_volume_bytes);
+            fprintf(out, "%-15s %-3s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
+                    workload_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+                    r->exposed / (double)SIM_PS_PER_S);
+        }
+        fputc('\n', out);
+    }
+    stats_rows_free(rows);
+    fprintf(out, "simulated  %" G_GUINT64_FORMAT " events, %d of %d ranks", s->events,
+            s->ranks_simulated, sc->gpus);
+    if (timing)
+        fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
+                s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);
+    fputc('\n', out);
+}
+
+static void write_csv(FILE *out, const SimRun *run) {
+    const SimSummary *s = sim_summary(run);
+    const Scenario *sc = sim_scenario(run);
+    fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
+          "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
+          "memory_total_bytes,fits\n",
+          out);
+    fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
+            sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
+    double v[] = {ps_to_s(s->iteration), ps_to_s(s->critical.compute), ps_to_s(s->critical.comm),
+                  ps_to_s(s->critical.exposed), ps_to_s(s->critical.bubble), s->overlap,
+                  s->tflops_per_gpu, s->mfu, s->memory.total_bytes};
+    for (size_t i = 0; i < G_N_ELEMENTS(v); i++) {
+        num(out, v[i]);
+        fputc(',', out);
+    }
+    fprintf(out, "%s\n", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
+}
+
+void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {
+    switch (fmt) {
+    case REPORT_JSON:
+        write_json(out, run, timing);
+        break;
+    case REPORT_CSV:
+        write_csv(out, run);
+        break;
+    default:
+        write_text(out, run, timing);
+    }
+}

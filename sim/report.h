@@ -1,0 +1,19 @@
+/* report: the figures of a finished run as text for people, JSON for scripts (the stable output
+ * contract, every key documented in the README) or one CSV row.
+ *
+ * For: formatting only. Every number printed is read from SimSummary or Stats. */
+#ifndef SIM_REPORT_H
+#define SIM_REPORT_H
+
+#include <stdio.h>
+
+#include "sim.h"
+
+typedef enum { REPORT_TEXT, REPORT_JSON, REPORT_CSV } ReportFormat;
+
+#define REPORT_SCHEMA_VERSION 1
+
+/* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
+void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);
+
+#endif

@@ -1,0 +1,460 @@
+/* scenario: from YAML trees to a validated Scenario.
+ *
+ * Order of work: load the scenario file; apply each --set in order (a whole-file swap such as
+ * --set model=gpt-neox-1.3b replaces the reference; a dotted key inside model. or topology. first
+ * loads the referenced file so that the override refines it); load the references left; then map
+ * every section to structs with its valid keys checked; then check the layout as a whole. */
+#include "scenario.h"
+
+#include <string.h>
+
+#ifndef SIM_SOURCE_DIR
+#define SIM_SOURCE_DIR "."
+#endif
+
+static const char *const precision_names[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const schedule_names[] = {"gpipe", "1f1b", NULL};
+
+const char *scenario_precision_name(Precision p) {
+    return precision_names[p];
+}
+const char *scenario_recompute_name(Recompute r) {
+    return recompute_names[r];
+}
+const char *scenario_schedule_name(PipeSchedule s) {
+    return schedule_names[s];
+}
+
+void scenario_free(Scenario *s) {
+    if (!s)
+        return;
+    g_free(s->path);
+    g_free(s->description);
+    model_config_clear(&s->model);
+    topo_spec_clear(&s->topo);
+    g_free(s);
+}
+
+/* --- references to model and topology files ------------------------------------------------ */
+
+/* Find models/NAME.yaml (dir "models") or topologies/NAME.yaml: beside the scenario's folder,
+ * then under $SIM_DATA_DIR, then in the source tree the binary was built from. */
+static char *find_ref(const char *scenario_path, const char *dir, const char *name) {
+    if (strchr(name, '/') || g_str_has_suffix(name, ".yaml")) {
+        g_autofree char *base = g_path_get_dirname(scenario_path);
+        return g_path_is_absolute(name) ? g_strdup(name) : g_build_filename(base, name, NULL);
+    }
+    g_autofree char *file = g_strconcat(name, ".yaml", NULL);
+    g_autofree char *sdir = g_path_get_dirname(scenario_path);
+    const char *env = g_getenv("SIM_DATA_DIR");
+    char *cands[3] = {g_build_filename(sdir, "..", dir, file, NULL),
+                      env ? g_build_filename(env, dir, file, NULL) : NULL,
+                      g_build_filename(SIM_SOURCE_DIR, dir, file, NULL)};
+    char *found = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!found && cands[i] && g_file_test(cands[i], G_FILE_TEST_IS_REGULAR))
+            found = g_strdup(cands[i]);
+        g_free(cands[i]);
+    }
+    return found;
+}
+
+static gint cmp_names(gconstpointer a, gconstpointer b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* List NAME for every DIR/NAME.yaml next to the scenario or in the source tree. */
+static char *list_refs(const char *scenario_path, const char *dir) {
+    g_autofree char *sdir = g_path_get_dirname(scenario_path);
+    const char *roots[2] = {sdir, SIM_SOURCE_DIR};
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (int r = 0; r < 2; r++) {
+        g_autofree char *path =
+            r == 0 ? g_build_filename(roots[r], "..", dir, NULL) : g_build_filename(roots[r], dir, NULL);
+        g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+        const char *e;
+        while (d && (e = g_dir_read_name(d))) {
+            if (!g_str_has_suffix(e, ".yaml"))
+                continue;
+            char *n = g_strndup(e, strlen(e) - 5);
+            gboolean dup = FALSE;
+            for (guint i = 0; i < names->len; i++)
+                dup |= strcmp(names->pdata[i], n) == 0;
+            if (dup)
+                g_free(n);
+            else
+                g_ptr_array_add(names, n);
+        }
+    }
+    g_ptr_array_sort(names, cmp_names);
+    g_ptr_array_add(names, NULL);
+    return names->len > 1 ? g_strjoinv(", ", (char **)names->pdata) : g_strdup("none");
+}
+
+/* If root[key] is a scalar naming a file, replace it by that file's tree. */
+static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
+                            const char *scenario_path, GError **err) {
+    ConfNode *ref = conf_get(root, key);
+    if (!ref)
+        return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s' (a file name under %s/)",
+                         key, dir);
+    if (ref->kind != CONF_SCALAR)
+        return TRUE;
+    g_autofree char *path = find_ref(scenario_path, dir, ref->value);
+    if (!path) {
+        g_autofree char *avail = list_refs(scenario_path, dir);
+        return conf_fail(err, CONF_ERROR_IO, ref, "%s '%s' not found: no %s/%s.yaml (available: %s)",
+                         key, ref->value, dir, ref->value, avail);
+    }
+    ConfNode *tree = conf_load_file(path, err);
+    if (!tree)
+        return FALSE;
+    if (tree->kind != CONF_MAP) {
+        conf_fail(err, CONF_ERROR_VALUE, tree, "a %s file must be a mapping of keys", key);
+        conf_node_free(tree);
+        return FALSE;
+    }
+    conf_put(root, key, tree);
+    return TRUE;
+}
+
+static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_path,
+                          GError **err) {
+    const char *eq = strchr(set, '=');
+    g_autofree char *origin = g_strdup_printf("--set %s", set);
+    if (!eq || eq == set) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_KEY, "%s: expected KEY=VALUE, e.g. parallel.tp=4",
+                    origin);
+        return FALSE;
+    }
+    g_autofree char *key = g_strndup(set, eq - set);
+    const char *value = eq + 1;
+    if (strcmp(key, "model") == 0 || strcmp(key, "topology") == 0) {
+        conf_put(root, key, conf_scalar_new(value, origin));
+        return TRUE;
+    }
+    if (g_str_has_prefix(key, "model."))
+        if (!resolve_ref(root, "model", "models", scenario_path, err))
+            return FALSE;
+    if (g_str_has_prefix(key, "topology."))
+        if (!resolve_ref(root, "topology", "topologies", scenario_path, err))
+            return FALSE;
+    return conf_set_path(root, key, value, origin, err);
+}
+
+/* --- sections -------------------------------------------------------------------------------- */
+
+static gboolean int_in(const ConfNode *map, const char *key, gboolean required, int64_t min,
+                       int64_t max, int *out, GError **err) {
+    int64_t v = *out;
+    if (!conf_int(map, key, required, min, max, &v, err))
+        return FALSE;
+    *out = (int)v;
+    return TRUE;
+}
+
+static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
+    static const char *const keys[] = {"name", "layers", "hidden", "heads", "ffn_hidden", "vocab",
+                                       "vocab_pad_multiple", "pos_emb", "tied_embeddings",
+                                       "parallel_residual", "layer_vector_params_h", NULL};
+    static const char *const pos_names[] = {"learned", "rotary", NULL};
+    if (!conf_check_keys(n, keys, "model", err))
+        return FALSE;
+    m->vocab_pad_multiple = 128; /* GPT-NeoX make_vocab_size_divisible_by */
+    m->pos_emb = POS_ROTARY;
+    m->layer_vector_params_h = 8; /* the study's Eq. 1 */
+    m->ffn_hidden = 0;
+    int pos = m->pos_emb;
+    if (!conf_string(n, "name", TRUE, &m->name, err) ||
+        !int_in(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
+        !int_in(n, "hidden", TRUE, 1, 1 << 24, &m->hidden, err) ||
+        !int_in(n, "heads", TRUE, 1, 1 << 20, &m->heads, err) ||
+        !int_in(n, "ffn_hidden", FALSE, 1, 1 << 26, &m->ffn_hidden, err) ||
+        !int_in(n, "vocab", TRUE, 1, 1 << 28, &m->vocab, err) ||
+        !int_in(n, "vocab_pad_multiple", FALSE, 1, 1 << 20, &m->vocab_pad_multiple, err) ||
+        !conf_enum(n, "pos_emb", FALSE, pos_names, &pos, err) ||
+        !conf_bool(n, "tied_embeddings", FALSE, &m->tied_embeddings, err) ||
+        !conf_bool(n, "parallel_residual", FALSE, &m->parallel_residual, err) ||
+        !int_in(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err))
+        return FALSE;
+    m->pos_emb = pos;
+    if (m->ffn_hidden == 0)
+        m->ffn_hidden = 4 * m->hidden;
+    if (m->hidden % m->heads != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "heads"),
+                         "%d heads do not divide hidden size %d", m->heads, m->hidden);
+    return TRUE;
+}
+
+static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
+    static const char *const keys[] = {"name", "peak_flops", "hbm_capacity", "hbm_bandwidth",
+                                       "efficiency", "memory_efficiency", "launch_overhead", NULL};
+    static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
+    static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
+    if (!conf_check_keys(n, keys, "device", err))
+        return FALSE;
+    const ConfNode *peak = conf_get(n, "peak_flops"), *eff = conf_get(n, "efficiency");
+    if (!peak)
+        return conf_fail(err, CONF_ERROR_KEY, n, "missing key 'peak_flops'");
+    if (!eff)
+        return conf_fail(err, CONF_ERROR_KEY, n, "missing key 'efficiency'");
+    d->memory_efficiency = 1.0;
+    if (!conf_string(n, "name", TRUE, &d->name, err) ||
+        !conf_check_keys(peak, peak_keys, "device.peak_flops", err) ||
+        !conf_check_keys(eff, eff_keys, "device.efficiency", err) ||
+        !conf_flops(peak, "fp16", TRUE, &d->peak_flops[PREC_FP16], err) ||
+        !conf_flops(peak, "bf16", TRUE, &d->peak_flops[PREC_BF16], err) ||
+        !conf_flops(peak, "fp32", TRUE, &d->peak_flops[PREC_FP32], err) ||
+        !conf_bytes(n, "hbm_capacity", TRUE, &d->hbm_capacity, err) ||
+        !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
+        !conf_double(eff, "gemm", TRUE, 1e-6, 1.0, &d->efficiency[OP_GEMM], err) ||
+        !conf_double(eff, "bmm", TRUE, 1e-6, 1.0, &d->efficiency[OP_BMM], err) ||
+        !conf_double(eff, "elementwise", TRUE, 1e-6, 1.0, &d->efficiency[OP_ELEMENTWISE], err) ||
+        !conf_double(n, "memory_efficiency", FALSE, 1e-6, 1.0, &d->memory_efficiency, err) ||
+        !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))
+        return FALSE;
+    return TRUE;
+}
+
+static gboolean load_int_seq(const ConfNode *n, const char *what, int *out, int max, int *count,
+                             GError **err) {
+    if (n->kind != CONF_SEQ)
+        return conf_fail(err, CONF_ERROR_VALUE, n, "%s must be a list of whole numbers", what);
+    if ((int)n->items->len > max)
+        return conf_fail(err, CONF_ERROR_VALUE, n, "%s has %u entries; at most %d", what,
+                         n->items->len, max);
+    for (guint i = 0; i < n->items->len; i++) {
+        const ConfNode *it = n->items->pdata[i];
+        char *end = NULL;
+        gint64 v = it->kind == CONF_SCALAR ? g_ascii_strtoll(it->value, &end, 10) : 0;
+        if (it->kind != CONF_SCALAR || end == it->value || *end || v < 0 || v > G_MAXINT)
+            return conf_fail(err, CONF_ERROR_VALUE, it, "%s entries must be whole numbers >= 0",
+                             what);
+        out[i] = (int)v;
+    }
+    *count = (int)n->items->len;
+    return TRUE;
+}
+
+static gboolean load_topology(const ConfNode *n, TopologySpec *t, GError **err) {
+    static const char *const keys[] = {"name", "device", "node", "fabric", NULL};
+    static const char *const node_keys[] = {"gpus", "link", "links", "nics", NULL};
+    static const char *const link_keys[] = {"bandwidth", "latency", NULL};
+    static const char *const nic_keys[] = {"count", "attach", "bandwidth", "pcie_bandwidth",
+                                           "latency", NULL};
+    static const char *const fabric_keys[] = {"latency", NULL};
+    if (!conf_check_keys(n, keys, "topology", err) ||
+        !conf_string(n, "name", TRUE, &t->name, err))
+        return FALSE;
+    const ConfNode *dev = conf_get(n, "device"), *node = conf_get(n, "node"),
+                   *fabric = conf_get(n, "fabric");
+    if (!dev || !node)
+        return conf_fail(err, CONF_ERROR_KEY, n, "missing key '%s'", dev ? "node" : "device");
+    if (!load_device(dev, &t->device, err) || !conf_check_keys(node, node_keys, "node", err) ||
+        !int_in(node, "gpus", TRUE, 1, TOPO_MAX_GPUS, &t->gpus_per_node, err))
+        return FALSE;
+    const ConfNode *link = conf_get(node, "link"), *links = conf_get(node, "links"),
+                   *nics = conf_get(node, "nics");
+    t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
+    if (t->gpus_per_node > 1) {
+        if (!link || !links)
+            return conf_fail(err, CONF_ERROR_KEY, node, "missing key '%s'", link ? "links" : "link");
+        if (!conf_check_keys(link, link_keys, "node.link", err) ||
+            !conf_rate(link, "bandwidth", TRUE, &t->link_bandwidth, err) ||
+            !conf_time(link, "latency", TRUE, &t->link_latency, err))
+            return FALSE;
+        if (links->kind != CONF_SEQ)
+            return conf_fail(err, CONF_ERROR_VALUE, links,
+                             "node.links must be a list of [gpu, gpu, number of links]");
+        for (guint i = 0; i < links->items->len; i++) {
+            int v[3], cnt;
+            if (!load_int_seq(links->items->pdata[i], "a link", v, 3, &cnt, err))
+                return FALSE;
+            if (cnt != 3)
+                return conf_fail(err, CONF_ERROR_VALUE, links->items->pdata[i],
+                                 "a link is [gpu, gpu, number of links]");
+            TopoPair p = {v[0], v[1], v[2]};
+            g_array_append_val(t->pairs, p);
+        }
+    }
+    if (nics) {
+        if (!conf_check_keys(nics, nic_keys, "node.nics", err) ||
+            !int_in(nics, "count", TRUE, 0, TOPO_MAX_NICS, &t->nics, err) ||
+            !conf_rate(nics, "bandwidth", TRUE, &t->nic_bandwidth, err) ||
+            !conf_rate(nics, "pcie_bandwidth", TRUE, &t->pcie_bandwidth, err) ||
+            !conf_time(nics, "latency", TRUE, &t->nic_latency, err))
+            return FALSE;
+        const ConfNode *attach = conf_get(nics, "attach");
+        int cnt = 0;
+        if (!attach)
+            return conf_fail(err, CONF_ERROR_KEY, nics, "missing key 'attach'");
+        if (!load_int_seq(attach, "node.nics.attach", t->nic_gpu, TOPO_MAX_NICS, &cnt, err))
+            return FALSE;
+        if (cnt != t->nics)
+            return conf_fail(err, CONF_ERROR_VALUE, attach,
+                             "node.nics.attach lists %d GPUs for %d NICs", cnt, t->nics);
+    }
+    if (fabric) {
+        if (!conf_check_keys(fabric, fabric_keys, "fabric", err) ||
+            !conf_time(fabric, "latency", TRUE, &t->fabric_latency, err))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* --- the scenario as a whole --------------------------------------------------------------- */
+
+static const ConfNode *at_or(const ConfNode *root, const char *sect, const char *key) {
+    const ConfNode *s = conf_get(root, sect);
+    const ConfNode *k = s ? conf_get(s, key) : NULL;
+    return k ? k : (s ? s : root);
+}
+
+static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
+    static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
+                                       "training", "sim", NULL};
+    static const char *const par_keys[] = {"tp", "pp", "dp", "zero", "schedule", "bucket_size",
+                                           NULL};
+    static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch",
+                                             "seq_len", "precision", "recompute", NULL};
+    static const char *const sim_keys[] = {"dedup_replicas", NULL};
+    if (!conf_check_keys(root, keys, "the scenario", err) ||
+        !conf_string(root, "description", FALSE, &s->description, err) ||
+        !load_model(conf_get(root, "model"), &s->model, err) ||
+        !load_topology(conf_get(root, "topology"), &s->topo, err))
+        return FALSE;
+    s->nodes = 1;
+    s->tp = s->pp = 1;
+    s->dp = 0;
+    s->zero = 0;
+    s->schedule = SCHED_1F1B;
+    s->micro_batch = 1;
+    s->grad_accum = 0;
+    s->global_batch = 0;
+    s->seq_len = 2048;
+    s->precision = PREC_FP16;
+    s->recompute = RECOMPUTE_NONE;
+    s->dedup_replicas = TRUE;
+    s->bucket_bytes = -1;
+    if (!int_in(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
+        return FALSE;
+    const ConfNode *par = conf_get(root, "parallel"), *tr = conf_get(root, "training"),
+                   *sim = conf_get(root, "sim");
+    if (!par || !tr)
+        return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s'",
+                         par ? "training" : "parallel");
+    int sched = s->schedule, prec = s->precision, rc = s->recompute;
+    int64_t ga = 0;
+    const ConfNode *dpn = conf_get(par, "dp");
+    if (!conf_check_keys(par, par_keys, "parallel", err) ||
+        !int_in(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
+        !int_in(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
+        !int_in(par, "zero", FALSE, 0, 3, &s->zero, err) ||
+        !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
+        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err))
+        return FALSE;
+    if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
+        if (!int_in(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
+            return FALSE;
+    if (!conf_check_keys(tr, train_keys, "training", err) ||
+        !int_in(tr, "micro_batch", FALSE, 1, 1 << 20, &s->micro_batch, err) ||
+        !conf_int(tr, "grad_accum", FALSE, 1, 1 << 20, &ga, err) ||
+        !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
+        !int_in(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
+        !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
+        !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err))
+        return FALSE;
+    if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
+                !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err)))
+        return FALSE;
+    s->schedule = sched;
+    s->precision = prec;
+    s->recompute = rc;
+
+    /* Layout checks: the errors the study's own runs hit first. */
+    const ModelConfig *m = &s->model;
+    s->gpus = s->nodes * s->topo.gpus_per_node;
+    if (m->heads % s->tp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+                         "tensor parallelism %d does not divide the %d attention heads of %s; "
+                         "use a TP size that divides %d",
+                         s->tp, m->heads, m->name, m->heads);
+    if (m->ffn_hidden % s->tp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+                         "tensor parallelism %d does not divide the MLP width %d of %s", s->tp,
+                         m->ffn_hidden, m->name);
+    if (m->layers % s->pp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "pp"),
+                         "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
+                         m->layers, m->name);
+    if (s->dp == 0) {
+        if (s->gpus % (s->tp * s->pp) != 0)
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+                             "TP %d x PP %d = %d does not divide the %d GPUs (%d nodes x %d)",
+                             s->tp, s->pp, s->tp * s->pp, s->gpus, s->nodes,
+                             s->topo.gpus_per_node);
+        s->dp = s->gpus / (s->tp * s->pp);
+    } else if ((int64_t)s->tp * s->pp * s->dp != s->gpus) {
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
+                         "TP %d x PP %d x DP %d = %" G_GINT64_FORMAT
+                         " ranks, but the job has %d GPUs (%d nodes x %d); set dp: auto or change "
+                         "nodes",
+                         s->tp, s->pp, s->dp, (int64_t)s->tp * s->pp * s->dp, s->gpus, s->nodes,
+                         s->topo.gpus_per_node);
+    }
+    int64_t per_step = (int64_t)s->micro_batch * s->dp;
+    if (s->global_batch > 0) {
+        if (s->global_batch % per_step != 0)
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "global_batch"),
+                             "global batch %" G_GINT64_FORMAT
+                             " is not a whole number of micro-batches: micro_batch %d x DP %d = "
+                             "%" G_GINT64_FORMAT " sequences per step",
+                             s->global_batch, s->micro_batch, s->dp, per_step);
+        int64_t derived = s->global_batch / per_step;
+        if (ga && ga != derived)
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "grad_accum"),
+                             "grad_accum %" G_GINT64_FORMAT " contradicts global_batch %" G_GINT64_FORMAT
+                             " (which gives %" G_GINT64_FORMAT "); give one of them",
+                             ga, s->global_batch, derived);
+        if (derived > (1 << 20))
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "global_batch"),
+                             "global batch gives %" G_GINT64_FORMAT " micro-batches; at most %d",
+                             derived, 1 << 20);
+        s->grad_accum = (int)derived;
+    } else {
+        s->grad_accum = ga ? (int)ga : 1;
+        s->global_batch = per_step * s->grad_accum;
+    }
+    if (s->bucket_bytes < 0) /* PyTorch DDP bucket_cap_mb 25; DeepSpeed reduce_bucket_size 5e8
+                                elements of fp16 */
+        s->bucket_bytes = s->zero == 0 ? 25.0 * 1024 * 1024 : 5e8 * model_elem_bytes(s->precision);
+    if (s->bucket_bytes <= 0)
+        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
+                         "bucket_size must be positive");
+    if (s->nodes > 1 && s->topo.nics < 1)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),
+                         "%d nodes need NICs, and topology %s has none", s->nodes, s->topo.name);
+    return TRUE;
+}
+
+Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
+    g_autoptr(ConfNode) root = conf_load_file(path, err);
+    if (!root)
+        return NULL;
+    if (root->kind != CONF_MAP) {
+        conf_fail(err, CONF_ERROR_VALUE, root, "a scenario must be a mapping of keys");
+        return NULL;
+    }
+    for (char *const *s = sets; s && *s; s++)
+        if (!apply_set(root, *s, path, err))
+            return NULL;
+    if (!resolve_ref(root, "model", "models", path, err) ||
+        !resolve_ref(root, "topology", "topologies", path, err))
+        return NULL;
+    g_autoptr(Scenario) sc = g_new0(Scenario, 1);
+    sc->path = g_strdup(path);
+    if (!load_scenario(root, sc, err))
+        return NULL;
+    return g_steal_pointer(&sc);
+}

@@ -1,0 +1,45 @@
+/* scenario: a YAML scenario, with the model and topology files it names and the command line's
+ * --set overrides, validated into plain structs.
+ *
+ * For: everything a user can get wrong before the simulation starts. Every field has a unit and a
+ * default documented in the README; unknown keys, wrong units, negative sizes and impossible
+ * layouts fail with FILE:LINE:COLUMN and what was expected (CONF_ERROR). */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include "conf.h"
+#include "model.h"
+#include "topology.h"
+
+typedef enum { SCHED_GPIPE, SCHED_1F1B } PipeSchedule;
+
+typedef struct {
+    char *path;          /* scenario file as given */
+    char *description;   /* free text from the file, may be NULL */
+    ModelConfig model;
+    TopologySpec topo;
+    int nodes;
+    int gpus;            /* nodes x GPUs per node */
+    int tp, pp, dp;      /* tp x pp x dp = gpus */
+    int zero;            /* 0 = DDP, 1, 2, 3 */
+    PipeSchedule schedule;
+    double bucket_bytes; /* gradient bucket (DDP, ZeRO-1/2 reduction), bytes */
+    int micro_batch;     /* sequences per micro-batch per rank */
+    int grad_accum;      /* micro-batches per rank per iteration */
+    int64_t global_batch; /* sequences per iteration: micro_batch x grad_accum x dp */
+    int seq_len;         /* tokens per sequence */
+    Precision precision;
+    Recompute recompute;
+    gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */
+} Scenario;
+
+/* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */
+Scenario *scenario_load(const char *path, char *const *sets, GError **err);
+void scenario_free(Scenario *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
+
+const char *scenario_precision_name(Precision p);
+const char *scenario_recompute_name(Recompute r);
+const char *scenario_schedule_name(PipeSchedule s);
+
+#endif

@@ -1,0 +1,94 @@
+/* sim: builds the layers bottom-up, runs, summarises. */
+#include "sim.h"
+
+#include <sys/resource.h>
+
+struct SimRun {
+    const Scenario *sc;
+    Engine *eng;
+    Topology *topo;
+    Network *net;
+    Collectives *coll;
+    Workload *wl;
+    Stats *st;
+    Executor *ex;
+    int critical_index;
+    SimSummary sum;
+};
+
+void sim_run_free(SimRun *run) {
+    if (!run)
+        return;
+    exec_free(run->ex);
+    stats_free(run->st);
+    workload_free(run->wl);
+    coll_free(run->coll);
+    net_free(run->net);
+    topo_free(run->topo);
+    engine_free(run->eng);
+    g_free(run);
+}
+
+SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(SimRun) run = g_new0(SimRun, 1);
+    run->sc = sc;
+    gboolean dd = dedup < 0 ? sc->dedup_replicas : dedup != 0;
+    run->topo = topo_new(&sc->topo, sc->nodes, err);
+    if (!run->topo)
+        return NULL;
+    run->eng = engine_new();
+    run->net = net_new(run->eng, run->topo);
+    run->coll = coll_new(run->eng, run->net, run->topo);
+    run->wl = workload_new(sc, run->topo);
+    int nsim = dd ? sc->tp * sc->pp : sc->gpus;
+    run->st = stats_new(nsim, dd ? sc->dp : 1, sc->gpus);
+    run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
+    if (!exec_run(run->ex, err))
+        return NULL;
+
+    SimSummary *s = &run->sum;
+    run->critical_index = stats_critical_rank(run->st);
+    s->critical_rank = exec_job_rank(run->ex, run->critical_index);
+    s->critical = stats_rank(run->st, run->critical_index);
+    s->iteration = s->critical.finish;
+    s->overlap = s->critical.comm > 0
+                     ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
+                     : 0.0;
+    s->model_flops = workload_model_flops(run->wl);
+    double secs = (double)s->iteration / (double)SIM_PS_PER_S;
+    s->tflops_per_gpu = secs > 0 ? s->model_flops / secs / sc->gpus / 1e12 : 0.0;
+    s->mfu = s->tflops_per_gpu * 1e12 / sc->topo.device.peak_flops[sc->precision];
+    s->memory = workload_memory(run->wl);
+    s->params = model_params(&sc->model, sc->seq_len, sc->tp);
+    s->events = engine_events(run->eng);
+    s->ranks_simulated = exec_ranks_simulated(run->ex);
+    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
+    return g_steal_pointer(&run);
+}
+
+const SimSummary *sim_summary(const SimRun *run) {
+    return &run->sum;
+}
+
+const Scenario *sim_scenario(const SimRun *run) {
+    return run->sc;
+}
+
+const Stats *sim_stats(const SimRun *run) {
+    return run->st;
+}
+
+int sim_critical_index(const SimRun *run) {
+    return run->critical_index;
+}
+
+int sim_index_of(const SimRun *run, int job_rank) {
+    for (int i = 0; i < run->sum.ranks_simulated; i++)
+        if (exec_job_rank(run->ex, i) == job_rank)
+            return i;
+    return -1;
+}

@@ -1,0 +1,209 @@
+/* stats: per-rank interval accounting by state changes.
+ *
+ * Between two state changes of a rank nothing about it changes, so each change first charges the
+ * elapsed time to the state it is leaving: compute busy -> compute; else communication in flight
+ * -> exposed (split among the categories in flight in proportion to their count); else bubble.
+ * Communication time counts whenever anything is in flight, whatever compute does. */
+#include "stats.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CAT_COUNT (COLL_OP_COUNT * DIM_COUNT)
+#define SLOT_MAX 16 /* distinct (op, dim) pairs a run can use */
+
+typedef struct {
+    SimTime last;     /* time of the last state change */
+    SimTime finish;
+    gboolean done;
+    gboolean computing;
+    int in_flight;    /* communications in flight */
+    SimTime compute, comm, exposed, bubble;
+    uint16_t active[SLOT_MAX];
+    SimTime time[SLOT_MAX];
+    double exposed_cat[SLOT_MAX];
+    double calls[SLOT_MAX];
+    double volume[SLOT_MAX];
+} RankStats;
+
+struct Stats {
+    int nsim, weight, total;
+    RankStats *ranks;
+    int8_t slot_of[CAT_COUNT]; /* -1 when unused */
+    int nslots;
+    int cat_of_slot[SLOT_MAX];
+    double calls[SLOT_MAX], bytes[SLOT_MAX], volume[SLOT_MAX]; /* summed over all ranks */
+    GHashTable *sizes[SLOT_MAX]; /* message bytes (as int64 key) -> calls over all ranks */
+};
+
+Stats *stats_new(int nsim, int weight, int total) {
+    Stats *st = g_new0(Stats, 1);
+    st->nsim = nsim;
+    st->weight = weight;
+    st->total = total;
+    st->ranks = g_new0(RankStats, nsim);
+    memset(st->slot_of, -1, sizeof st->slot_of);
+    return st;
+}
+
+void stats_free(Stats *st) {
+    if (!st)
+        return;
+    for (int i = 0; i < st->nslots; i++)
+        g_hash_table_unref(st->sizes[i]);
+    g_free(st->ranks);
+    g_free(st);
+}
+
+static int slot(Stats *st, CollOp op, Dim dim) {
+    int cat = op * DIM_COUNT + dim;
+    if (st->slot_of[cat] >= 0)
+        return st->slot_of[cat];
+    g_assert(st->nslots < SLOT_MAX);
+    int s = st->nslots++;
+    st->slot_of[cat] = (int8_t)s;
+    st->cat_of_slot[s] = cat;
+    st->sizes[s] = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    return s;
+}
+
+static void charge(Stats *st, RankStats *rs, SimTime now) {
+    SimTime dt = now - rs->last;
+    g_assert(dt >= 0);
+    rs->last = now;
+    if (dt == 0)
+        return;
+    if (rs->in_flight > 0)
+        rs->comm += dt;
+    if (rs->computing) {
+        rs->compute += dt;
+    } else if (rs->in_flight > 0) {
+        rs->exposed += dt;
+        for (int s = 0; s < st->nslots; s++)
+            if (rs->active[s])
+                rs->exposed_cat[s] += (double)dt * rs->active[s] / rs->in_flight;
+    } else {
+        rs->bubble += dt;
+    }
+}
+
+void stats_compute(Stats *st, int r, gboolean busy, SimTime now) {
+    RankStats *rs = &st->ranks[r];
+    charge(st, rs, now);
+    rs->computing = busy;
+}
+
+void stats_comm(Stats *st, int r, CollOp op, Dim dim, gboolean begin, SimTime now) {
+    RankStats *rs = &st->ranks[r];
+    int s = slot(st, op, dim);
+    charge(st, rs, now);
+    if (begin) {
+        rs->in_flight++;
+        rs->active[s]++;
+        rs->time[s] -= now;
+    } else {
+        g_assert(rs->active[s] > 0);
+        rs->in_flight--;
+        rs->active[s]--;
+        rs->time[s] += now;
+    }
+}
+
+void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volume) {
+    RankStats *rs = &st->ranks[r];
+    int s = slot(st, op, dim);
+    rs->calls[s] += 1;
+    rs->volume[s] += volume;
+    st->calls[s] += st->weight;
+    st->bytes[s] += bytes * st->weight;
+    st->volume[s] += volume * st->weight;
+    int64_t key = (int64_t)llround(bytes);
+    double *count = g_hash_table_lookup(st->sizes[s], &key);
+    if (!count) {
+        count = g_new0(double, 1);
+        g_hash_table_insert(st->sizes[s], g_memdup2(&key, sizeof key), count);
+    }
+    *count += st->weight;
+}
+
+void stats_finish(Stats *st, int r, SimTime now) {
+    RankStats *rs = &st->ranks[r];
+    charge(st, rs, now);
+    rs->finish = now;
+    rs->done = TRUE;
+}
+
+RankTimes stats_rank(const Stats *st, int r) {
+    const RankStats *rs = &st->ranks[r];
+    return (RankTimes){rs->finish, rs->compute, rs->comm, rs->exposed, rs->bubble};
+}
+
+gboolean stats_rank_finished(const Stats *st, int r) {
+    return st->ranks[r].done;
+}
+
+int stats_critical_rank(const Stats *st) {
+    int best = 0;
+    for (int r = 1; r < st->nsim; r++)
+        if (st->ranks[r].finish > st->ranks[best].finish)
+            best = r;
+    return best;
+}
+
+static gint cmp_size(gconstpointer a, gconstpointer b) {
+    double x = ((const SizeCount *)a)->bytes, y = ((const SizeCount *)b)->bytes;
+    return (x > y) - (x < y);
+}
+
+static gint cmp_row(gconstpointer a, gconstpointer b) {
+    const CommRow *x = a, *y = b;
+    if (x->dim != y->dim)
+        return (int)x->dim - (int)y->dim;
+    return (int)x->op - (int)y->op;
+}
+
+GArray *stats_comm_rows(const Stats *st, int r) {
+    GArray *rows = g_array_new(FALSE, TRUE, sizeof(CommRow));
+    const RankStats *rs = &st->ranks[r];
+    for (int s = 0; s < st->nslots; s++) {
+        CommRow row = {0};
+        row.op = st->cat_of_slot[s] / DIM_COUNT;
+        row.dim = st->cat_of_slot[s] % DIM_COUNT;
+        row.calls = st->calls[s] / st->total;
+        row.message_bytes = st->bytes[s] / st->total;
+        row.volume_bytes = st->volume[s] / st->total;
+        row.total_volume_bytes = st->volume[s];
+        row.time = rs->time[s];
+        row.exposed = rs->exposed_cat[s];
+        row.sizes = g_array_new(FALSE, FALSE, sizeof(SizeCount));
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, st->sizes[s]);
+        while (g_hash_table_iter_next(&it, &k, &v)) {
+            SizeCount sc = {(double)*(int64_t *)k, *(double *)v / st->total};
+            g_array_append_val(row.sizes, sc);
+        }
+        g_array_sort(row.sizes, cmp_size);
+        g_array_append_val(rows, row);
+    }
+    g_array_sort(rows, cmp_row);
+    return rows;
+}
+
+void stats_rows_free(GArray *rows) {
+    if (!rows)
+        return;
+    for (guint i = 0; i < rows->len; i++)
+        g_array_unref(g_array_index(rows, CommRow, i).sizes);
+    g_array_unref(rows);
+}
+
+double stats_rank_volume(const Stats *st, int r, CollOp op, Dim dim) {
+    int s = st->slot_of[op * DIM_COUNT + dim];
+    return s < 0 ? 0.0 : st->ranks[r].volume[s];
+}
+
+double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim) {
+    int s = st->slot_of[op * DIM_COUNT + dim];
+    return s < 0 ? 0.0 : st->ranks[r].calls[s];
+}

@@ -1,0 +1,74 @@
+/* stats: what happened, recorded as it happens.
+ *
+ * For: per rank, the time its compute stream was busy, the time any of its communication was in
+ * flight, and how that splits into communication hidden under compute, communication exposed
+ * (compute idle) and bubble (neither); per (operation, dimension), the calls, bytes and volume each
+ * rank issued and the message-size histogram. Report and trace only format what is here.
+ * Not for: deciding anything about the simulation.
+ *
+ * Every update is O(1) apart from the exposed-time split, O(categories in flight). A simulated
+ * rank can stand for `weight` identical ranks (data-parallel replicas simulated once); sums over
+ * all ranks count it that many times. */
+#ifndef SIM_STATS_H
+#define SIM_STATS_H
+
+#include "collectives.h"
+#include "engine.h"
+#include "workload.h"
+
+typedef struct Stats Stats;
+
+/* nsim ranks simulated, each standing for weight ranks of the job's total. */
+Stats *stats_new(int nsim, int weight, int total);
+void stats_free(Stats *st);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Stats, stats_free)
+
+/* Rank r's compute stream starts (busy) or stops being busy at now. */
+void stats_compute(Stats *st, int r, gboolean busy, SimTime now);
+/* A communication of (op, dim) starts moving data for rank r (begin) or finishes. */
+void stats_comm(Stats *st, int r, CollOp op, Dim dim, gboolean begin, SimTime now);
+/* Rank r issued one call of (op, dim) with message size `bytes` and per-rank volume `volume`. */
+void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volume);
+/* Rank r ran its last task at now. */
+void stats_finish(Stats *st, int r, SimTime now);
+
+typedef struct {
+    SimTime finish;     /* when its last task ended, picoseconds */
+    SimTime compute;    /* compute stream busy */
+    SimTime comm;       /* any communication in flight */
+    SimTime exposed;    /* communication in flight while compute idle */
+    SimTime bubble;     /* neither computing nor communicating */
+} RankTimes;
+
+RankTimes stats_rank(const Stats *st, int r);
+/* The simulated rank that finished last (lowest index on ties). */
+int stats_critical_rank(const Stats *st);
+gboolean stats_rank_finished(const Stats *st, int r);
+
+typedef struct {
+    double bytes; /* message size */
+    double calls; /* per rank, mean over all ranks */
+} SizeCount;
+
+typedef struct {
+    CollOp op;
+    Dim dim;
+    double calls;              /* per rank, mean over all ranks of the job */
+    double message_bytes;      /* sum of message sizes, per rank (mean) */
+    double volume_bytes;       /* per rank (mean), the study's Sec. III volume */
+    double total_volume_bytes; /* summed over all ranks */
+    SimTime time;              /* in flight on the given rank, summed over its calls */
+    double exposed;            /* share of that rank's exposed time, picoseconds */
+    GArray *sizes;             /* SizeCount, ascending bytes */
+} CommRow;
+
+/* Rows for every (op, dim) that occurred, ordered by dim then op; times of rank r. Free with
+ * stats_rows_free. */
+GArray *stats_comm_rows(const Stats *st, int r);
+void stats_rows_free(GArray *rows);
+
+/* Volume rank r issued for (op, dim), bytes. */
+double stats_rank_volume(const Stats *st, int r, CollOp op, Dim dim);
+double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim);
+
+#endif
