@@ -21,8 +21,10 @@ static ConfNode *node_new(ConfKind kind, const char *origin, int line, int col) 
     n->col = col;
     if (kind != CONF_SCALAR)
         n->items = g_ptr_array_new_with_free_func((GDestroyNotify)conf_node_free);
-    if (kind == CONF_MAP)
+    if (kind == CONF_MAP) {
         n->keys = g_ptr_array_new_with_free_func(g_free);
+        n->key_marks = g_array_new(FALSE, TRUE, sizeof(int[2]));
+    }
     return n;
 }
 
@@ -33,6 +35,8 @@ void conf_node_free(ConfNode *n) {
     g_free(n->value);
     if (n->keys)
         g_ptr_array_unref(n->keys);
+    if (n->key_marks)
+        g_array_unref(n->key_marks);
     if (n->items)
         g_ptr_array_unref(n->items);
     g_free(n);
@@ -50,9 +54,11 @@ ConfNode *conf_node_copy(const ConfNode *n) {
     if (n->items)
         for (guint i = 0; i < n->items->len; i++)
             g_ptr_array_add(c->items, conf_node_copy(n->items->pdata[i]));
-    if (n->keys)
+    if (n->keys) {
         for (guint i = 0; i < n->keys->len; i++)
             g_ptr_array_add(c->keys, g_strdup(n->keys->pdata[i]));
+        g_array_append_vals(c->key_marks, n->key_marks->data, n->key_marks->len);
+    }
     return c;
 }
 
@@ -120,6 +126,8 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
                 }
             }
             g_ptr_array_add(n->keys, g_strdup(key));
+            int mark[2] = {(int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1};
+            g_array_append_val(n->key_marks, mark);
             yaml_event_delete(&ev);
             if (!yaml_parser_parse(&r->parser, &ev))
                 return parse_fail(r, err);
@@ -246,6 +254,8 @@ void conf_put(ConfNode *map, const char *key, ConfNode *value) {
         }
     }
     g_ptr_array_add(map->keys, g_strdup(key));
+    int mark[2] = {0, 0};
+    g_array_append_val(map->key_marks, mark);
     g_ptr_array_add(map->items, value);
 }
 
@@ -299,7 +309,14 @@ gboolean conf_check_keys(const ConfNode *map, const char *const *valid, const ch
         g_autoptr(GString) list = g_string_new(NULL);
         for (const char *const *v = valid; *v; v++)
             g_string_append_printf(list, "%s%s", v == valid ? "" : ", ", *v);
-        const ConfNode *at = map->items->pdata[i];
+        /* point at the key itself when it came from a file */
+        ConfNode at_key = *(const ConfNode *)map->items->pdata[i];
+        const int *mark = &g_array_index(map->key_marks, int, 2 * i);
+        if (mark[0] > 0) {
+            at_key.line = mark[0];
+            at_key.col = mark[1];
+        }
+        const ConfNode *at = &at_key;
         if (best && best_d <= MAX(2, (int)strlen(key) / 3))
             return conf_fail(err, CONF_ERROR_KEY, at,
                              "unknown key '%s' in %s; did you mean '%s'? (valid: %s)", key,

@@ -31,6 +31,7 @@ struct ConfNode {
     int col;      /* 1-based */
     char *value;  /* scalar text (CONF_SCALAR) */
     GPtrArray *keys;  /* char *, CONF_MAP only, parallel to items */
+    GArray *key_marks; /* int[2] line, column of each key (0, 0 from the command line) */
     GPtrArray *items; /* ConfNode *, CONF_MAP and CONF_SEQ */
 };
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The command line: exit statuses, formats, determinism across processes.
+# Usage: cli.sh PATH/TO/sim SOURCE_DIR
+set -u
+sim="$1"; src="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() { # name, expected status, command...
+    local name="$1" want="$2"; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+    if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fi
+}
+expect_grep() { # name, pattern, file
+    if grep -q -- "$2" "$3"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $1: '$2' not in $3:"; cat "$3"; fi
+}
+s="$src/scenarios"
+check help 0 "$sim" --help
+expect_grep help-text "KEY=VALUE" "$tmp/out"
+check version 0 "$sim" --version
+expect_grep version-text "^sim [0-9]" "$tmp/out"
+check no-args 2 "$sim"
+check bad-option 2 "$sim" --frobnicate "$s/20B_tp8.yaml"
+check bad-format 2 "$sim" --format xml "$s/20B_tp8.yaml"
+check missing-file 2 "$sim" "$tmp/nope.yaml"
+check bad-set 2 "$sim" "$s/20B_tp8.yaml" --set parallel.tp=3
+expect_grep bad-set-text "does not divide the 64 attention heads" "$tmp/err"
+check text 0 "$sim" "$s/20B_tp8.yaml"
+expect_grep text-breakdown "exposed comm" "$tmp/out"
+check json 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-timing -o "$tmp/a.json"
+check json-again 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-timing -o "$tmp/b.json"
+if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL determinism: JSON differs"; fi
+for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
+           tflops_per_gpu mfu params_bytes capacity_bytes fits total_volume_bytes sizes events; do
+    expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
+done
+expect_grep json-nodes '"nodes": 4' "$tmp/a.json"
+check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
+[ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
+check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
+check all-ranks 0 "$sim" "$s/1.3B_zero1.yaml" --all-ranks
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

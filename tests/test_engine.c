@@ -1,0 +1,89 @@
+/* engine: events run in time order, ties in insertion order, time never goes back. */
+#include "engine.h"
+#include "util.h"
+
+typedef struct {
+    GArray *seen; /* uint64 args in run order */
+    SimTime last;
+    gboolean monotonic;
+} Log;
+
+static void record(Engine *eng, void *ctx, uint64_t arg) {
+    Log *log = ctx;
+    if (engine_now(eng) < log->last)
+        log->monotonic = FALSE;
+    log->last = engine_now(eng);
+    g_array_append_val(log->seen, arg);
+}
+
+START_TEST(test_order_and_ties) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    engine_schedule(eng, 30, record, &log, 3);
+    engine_schedule(eng, 10, record, &log, 1);
+    engine_schedule(eng, 20, record, &log, 2);
+    engine_schedule(eng, 10, record, &log, 11); /* same time as 1, scheduled later */
+    engine_schedule(eng, 0, record, &log, 0);
+    SimTime end = engine_run(eng);
+    uint64_t want[] = {0, 1, 11, 2, 3};
+    ck_assert_uint_eq(log.seen->len, 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(g_array_index(log.seen, uint64_t, i), want[i]);
+    ck_assert_int_eq(end, 30);
+    ck_assert_uint_eq(engine_events(eng), 5);
+    g_array_unref(log.seen);
+}
+END_TEST
+
+/* Many events at pseudo-random times: popped sorted by (time, insertion). */
+START_TEST(test_many_sorted) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    GRand *rng = g_rand_new_with_seed(42);
+    const int n = 100000;
+    SimTime *when = g_new(SimTime, n);
+    for (int i = 0; i < n; i++) {
+        when[i] = g_rand_int_range(rng, 0, 1000); /* many ties */
+        engine_schedule(eng, when[i], record, &log, (uint64_t)i);
+    }
+    engine_run(eng);
+    ck_assert(log.monotonic);
+    ck_assert_uint_eq(log.seen->len, n);
+    for (int k = 1; k < n; k++) {
+        uint64_t a = g_array_index(log.seen, uint64_t, k - 1), b = g_array_index(log.seen, uint64_t, k);
+        ck_assert_msg(when[a] < when[b] || (when[a] == when[b] && a < b),
+                      "event %lu (t=%ld) ran before %lu (t=%ld)", (unsigned long)a, (long)when[a],
+                      (unsigned long)b, (long)when[b]);
+    }
+    g_free(when);
+    g_rand_free(rng);
+    g_array_unref(log.seen);
+}
+END_TEST
+
+static void chain(Engine *eng, void *ctx, uint64_t left) {
+    int *count = ctx;
+    (*count)++;
+    if (left)
+        engine_schedule(eng, 7, chain, ctx, left - 1);
+}
+
+START_TEST(test_schedule_from_handler) {
+    g_autoptr(Engine) eng = engine_new();
+    int count = 0;
+    engine_schedule(eng, 5, chain, &count, 9);
+    ck_assert_int_eq(engine_run(eng), 5 + 9 * 7);
+    ck_assert_int_eq(count, 10);
+    ck_assert_uint_eq(engine_pending(eng), 0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_order_and_ties);
+    tcase_add_test(tc, test_many_sorted);
+    tcase_add_test(tc, test_schedule_from_handler);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

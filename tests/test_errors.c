@@ -1,0 +1,135 @@
+/* Bad input: each a clear message with file:line:column where there is one, never a crash. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "util.h"
+
+#define BASE                                                                                       \
+    "model: gpt-neox-1.3b\n"                                                                       \
+    "topology: frontier\n"                                                                         \
+    "nodes: 2\n"
+
+/* Load text as a scenario with sets; expect failure whose message contains every needle. */
+static void expect_error(const char *text, const char *const *sets, const char *const *needles) {
+    g_autofree char *path = write_temp_yaml(text);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Scenario) sc = scenario_load(path, (char *const *)sets, &err);
+    ck_assert_msg(sc == NULL, "expected an error for:\n%s", text);
+    ck_assert(err != NULL && err->domain == CONF_ERROR);
+    for (const char *const *n = needles; *n; n++) {
+        g_autofree char *want = g_strdup_printf(*n, path);
+        ck_assert_msg(strstr(err->message, want), "message '%s' lacks '%s'", err->message, want);
+    }
+    g_unlink(path);
+}
+
+START_TEST(test_malformed_yaml) {
+    const char *n[] = {"%s:5:", "flow mapping", NULL}; /* where libyaml notices */
+    expect_error(BASE "parallel: {tp: 8\ntraining: {}\n", NULL, n);
+}
+END_TEST
+
+START_TEST(test_unknown_key) {
+    const char *n[] = {"%s:5:3:", "unknown key 'tpp'", "did you mean 'tp'", NULL};
+    expect_error(BASE "parallel:\n  tpp: 8\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"%s:4:1:", "'trainig'", "did you mean 'training'", NULL};
+    expect_error(BASE "trainig: {}\nparallel: {}\n", NULL, n2);
+    const char *n3[] = {"--set model.hiden=4", "did you mean 'hidden'", NULL};
+    const char *sets[] = {"model.hiden=4", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n3);
+}
+END_TEST
+
+START_TEST(test_wrong_unit) {
+    const char *n[] = {"--set topology.node.nics.bandwidth=25GB", "rate such as 25GB/s", NULL};
+    const char *sets[] = {"topology.node.nics.bandwidth=25GB", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+    const char *n2[] = {"%s:5:16:", "bucket_size", "size", NULL};
+    expect_error(BASE "parallel:\n  bucket_size: 25MB/s\ntraining: {}\n", NULL, n2);
+}
+END_TEST
+
+START_TEST(test_negative_size) {
+    const char *n[] = {"%s:5:16:", "cannot be negative", NULL};
+    expect_error(BASE "parallel:\n  bucket_size: -25MB\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"%s:5:16:", "micro_batch", "between 1 and", NULL};
+    expect_error(BASE "training:\n  micro_batch: -4\nparallel: {}\n", NULL, n2);
+}
+END_TEST
+
+START_TEST(test_tp_not_dividing_heads) {
+    /* the study: 125M cannot run with pure TP = 8, 12 heads */
+    const char *n[] = {"%s:5:7:", "tensor parallelism 8 does not divide the 12 attention heads",
+                       NULL};
+    expect_error("model: gpt-neox-125m\ntopology: frontier\nnodes: 1\nparallel:\n  tp: 8\n"
+                 "training: {}\n",
+                 NULL, n);
+}
+END_TEST
+
+START_TEST(test_ranks_mismatch) {
+    const char *n[] = {"%s:7:7:", "TP 8 x PP 1 x DP 4 = 32", "16 GPUs", NULL};
+    expect_error(BASE "parallel:\n  tp: 8\n  pp: 1\n  dp: 4\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"TP 3 x PP 1 = 3 does not divide the 16 GPUs", NULL};
+    const char *sets[] = {"parallel.tp=3", "model.heads=12", "model.hidden=768",
+                          "model.ffn_hidden=3072", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n2);
+}
+END_TEST
+
+START_TEST(test_batch_not_divisible) {
+    const char *n[] = {"%s:6:17:", "global batch 100", "micro_batch 4 x DP 16 = 64", NULL};
+    expect_error(BASE "training:\n  micro_batch: 4\n  global_batch: 100\nparallel: {}\n", NULL,
+                 n);
+}
+END_TEST
+
+START_TEST(test_missing_model) {
+    const char *n[] = {"%s:1:8:", "model 'gpt-neox-99b' not found", "gpt-neox-1.3b", NULL};
+    expect_error("model: gpt-neox-99b\ntopology: frontier\nnodes: 1\nparallel: {}\ntraining: {}\n",
+                 NULL, n);
+    const char *n2[] = {"--set topology=summit", "topology 'summit' not found", NULL};
+    const char *sets[] = {"topology=summit", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n2);
+}
+END_TEST
+
+START_TEST(test_missing_file_and_bad_set) {
+    g_autoptr(GError) err = NULL;
+    ck_assert_ptr_null(scenario_load("/nonexistent/s.yaml", NULL, &err));
+    ck_assert(strstr(err->message, "/nonexistent/s.yaml: cannot read"));
+    const char *n[] = {"expected KEY=VALUE", NULL};
+    const char *sets[] = {"nodes", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+    const char *n2[] = {"%s:1:1:", "mapping", NULL};
+    expect_error("- just\n- a list\n", NULL, n2);
+    const char *n3[] = {"%s:1:1:", "empty", NULL};
+    expect_error("", NULL, n3);
+    const char *n4[] = {"%s:3:1:", "appears twice", NULL};
+    expect_error("model: gpt-neox-1.3b\nnodes: 1\nnodes: 2\n", NULL, n4);
+}
+END_TEST
+
+START_TEST(test_layers_not_dividing_pp) {
+    const char *n[] = {"pipeline parallelism 5 does not divide the 24 layers", NULL};
+    const char *sets[] = {"parallel.pp=5", "nodes=5", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("errors");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_malformed_yaml);
+    tcase_add_test(tc, test_unknown_key);
+    tcase_add_test(tc, test_wrong_unit);
+    tcase_add_test(tc, test_negative_size);
+    tcase_add_test(tc, test_tp_not_dividing_heads);
+    tcase_add_test(tc, test_ranks_mismatch);
+    tcase_add_test(tc, test_batch_not_divisible);
+    tcase_add_test(tc, test_missing_model);
+    tcase_add_test(tc, test_missing_file_and_bad_set);
+    tcase_add_test(tc, test_layers_not_dividing_pp);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

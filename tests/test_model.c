@@ -1,0 +1,109 @@
+/* model: the study's Eq. 1 to the parameter, vocabulary padding, and memory verdicts. */
+#include "model.h"
+#include "util.h"
+
+/* Eq. 1 written out independently: P = 2Vh + [sh] + L(12h^2 + 8h) + 2h. */
+static int64_t eq1(int64_t L, int64_t h, int64_t V, int64_t s, gboolean learned) {
+    return 2 * V * h + (learned ? s * h : 0) + L * (12 * h * h + 8 * h) + 2 * h;
+}
+
+START_TEST(test_eq1_all_models) {
+    static const struct {
+        const char *model;
+        int64_t L, h, V;
+    } cases[] = {
+        {"gpt-neox-19m", 6, 512, 50304},      {"gpt-neox-125m", 12, 768, 50304},
+        {"gpt-neox-1.3b", 24, 2048, 50304},   {"gpt-neox-13b", 40, 5120, 50304},
+        {"gpt-neox-20b", 44, 6144, 50304},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *set = g_strdup_printf("model=%s", cases[i].model);
+        const char *sets[] = {set, "parallel.tp=1", "parallel.zero=0", NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
+        double p = model_params(&sc->model, sc->seq_len, 1);
+        int64_t want = eq1(cases[i].L, cases[i].h, cases[i].V, 2048, FALSE);
+        ck_assert_msg(p == (double)want, "%s: P = %.0f, Eq. 1 gives %ld", cases[i].model, p,
+                      (long)want);
+        /* learned positions add exactly s*h */
+        sc->model.pos_emb = POS_LEARNED;
+        ck_assert_double_eq(model_params(&sc->model, 2048, 1),
+                            (double)eq1(cases[i].L, cases[i].h, cases[i].V, 2048, TRUE));
+    }
+}
+END_TEST
+
+START_TEST(test_vocab_padding) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", NULL);
+    ck_assert_int_eq(model_padded_vocab(&sc->model, 1), 50304);
+    ck_assert_int_eq(model_padded_vocab(&sc->model, 2), 50432);
+    const char *sets[] = {"model=gpt-neox-20b", NULL};
+    g_autoptr(Scenario) s20 = load_ok("1.3B_ddp.yaml", sets);
+    ck_assert_int_eq(model_padded_vocab(&s20->model, 2), 50432); /* the reference's 20B figure */
+}
+END_TEST
+
+/* Sharded parameters of all stages and TP ranks add up to P when vector params are zero. */
+START_TEST(test_sharding_adds_up) {
+    const char *sets[] = {"model.layer_vector_params_h=0", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp_pp.yaml", sets);
+    double sum = 0;
+    for (int s = 0; s < 2; s++)
+        sum += 4 * model_stage_params(&sc->model, 2048, 4, 2, s);
+    /* the final layer norm (2h) is replicated on the 4 TP ranks of the last stage */
+    ck_assert_double_eq(sum - 3 * 2.0 * 2048, model_params(&sc->model, 2048, 4));
+}
+END_TEST
+
+START_TEST(test_memory_verdicts) {
+    /* The study: 13B with plain DDP runs out of memory on a 64 GB GCD; ZeRO makes it fit. */
+    const char *ddp[] = {"model=gpt-neox-13b", "nodes=1", "parallel.zero=0", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_ddp.yaml", ddp);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    const SimSummary *sa = sim_summary(ra);
+    ck_assert_msg(sa->memory.total_bytes > a->topo.device.hbm_capacity,
+                  "13B DDP needs %.3g bytes, capacity %.3g", sa->memory.total_bytes,
+                  a->topo.device.hbm_capacity);
+    /* 16 bytes per parameter: 2 weights + 2 gradients + 12 Adam (ZeRO paper) */
+    double p = model_params(&a->model, 2048, 1);
+    ck_assert_double_eq_tol(sa->memory.params_bytes + sa->memory.grads_bytes +
+                                sa->memory.optimizer_bytes,
+                            16.0 * p, 1.0);
+    const char *z3[] = {"model=gpt-neox-13b", "nodes=2", "parallel.zero=3", NULL};
+    g_autoptr(Scenario) b = load_ok("1.3B_ddp.yaml", z3);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    const SimSummary *sb = sim_summary(rb);
+    ck_assert_int_eq(b->gpus, 16);
+    ck_assert_msg(sb->memory.total_bytes < b->topo.device.hbm_capacity,
+                  "13B ZeRO-3 on 16 GCDs needs %.3g bytes", sb->memory.total_bytes);
+    ck_assert_double_eq_tol(sb->memory.optimizer_bytes, 12.0 * p / 16, 1.0);
+}
+END_TEST
+
+START_TEST(test_activation_memory) {
+    /* Korthikanti et al. 2022: full recompute keeps 2sbh per layer + one layer's working set. */
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
+    ModelMemory none = model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16,
+                                    RECOMPUTE_NONE, 1);
+    ModelMemory full = model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16,
+                                    RECOMPUTE_FULL, 1);
+    double sbh = 2048.0 * 4 * 2048;
+    double layer = sbh * (10 + 24.0 / 8 + 5.0 * 16 * 2048 / (2048.0 * 8));
+    /* embedding mask; logits over the vocabulary padded to a multiple of 128 x 8 = 51200 */
+    double extra = sbh + 4.0 * sbh / 8 * (1.0 + 51200.0 / 2048);
+    ck_assert_double_eq_tol(none.activations_bytes, 24 * layer + extra, 1.0);
+    ck_assert_double_eq_tol(full.activations_bytes, 24 * 2 * sbh + layer + extra, 1.0);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_eq1_all_models);
+    tcase_add_test(tc, test_vocab_padding);
+    tcase_add_test(tc, test_sharding_adds_up);
+    tcase_add_test(tc, test_memory_verdicts);
+    tcase_add_test(tc, test_activation_memory);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

@@ -1,0 +1,256 @@
+/* Whole simulations of every scheme: the study's volume equations from the executed inventory, the
+ * breakdown adding up, overlap, determinism, and one replica standing for all. */
+#include <math.h>
+
+#include "util.h"
+
+#define E 2.0 /* fp16 bytes */
+
+static double row_volume(const SimRun *run, int rank, CollOp op, Dim dim) {
+    int i = sim_index_of(run, rank);
+    ck_assert_int_ge(i, 0);
+    return stats_rank_volume(sim_stats(run), i, op, dim);
+}
+
+static double P(const Scenario *sc) {
+    return model_params(&sc->model, sc->seq_len, sc->tp);
+}
+
+static double bsh(const Scenario *sc) {
+    return (double)sc->micro_batch * sc->seq_len * sc->model.hidden;
+}
+
+/* Eq. 3: DDP, ZeRO-1 and ZeRO-2 move 2P(d-1)/d per rank per iteration. */
+START_TEST(test_eq3_dp_zero12) {
+    static const char *files[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero2.yaml"};
+    for (int f = 0; f < 3; f++) {
+        g_autoptr(Scenario) sc = load_ok(files[f], NULL);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        double d = sc->dp, want = 2 * P(sc) * E * (d - 1) / d;
+        double got = row_volume(run, 0, COLL_ALLREDUCE, DIM_DP) +
+                     row_volume(run, 0, COLL_REDUCE_SCATTER, DIM_DP) +
+                     row_volume(run, 0, COLL_ALLGATHER, DIM_DP);
+        ck_assert_msg(fabs(got - want) < 1.0, "%s: DP volume %.3f bytes, Eq. 3 gives %.3f",
+                      files[f], got, want);
+        if (sc->zero > 0) /* half reduce-scatter, half allgather */
+            ck_assert_double_eq_tol(row_volume(run, 0, COLL_REDUCE_SCATTER, DIM_DP), want / 2, 1.0);
+    }
+}
+END_TEST
+
+/* Eq. 4: ZeRO-3 moves 3P(d-1)/d. */
+START_TEST(test_eq4_zero3) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double d = sc->dp, want = 3 * P(sc) * E * (d - 1) / d;
+    double ag = row_volume(run, 0, COLL_ALLGATHER, DIM_DP);
+    double rs = row_volume(run, 0, COLL_REDUCE_SCATTER, DIM_DP);
+    ck_assert_msg(fabs(ag + rs - want) < 1.0, "ZeRO-3 volume %.3f, Eq. 4 gives %.3f", ag + rs, want);
+    ck_assert_double_eq_tol(ag, 2 * rs, 1.0); /* allgather dominates: forward and backward */
+    /* one allgather per unit before forward and before backward: 2 x (L + 2) calls */
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP),
+                        2 * (sc->model.layers + 2));
+}
+END_TEST
+
+/* Eq. 6: TP moves (12L + 2) bsh (t-1)/t per rank per micro-batch with full recompute. */
+START_TEST(test_eq6_tp) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double t = sc->tp, L = sc->model.layers;
+    double want = (12 * L + 2) * bsh(sc) * E * (t - 1) / t * sc->grad_accum;
+    for (int r = 0; r < sc->tp; r++)
+        ck_assert_double_eq_tol(row_volume(run, r, COLL_ALLREDUCE, DIM_TP), want, 1.0);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLREDUCE, DIM_TP), 6 * L + 1);
+    /* without recomputation the 2 per layer of recompute go: (8L + 2) bsh (t-1)/t */
+    const char *sets[] = {"training.recompute=none", NULL};
+    g_autoptr(Scenario) s2 = load_ok("1.3B_tp.yaml", sets);
+    g_autoptr(SimRun) r2 = run_ok(s2, -1);
+    ck_assert_double_eq_tol(row_volume(r2, 0, COLL_ALLREDUCE, DIM_TP),
+                            (8 * L + 2) * bsh(s2) * E * (t - 1) / t, 1.0);
+}
+END_TEST
+
+/* Eq. 5: PP moves 2bsh(p-1) per micro-batch, summed over stages. */
+START_TEST(test_eq5_pp) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double p = sc->pp, m = sc->grad_accum;
+    double sent = 0;
+    for (int r = 0; r < sc->gpus; r++)
+        sent += row_volume(run, r, COLL_SEND, DIM_PP);
+    ck_assert_double_eq_tol(sent, 2 * bsh(sc) * E * (p - 1) * m, 1.0);
+    /* the first stage receives no activations and the last sends none */
+    ck_assert_double_eq(row_volume(run, 0, COLL_SEND, DIM_PP), bsh(sc) * E * m); /* grads: none */
+    ck_assert_double_eq(row_volume(run, sc->gpus - 1, COLL_SEND, DIM_PP), bsh(sc) * E * m);
+    ck_assert_double_eq(row_volume(run, 3, COLL_SEND, DIM_PP), 2 * bsh(sc) * E * m);
+}
+END_TEST
+
+/* 3D: TP per first-stage rank (12L/p + 2) bsh (t-1)/t; PP per lane 2bsh(p-1). */
+START_TEST(test_eq5_eq6_tp_pp) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp_pp.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double t = sc->tp, p = sc->pp, L = sc->model.layers, m = sc->grad_accum;
+    ck_assert_double_eq_tol(row_volume(run, 0, COLL_ALLREDUCE, DIM_TP),
+                            (12 * L / p + 2) * bsh(sc) * E * (t - 1) / t * m, 1.0);
+    ck_assert_double_eq_tol(row_volume(run, sc->gpus - 1, COLL_ALLREDUCE, DIM_TP),
+                            (12 * L / p) * bsh(sc) * E * (t - 1) / t * m, 1.0);
+    double sent = 0;
+    for (int r = 0; r < sc->gpus; r++)
+        sent += row_volume(run, r, COLL_SEND, DIM_PP);
+    ck_assert_double_eq_tol(sent, t * 2 * bsh(sc) * E * (p - 1) * m, 1.0); /* t lanes */
+}
+END_TEST
+
+/* Doubling the sequence doubles TP and PP volume and leaves DP volume as it is. */
+START_TEST(test_seq_doubling) {
+    const char *a_sets[] = {"nodes=2", "parallel.zero=1", NULL};
+    const char *b_sets[] = {"nodes=2", "parallel.zero=1", "training.seq_len=4096", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp_pp.yaml", a_sets);
+    g_autoptr(Scenario) b = load_ok("1.3B_tp_pp.yaml", b_sets);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    ck_assert_int_eq(a->dp, 2);
+    double tpa = row_volume(ra, 0, COLL_ALLREDUCE, DIM_TP), tpb = row_volume(rb, 0, COLL_ALLREDUCE, DIM_TP);
+    double ppa = row_volume(ra, 0, COLL_SEND, DIM_PP), ppb = row_volume(rb, 0, COLL_SEND, DIM_PP);
+    double dpa = row_volume(ra, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(ra, 0, COLL_ALLGATHER, DIM_DP);
+    double dpb = row_volume(rb, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(rb, 0, COLL_ALLGATHER, DIM_DP);
+    ck_assert(tpa > 0 && ppa > 0 && dpa > 0);
+    ck_assert_double_eq_tol(tpb, 2 * tpa, 1.0);
+    ck_assert_double_eq_tol(ppb, 2 * ppa, 1.0);
+    ck_assert_double_eq_tol(dpb, dpa, 1.0);
+}
+END_TEST
+
+static void check_breakdown(const char *file, const char *const *sets) {
+    g_autoptr(Scenario) sc = load_ok(file, sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    const RankTimes *c = &s->critical;
+    ck_assert_msg(c->compute + c->exposed + c->bubble == s->iteration,
+                  "%s: compute %ld + exposed %ld + bubble %ld != iteration %ld ps", file,
+                  (long)c->compute, (long)c->exposed, (long)c->bubble, (long)s->iteration);
+    ck_assert(s->overlap >= 0.0 && s->overlap <= 1.0);
+    ck_assert(c->exposed <= c->comm);
+    ck_assert(s->iteration > 0 && c->compute > 0);
+    /* per-row exposed shares add up to the exposed total */
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    double exposed = 0;
+    for (guint i = 0; i < rows->len; i++)
+        exposed += g_array_index(rows, CommRow, i).exposed;
+    stats_rows_free(rows);
+    ck_assert_double_eq_tol(exposed, (double)c->exposed, 1e-3 * (double)c->exposed + 1);
+}
+
+START_TEST(test_breakdown_adds_up) {
+    static const char *files[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero2.yaml",
+                                  "1.3B_zero3.yaml", "1.3B_tp.yaml", "1.3B_pp.yaml",
+                                  "1.3B_tp_pp.yaml", "13B_tp8.yaml", "20B_tp8.yaml"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+        check_breakdown(files[i], NULL);
+    const char *gpipe[] = {"parallel.schedule=gpipe", NULL};
+    check_breakdown("1.3B_pp.yaml", gpipe);
+}
+END_TEST
+
+START_TEST(test_overlap) {
+    g_autoptr(Scenario) ddp = load_ok("1.3B_ddp.yaml", NULL);
+    g_autoptr(SimRun) rd = run_ok(ddp, -1);
+    ck_assert_msg(sim_summary(rd)->overlap > 0.5, "DDP buckets hide %.3f of communication",
+                  sim_summary(rd)->overlap);
+    g_autoptr(Scenario) tp = load_ok("1.3B_tp.yaml", NULL);
+    g_autoptr(SimRun) rt = run_ok(tp, -1);
+    ck_assert_double_eq(sim_summary(rt)->overlap, 0.0); /* TP allreduces block compute */
+    ck_assert_int_eq(sim_summary(rt)->critical.exposed, sim_summary(rt)->critical.comm);
+}
+END_TEST
+
+/* PP: 1F1B bubble fraction close to (p-1)/(m+p-1) of an ideal pipeline when comm is small. */
+START_TEST(test_pipeline_bubble) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    /* every stage has a bubble; the first and last both wait (p-1) stage-steps */
+    ck_assert(s->critical.bubble > 0);
+    double p = sc->pp, m = sc->grad_accum;
+    double ideal = (p - 1) / (m + p - 1);
+    double got = (double)(s->critical.bubble + s->critical.exposed) / (double)s->iteration;
+    ck_assert_msg(got > 0.5 * ideal && got < 1.5 * ideal + 0.05, "idle share %.3f, ideal %.3f",
+                  got, ideal);
+}
+END_TEST
+
+START_TEST(test_determinism) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", NULL);
+    g_autoptr(SimRun) a = run_ok(sc, -1);
+    g_autoptr(SimRun) b = run_ok(sc, -1);
+    g_autofree char *ja = json_of(a);
+    g_autofree char *jb = json_of(b);
+    ck_assert_str_eq(ja, jb);
+}
+END_TEST
+
+/* Simulating one data-parallel replica and counting it dp times gives what simulating all gives. */
+START_TEST(test_dedup_matches_all_ranks) {
+    static const char *files[] = {"1.3B_zero1.yaml", "1.3B_zero3.yaml", "13B_tp8.yaml"};
+    const char *sets[] = {"nodes=4", NULL};
+    for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
+        g_autoptr(Scenario) sc = load_ok(files[f], sets);
+        g_autoptr(SimRun) one = run_ok(sc, 1);
+        g_autoptr(SimRun) all = run_ok(sc, 0);
+        ck_assert_int_lt(sim_summary(one)->ranks_simulated, sim_summary(all)->ranks_simulated);
+        ck_assert_int_eq(sim_summary(one)->iteration, sim_summary(all)->iteration);
+        ck_assert_int_eq(sim_summary(one)->critical.exposed, sim_summary(all)->critical.exposed);
+        GArray *ra = stats_comm_rows(sim_stats(one), 0), *rb = stats_comm_rows(sim_stats(all), 0);
+        ck_assert_uint_eq(ra->len, rb->len);
+        for (guint i = 0; i < ra->len; i++) {
+            CommRow *x = &g_array_index(ra, CommRow, i), *y = &g_array_index(rb, CommRow, i);
+            ck_assert_int_eq(x->op, y->op);
+            ck_assert_double_eq_tol(x->total_volume_bytes, y->total_volume_bytes,
+                                    1e-9 * y->total_volume_bytes);
+            ck_assert_double_eq_tol(x->calls, y->calls, 1e-9);
+        }
+        stats_rows_free(ra);
+        stats_rows_free(rb);
+    }
+}
+END_TEST
+
+/* Weak scaling: more nodes, same per-GPU compute, more exposed DP communication (Figures 1-2). */
+START_TEST(test_weak_scaling_trend) {
+    double prev_share = -1;
+    int nodes[] = {1, 8, 64};
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *set = g_strdup_printf("nodes=%d", nodes[i]);
+        const char *sets[] = {set, NULL};
+        g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        const SimSummary *s = sim_summary(run);
+        double share = (double)s->critical.comm / (double)s->iteration;
+        ck_assert_msg(share >= prev_share, "%d nodes: comm share %.4f < %.4f", nodes[i], share,
+                      prev_share);
+        prev_share = share;
+    }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("schemes");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_eq3_dp_zero12);
+    tcase_add_test(tc, test_eq4_zero3);
+    tcase_add_test(tc, test_eq6_tp);
+    tcase_add_test(tc, test_eq5_pp);
+    tcase_add_test(tc, test_eq5_eq6_tp_pp);
+    tcase_add_test(tc, test_seq_doubling);
+    tcase_add_test(tc, test_breakdown_adds_up);
+    tcase_add_test(tc, test_overlap);
+    tcase_add_test(tc, test_pipeline_bubble);
+    tcase_add_test(tc, test_determinism);
+    tcase_add_test(tc, test_dedup_matches_all_ranks);
+    tcase_add_test(tc, test_weak_scaling_trend);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

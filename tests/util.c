@@ -1,0 +1,53 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+const char *scen(const char *file) {
+    static char buf[4096];
+    g_snprintf(buf, sizeof buf, "%s/%s", SIM_TEST_SCENARIOS, file);
+    return buf;
+}
+
+char *write_temp_yaml(const char *text) {
+    char *path = NULL;
+    g_autoptr(GError) err = NULL;
+    int fd = g_file_open_tmp("simtest-XXXXXX.yaml", &path, &err);
+    ck_assert_msg(fd >= 0, "cannot create a temporary file");
+    close(fd);
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+Scenario *load_ok(const char *file, const char *const *sets) {
+    g_autoptr(GError) err = NULL;
+    Scenario *sc = scenario_load(scen(file), (char *const *)sets, &err);
+    ck_assert_msg(sc != NULL, "loading %s failed: %s", file, err ? err->message : "?");
+    return sc;
+}
+
+SimRun *run_ok(const Scenario *sc, int dedup) {
+    g_autoptr(GError) err = NULL;
+    SimRun *run = sim_run(sc, dedup, &err);
+    ck_assert_msg(run != NULL, "simulating %s failed: %s", sc->path, err ? err->message : "?");
+    return run;
+}
+
+char *json_of(const SimRun *run) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_write(f, run, REPORT_JSON, FALSE);
+    fclose(f);
+    char *copy = g_strndup(buf, len);
+    free(buf);
+    return copy;
+}
+
+int run_suite(Suite *s) {
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

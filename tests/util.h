@@ -1,0 +1,24 @@
+/* Helpers shared by the Check suites. */
+#ifndef SIM_TEST_UTIL_H
+#define SIM_TEST_UTIL_H
+
+#include <check.h>
+
+#include "report.h"
+#include "scenario.h"
+#include "sim.h"
+
+/* Path of a shipped scenario, e.g. scen("1.3B_ddp.yaml"); static buffer. */
+const char *scen(const char *file);
+/* Write text to a fresh temporary .yaml file; returns its path (g_free it). */
+char *write_temp_yaml(const char *text);
+/* Load a shipped scenario with overrides (NULL-terminated list), failing the test on error. */
+Scenario *load_ok(const char *file, const char *const *sets);
+/* Load and simulate; fails the test on error. */
+SimRun *run_ok(const Scenario *sc, int dedup);
+/* The JSON report of a run, timing off. g_free it. */
+char *json_of(const SimRun *run);
+/* Run a suite; returns the process exit status. */
+int run_suite(Suite *s);
+
+#endif

@@ -1,0 +1,50 @@
+# Shared set-up for tools/sim, tools/test and tools/bench (sourced, not run).
+# Installs the Debian packages the build needs when they are missing, then configures and builds
+# into a build folder. Everything a fresh Debian machine lacks is installed here, nothing by hand.
+
+SIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SIM_PACKAGES=(gcc make cmake pkg-config libglib2.0-dev libyaml-dev check)
+
+sim_log() { printf '%s\n' "$*" >&2; }
+
+sim_install_deps() {
+    local missing=()
+    if command -v dpkg-query >/dev/null 2>&1; then
+        local p
+        for p in "${SIM_PACKAGES[@]}"; do
+            dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+                || missing+=("$p")
+        done
+    else
+        command -v cmake >/dev/null && command -v pkg-config >/dev/null \
+            && pkg-config --exists glib-2.0 yaml-0.1 check || {
+            sim_log "setup: not a Debian system; install cmake, pkg-config, GLib, libyaml and Check"
+            return 1
+        }
+    fi
+    [ ${#missing[@]} -eq 0 ] && return 0
+    sim_log "setup: installing ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { sim_log "setup: need root (or sudo) to install ${missing[*]}"; return 1; }
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq >&2 || return 1
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || return 1
+}
+
+# sim_build DIR [cmake args...]: configure DIR once, then build it (incremental).
+sim_build() {
+    local dir="$1"; shift
+    local log="$dir/.setup.log"
+    mkdir -p "$dir"
+    if [ ! -f "$dir/CMakeCache.txt" ]; then
+        if ! cmake -S "$SIM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$log" 2>&1; then
+            cat "$log" >&2; return 1
+        fi
+    fi
+    if ! cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >"$log" 2>&1; then
+        cat "$log" >&2; return 1
+    fi
+}
