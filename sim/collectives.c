@@ -2,9 +2,9 @@
  *
  * Ring choice: RCCL builds rings that follow the fastest links inside a node and cross between
  * nodes once per node (ROCm/rccl src/graph). We keep each node's members together and order them to
- * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total bandwidth),
- * found by exhaustive search over at most 9 members, greedily beyond; the result is cached per set
- * of local GPUs. */
+ * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total
+ * bandwidth), found by exhaustive search over at most 9 members, greedily beyond; the result is
+ * cached per set of local GPUs. */
 #include "collectives.h"
 
 #include <string.h>
@@ -20,10 +20,10 @@ struct Collectives {
     Engine *eng;
     Network *net;
     const Topology *topo;
-    GArray *instances; /* Instance, by slot */
-    GArray *free_slots; /* guint */
+    GArray *instances;       /* Instance, by slot */
+    GArray *free_slots;      /* guint */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
-    GArray *scratch;        /* int: members sorted by GPU */
+    GArray *scratch;         /* int: members sorted by GPU */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -221,8 +221,8 @@ static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
     on_edge_done(ctx, slot);
 }
 
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes,
-                NetDoneFn done, void *ctx, uint64_t arg) {
+void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, NetDoneFn done,
+                void *ctx, uint64_t arg) {
     g_assert(n >= 1);
     Instance in = {n == 1 ? 1 : (op == COLL_SEND ? 1 : n), done, ctx, arg};
     guint slot;

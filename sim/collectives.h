@@ -44,8 +44,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Collectives, coll_free)
 /* Run op over the n GPUs in members (global GPU indices, any order, no repeats) with message
  * size `bytes`; done(ctx, arg) runs when every member has finished. For COLL_SEND, members are
  * {source, destination}. A group of one finishes at once. */
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes,
-                NetDoneFn done, void *ctx, uint64_t arg);
+void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, NetDoneFn done,
+                void *ctx, uint64_t arg);
 
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */

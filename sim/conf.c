@@ -11,7 +11,7 @@
 #include <string.h>
 #include <yaml.h>
 
-G_DEFINE_QUARK(sim-conf-error-quark, conf_error)
+G_DEFINE_QUARK(sim - conf - error - quark, conf_error)
 
 static ConfNode *node_new(ConfKind kind, const char *origin, int line, int col) {
     ConfNode *n = g_new0(ConfNode, 1);
@@ -165,8 +165,8 @@ static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err) {
                     line, col);
         return NULL;
     default:
-        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE, "%s:%d:%d: unexpected YAML event",
-                    r->origin, line, col);
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE, "%s:%d:%d: unexpected YAML event", r->origin,
+                    line, col);
         return NULL;
     }
 }
@@ -226,8 +226,7 @@ ConfNode *conf_load_file(const char *path, GError **err) {
     g_autofree char *text = NULL;
     g_autoptr(GError) ioerr = NULL;
     if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path,
-                    ioerr->message);
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, ioerr->message);
         return NULL;
     }
     return conf_load_string(text, path, err);
@@ -319,8 +318,8 @@ gboolean conf_check_keys(const ConfNode *map, const char *const *valid, const ch
         const ConfNode *at = &at_key;
         if (best && best_d <= MAX(2, (int)strlen(key) / 3))
             return conf_fail(err, CONF_ERROR_KEY, at,
-                             "unknown key '%s' in %s; did you mean '%s'? (valid: %s)", key,
-                             section, best, list->str);
+                             "unknown key '%s' in %s; did you mean '%s'? (valid: %s)", key, section,
+                             best, list->str);
         return conf_fail(err, CONF_ERROR_KEY, at, "unknown key '%s' in %s (valid: %s)", key,
                          section, list->str);
     }
@@ -454,9 +453,18 @@ typedef struct {
 } Prefix;
 
 static const Prefix si_bin_prefixes[] = {
-    {"Ki", 1024.0},         {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-    {"Pi", 1125899906842624.0}, {"k", 1e3},    {"K", 1e3},           {"M", 1e6},
-    {"G", 1e9},             {"T", 1e12},       {"P", 1e15},          {"", 1.0},
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"k", 1e3},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"", 1.0},
 };
 
 /* Match "<prefix><unit>" exactly; sets *mult. */
@@ -500,7 +508,8 @@ gboolean conf_parse_time(const char *s, int64_t *out) {
     static const struct {
         const char *unit;
         double ps;
-    } units[] = {{"ps", 1.0}, {"ns", 1e3}, {"us", 1e6}, {"\xc2\xb5s", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+    } units[] = {{"ps", 1.0},        {"ns", 1e3}, {"us", 1e6},
+                 {"\xc2\xb5s", 1e6}, {"ms", 1e9}, {"s", 1e12}};
     double v;
     const char *rest;
     if (!parse_number(s, &v, &rest))

@@ -3,8 +3,8 @@
  *
  * For: the scenario loader. Every getter either returns a valid value or fails with a GError whose
  * message starts "FILE:LINE:COLUMN: " (or "--set KEY=VALUE: " for command-line values) and says
- * what was expected. Unknown keys are found with conf_check_keys, which names the nearest valid key.
- * Not for: knowing what any key means; scenario.c does that. */
+ * what was expected. Unknown keys are found with conf_check_keys, which names the nearest valid
+ * key. Not for: knowing what any key means; scenario.c does that. */
 #ifndef SIM_CONF_H
 #define SIM_CONF_H
 
@@ -26,13 +26,13 @@ typedef enum { CONF_SCALAR, CONF_MAP, CONF_SEQ } ConfKind;
 typedef struct ConfNode ConfNode;
 struct ConfNode {
     ConfKind kind;
-    char *origin; /* file path, or "--set KEY=VALUE" */
-    int line;     /* 1-based; 0 when the node came from the command line */
-    int col;      /* 1-based */
-    char *value;  /* scalar text (CONF_SCALAR) */
-    GPtrArray *keys;  /* char *, CONF_MAP only, parallel to items */
+    char *origin;      /* file path, or "--set KEY=VALUE" */
+    int line;          /* 1-based; 0 when the node came from the command line */
+    int col;           /* 1-based */
+    char *value;       /* scalar text (CONF_SCALAR) */
+    GPtrArray *keys;   /* char *, CONF_MAP only, parallel to items */
     GArray *key_marks; /* int[2] line, column of each key (0, 0 from the command line) */
-    GPtrArray *items; /* ConfNode *, CONF_MAP and CONF_SEQ */
+    GPtrArray *items;  /* ConfNode *, CONF_MAP and CONF_SEQ */
 };
 
 /* Parse a YAML file into a tree. Returns NULL and sets err (CONF_ERROR_IO, CONF_ERROR_PARSE). */

@@ -11,14 +11,14 @@
 #include "model.h"
 
 typedef struct {
-    char *name;                   /* e.g. "AMD MI250X GCD" */
+    char *name;                    /* e.g. "AMD MI250X GCD" */
     double peak_flops[PREC_COUNT]; /* matrix-core peak per precision, FLOP/s */
-    double hbm_capacity;          /* bytes */
-    double hbm_bandwidth;         /* bytes/s */
-    double efficiency[OP_COUNT];  /* fraction of peak FLOP/s (GEMM, BMM) or of HBM bandwidth
-                                     (element-wise) that the kind of operator reaches */
-    double memory_efficiency;     /* fraction of HBM bandwidth any operator reaches */
-    SimTime launch_overhead;      /* per operator, picoseconds */
+    double hbm_capacity;           /* bytes */
+    double hbm_bandwidth;          /* bytes/s */
+    double efficiency[OP_COUNT];   /* fraction of peak FLOP/s (GEMM, BMM) or of HBM bandwidth
+                                      (element-wise) that the kind of operator reaches */
+    double memory_efficiency;      /* fraction of HBM bandwidth any operator reaches */
+    SimTime launch_overhead;       /* per operator, picoseconds */
 } DeviceSpec;
 
 void device_spec_clear(DeviceSpec *d);

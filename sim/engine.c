@@ -6,8 +6,8 @@
 #include "engine.h"
 
 typedef struct {
-    SimTime time;  /* when, picoseconds */
-    uint64_t seq;  /* insertion order, breaks ties */
+    SimTime time; /* when, picoseconds */
+    uint64_t seq; /* insertion order, breaks ties */
     EngineFn fn;
     void *ctx;
     uint64_t arg;

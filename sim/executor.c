@@ -28,7 +28,7 @@ struct Executor {
     Stats *st;
     gboolean dedup;
     int nsim;
-    int *job_rank;      /* simulated index -> job rank */
+    int *job_rank; /* simulated index -> job rank */
     RankState *rs;
     int *arrived[DIM_COUNT]; /* per group of TP and DP: members arrived at the current call */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
@@ -43,8 +43,7 @@ static int sim_index(const Executor *ex, int rank) {
     return workload_stage_of(ex->wl, rank) * ex->sc->tp + workload_tp_index(ex->wl, rank);
 }
 
-Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st,
-                   gboolean dedup) {
+Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
     Executor *ex = g_new0(Executor, 1);
     const Scenario *sc = workload_scenario(wl);
     ex->eng = eng;
@@ -128,8 +127,8 @@ static void on_coll_done(void *ctx, uint64_t arg) {
         if (i < 0)
             continue;
         const Program *pg = program_of(ex, i);
-        const Task *t = &g_array_index(
-            pg->tasks, Task, g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
+        const Task *t = &g_array_index(pg->tasks, Task,
+                                       g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
         stats_comm(ex->st, i, t->op, dim, FALSE, now);
         complete(ex, i, s);
     }
@@ -228,7 +227,8 @@ static void try_advance(Executor *ex, int i) {
             all_done = FALSE;
         if (rs->busy[s] || rs->next[s] >= stream->len)
             continue;
-        const Task *t = &g_array_index(pg->tasks, Task, g_array_index(stream, guint32, rs->next[s]));
+        const Task *t =
+            &g_array_index(pg->tasks, Task, g_array_index(stream, guint32, rs->next[s]));
         if (!deps_met(pg, rs, t))
             continue;
         rs->busy[s] = 1;

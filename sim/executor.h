@@ -18,8 +18,7 @@
 
 typedef struct Executor Executor;
 
-Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st,
-                   gboolean dedup);
+Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup);
 void exec_free(Executor *ex);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
 

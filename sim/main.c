@@ -37,10 +37,11 @@ int main(int argc, char **argv) {
         g_option_context_new("SCENARIO.yaml - simulate one iteration of distributed training");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
-        ctx, "Simulates one training iteration of the scenario on its modelled machine and reports\n"
-             "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
-             "memory per GPU and the communication inventory. See README.md for every key.\n\n"
-             "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
+        ctx,
+        "Simulates one training iteration of the scenario on its modelled machine and reports\n"
+        "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
+        "memory per GPU and the communication inventory. See README.md for every key.\n\n"
+        "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         fprintf(stderr, "sim: %s (try --help)\n", err->message);

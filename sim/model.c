@@ -2,11 +2,11 @@
  *
  * Sources: parameter count from the study's Eq. 1 (Anthony et al. 2024, arXiv 2408.10197);
  * per-layer FLOPs from Narayanan et al. 2021 (SC21, "Efficient Large-Scale Language Model
- * Training on GPU Clusters", 24bsh^2 + 4bs^2h per layer forward with a 4h MLP); operator split as in
- * Megatron-LM's ParallelTransformerLayer (Shoeybi et al. 2019); activation memory from Korthikanti
- * et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models", Eq. 2 with tensor
- * parallelism and no sequence parallelism); optimizer memory from Rajbhandari et al. 2020 (ZeRO,
- * mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter). */
+ * Training on GPU Clusters", 24bsh^2 + 4bs^2h per layer forward with a 4h MLP); operator split as
+ * in Megatron-LM's ParallelTransformerLayer (Shoeybi et al. 2019); activation memory from
+ * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models", Eq. 2
+ * with tensor parallelism and no sequence parallelism); optimizer memory from Rajbhandari et al.
+ * 2020 (ZeRO, mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter). */
 #include "model.h"
 
 void model_config_clear(ModelConfig *m) {
@@ -81,8 +81,8 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
 static void add_gemm(GArray *ops, const char *name, OpKind kind, int64_t batch, int64_t mm,
                      int64_t nn, int64_t kk, int e) {
     double b = (double)batch, M = (double)mm, N = (double)nn, K = (double)kk;
-    ModelOp op = {name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * e,
-                  mm, nn, kk, batch};
+    ModelOp op = {name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * e, mm, nn,
+                  kk,   batch};
     g_array_append_val(ops, op);
 }
 
@@ -95,8 +95,8 @@ void model_segment_ops(const ModelConfig *m, Segment seg, int b, int s, int tp, 
                        GArray *ops) {
     int e = model_elem_bytes(prec);
     int64_t h = m->hidden, a = m->heads, f = m->ffn_hidden, bs = (int64_t)b * s;
-    int64_t d = h / a;                  /* head dimension */
-    int64_t heads_local = a / tp;       /* attention heads on this rank */
+    int64_t d = h / a;            /* head dimension */
+    int64_t heads_local = a / tp; /* attention heads on this rank */
     double bsh = (double)bs * h;
     double scores = (double)b * heads_local * s * s; /* attention matrix elements */
     switch (seg) {

@@ -15,14 +15,14 @@ typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_COUNT } Precision;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 
 typedef struct {
-    char *name;             /* e.g. "gpt-neox-13b" */
-    int layers;             /* L */
-    int hidden;             /* h */
-    int heads;              /* a */
-    int ffn_hidden;         /* MLP width; 4h in GPT-NeoX */
-    int vocab;              /* tokenizer vocabulary before padding */
-    int vocab_pad_multiple; /* padded to a multiple of this x TP (GPT-NeoX: 128) */
-    PosEmb pos_emb;         /* learned positions add s*h parameters (Eq. 1) */
+    char *name;                 /* e.g. "gpt-neox-13b" */
+    int layers;                 /* L */
+    int hidden;                 /* h */
+    int heads;                  /* a */
+    int ffn_hidden;             /* MLP width; 4h in GPT-NeoX */
+    int vocab;                  /* tokenizer vocabulary before padding */
+    int vocab_pad_multiple;     /* padded to a multiple of this x TP (GPT-NeoX: 128) */
+    PosEmb pos_emb;             /* learned positions add s*h parameters (Eq. 1) */
     gboolean tied_embeddings;   /* one V x h matrix for input and output */
     gboolean parallel_residual; /* GPT-J style attention+MLP in parallel (20B) */
     int layer_vector_params_h;  /* per-layer bias + layer-norm parameters, in units of h:
@@ -64,10 +64,10 @@ typedef enum { OP_GEMM, OP_BMM, OP_ELEMENTWISE, OP_COUNT } OpKind;
 typedef struct {
     const char *name; /* static string */
     OpKind kind;
-    double flops;     /* floating-point operations (multiply-add = 2) */
-    double bytes;     /* bytes read and written in HBM */
-    int64_t m, n, k;  /* GEMM/BMM shape per batch (0 for element-wise) */
-    int64_t batch;    /* BMM batch count (1 for GEMM) */
+    double flops;    /* floating-point operations (multiply-add = 2) */
+    double bytes;    /* bytes read and written in HBM */
+    int64_t m, n, k; /* GEMM/BMM shape per batch (0 for element-wise) */
+    int64_t batch;   /* BMM batch count (1 for GEMM) */
 } ModelOp;
 
 /* Where an op sits in a Megatron layer: the attention block ends with the first TP allreduce,

@@ -12,7 +12,7 @@ typedef struct {
 struct Network {
     Engine *eng;
     const Topology *topo;
-    GArray *pending;   /* Pending, indexed by slot */
+    GArray *pending;    /* Pending, indexed by slot */
     GArray *free_slots; /* guint indices of reusable Pending slots */
     double bytes_network;
     double bytes_local;
@@ -37,7 +37,8 @@ void net_free(Network *net) {
 
 SimTime net_transfer_time(const Network *net, int src, int dst, double bytes, int steps) {
     TopoRoute r = topo_route(net->topo, src, dst);
-    return (SimTime)steps * r.latency + (SimTime)llround(bytes * (double)SIM_PS_PER_S / r.bandwidth);
+    return (SimTime)steps * r.latency +
+           (SimTime)llround(bytes * (double)SIM_PS_PER_S / r.bandwidth);
 }
 
 static void on_arrive(Engine *eng, void *ctx, uint64_t slot) {
@@ -67,8 +68,7 @@ void net_transfer(Network *net, int src, int dst, double bytes, int steps, NetDo
         slot = net->pending->len;
         g_array_append_val(net->pending, p);
     }
-    engine_schedule(net->eng, net_transfer_time(net, src, dst, bytes, steps), on_arrive, net,
-                    slot);
+    engine_schedule(net->eng, net_transfer_time(net, src, dst, bytes, steps), on_arrive, net, slot);
 }
 
 double net_bytes_network(const Network *net) {

@@ -154,17 +154,19 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
-    fprintf(out, "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
-                 " (padded), %.3f B parameters\n",
+    fprintf(out,
+            "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
+            " (padded), %.3f B parameters\n",
             m->name, m->layers, m->hidden, m->heads, model_padded_vocab(m, sc->tp),
             s->params / 1e9);
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
-    fprintf(out, "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
-                 "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, scenario_schedule_name(sc->schedule),
-            sc->micro_batch, sc->grad_accum, sc->global_batch, sc->seq_len,
-            scenario_precision_name(sc->precision), scenario_recompute_name(sc->recompute));
+    fprintf(out,
+            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
+            "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
+            sc->tp, sc->pp, sc->dp, sc->zero, scenario_schedule_name(sc->schedule), sc->micro_batch,
+            sc->grad_accum, sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
+            scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;
     fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),
@@ -184,12 +186,13 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     human_bytes(b5, sizeof b5, s->memory.total_bytes);
     human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
-    fprintf(out, "memory     params %s + grads %s + optimizer %s + activations %s = %s of %s: %s\n\n",
+    fprintf(out,
+            "memory     params %s + grads %s + optimizer %s + activations %s = %s of %s: %s\n\n",
             b1, b2, b3, b4, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
-        fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim",
-                "calls", "msg total", "volume", "all ranks", "time s", "exposed s");
+        fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",
+                "msg total", "volume", "all ranks", "time s", "exposed s");
         for (guint i = 0; i < rows->len; i++) {
             const CommRow *r = &g_array_index(rows, CommRow, i);
             human_bytes(b1, sizeof b1, r->message_bytes);
@@ -219,9 +222,11 @@ static void write_csv(FILE *out, const SimRun *run) {
           out);
     fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
             sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
-    double v[] = {ps_to_s(s->iteration), ps_to_s(s->critical.compute), ps_to_s(s->critical.comm),
-                  ps_to_s(s->critical.exposed), ps_to_s(s->critical.bubble), s->overlap,
-                  s->tflops_per_gpu, s->mfu, s->memory.total_bytes};
+    double v[] = {ps_to_s(s->iteration),       ps_to_s(s->critical.compute),
+                  ps_to_s(s->critical.comm),   ps_to_s(s->critical.exposed),
+                  ps_to_s(s->critical.bubble), s->overlap,
+                  s->tflops_per_gpu,           s->mfu,
+                  s->memory.total_bytes};
     for (size_t i = 0; i < G_N_ELEMENTS(v); i++) {
         num(out, v[i]);
         fputc(',', out);

@@ -70,8 +70,8 @@ static char *list_refs(const char *scenario_path, const char *dir) {
     const char *roots[2] = {sdir, SIM_SOURCE_DIR};
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
     for (int r = 0; r < 2; r++) {
-        g_autofree char *path =
-            r == 0 ? g_build_filename(roots[r], "..", dir, NULL) : g_build_filename(roots[r], dir, NULL);
+        g_autofree char *path = r == 0 ? g_build_filename(roots[r], "..", dir, NULL)
+                                       : g_build_filename(roots[r], dir, NULL);
         g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
         const char *e;
         while (d && (e = g_dir_read_name(d))) {
@@ -97,15 +97,16 @@ static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
                             const char *scenario_path, GError **err) {
     ConfNode *ref = conf_get(root, key);
     if (!ref)
-        return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s' (a file name under %s/)",
-                         key, dir);
+        return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s' (a file name under %s/)", key,
+                         dir);
     if (ref->kind != CONF_SCALAR)
         return TRUE;
     g_autofree char *path = find_ref(scenario_path, dir, ref->value);
     if (!path) {
         g_autofree char *avail = list_refs(scenario_path, dir);
-        return conf_fail(err, CONF_ERROR_IO, ref, "%s '%s' not found: no %s/%s.yaml (available: %s)",
-                         key, ref->value, dir, ref->value, avail);
+        return conf_fail(err, CONF_ERROR_IO, ref,
+                         "%s '%s' not found: no %s/%s.yaml (available: %s)", key, ref->value, dir,
+                         ref->value, avail);
     }
     ConfNode *tree = conf_load_file(path, err);
     if (!tree)
@@ -155,9 +156,18 @@ static gboolean int_in(const ConfNode *map, const char *key, gboolean required, 
 }
 
 static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
-    static const char *const keys[] = {"name", "layers", "hidden", "heads", "ffn_hidden", "vocab",
-                                       "vocab_pad_multiple", "pos_emb", "tied_embeddings",
-                                       "parallel_residual", "layer_vector_params_h", NULL};
+    static const char *const keys[] = {"name",
+                                       "layers",
+                                       "hidden",
+                                       "heads",
+                                       "ffn_hidden",
+                                       "vocab",
+                                       "vocab_pad_multiple",
+                                       "pos_emb",
+                                       "tied_embeddings",
+                                       "parallel_residual",
+                                       "layer_vector_params_h",
+                                       NULL};
     static const char *const pos_names[] = {"learned", "rotary", NULL};
     if (!conf_check_keys(n, keys, "model", err))
         return FALSE;
@@ -188,8 +198,9 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
 }
 
 static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
-    static const char *const keys[] = {"name", "peak_flops", "hbm_capacity", "hbm_bandwidth",
-                                       "efficiency", "memory_efficiency", "launch_overhead", NULL};
+    static const char *const keys[] = {
+        "name",       "peak_flops",        "hbm_capacity",    "hbm_bandwidth",
+        "efficiency", "memory_efficiency", "launch_overhead", NULL};
     static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
     if (!conf_check_keys(n, keys, "device", err))
@@ -241,11 +252,10 @@ static gboolean load_topology(const ConfNode *n, TopologySpec *t, GError **err) 
     static const char *const keys[] = {"name", "device", "node", "fabric", NULL};
     static const char *const node_keys[] = {"gpus", "link", "links", "nics", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
-    static const char *const nic_keys[] = {"count", "attach", "bandwidth", "pcie_bandwidth",
-                                           "latency", NULL};
+    static const char *const nic_keys[] = {"count",          "attach",  "bandwidth",
+                                           "pcie_bandwidth", "latency", NULL};
     static const char *const fabric_keys[] = {"latency", NULL};
-    if (!conf_check_keys(n, keys, "topology", err) ||
-        !conf_string(n, "name", TRUE, &t->name, err))
+    if (!conf_check_keys(n, keys, "topology", err) || !conf_string(n, "name", TRUE, &t->name, err))
         return FALSE;
     const ConfNode *dev = conf_get(n, "device"), *node = conf_get(n, "node"),
                    *fabric = conf_get(n, "fabric");
@@ -259,7 +269,8 @@ static gboolean load_topology(const ConfNode *n, TopologySpec *t, GError **err) 
     t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
     if (t->gpus_per_node > 1) {
         if (!link || !links)
-            return conf_fail(err, CONF_ERROR_KEY, node, "missing key '%s'", link ? "links" : "link");
+            return conf_fail(err, CONF_ERROR_KEY, node, "missing key '%s'",
+                             link ? "links" : "link");
         if (!conf_check_keys(link, link_keys, "node.link", err) ||
             !conf_rate(link, "bandwidth", TRUE, &t->link_bandwidth, err) ||
             !conf_time(link, "latency", TRUE, &t->link_latency, err))
@@ -312,12 +323,12 @@ static const ConfNode *at_or(const ConfNode *root, const char *sect, const char 
 }
 
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
-    static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
-                                       "training", "sim", NULL};
-    static const char *const par_keys[] = {"tp", "pp", "dp", "zero", "schedule", "bucket_size",
-                                           NULL};
-    static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch",
-                                             "seq_len", "precision", "recompute", NULL};
+    static const char *const keys[] = {"description", "model",    "topology", "nodes",
+                                       "parallel",    "training", "sim",      NULL};
+    static const char *const par_keys[] = {"tp",       "pp",          "dp", "zero",
+                                           "schedule", "bucket_size", NULL};
+    static const char *const train_keys[] = {
+        "micro_batch", "grad_accum", "global_batch", "seq_len", "precision", "recompute", NULL};
     static const char *const sim_keys[] = {"dedup_replicas", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
@@ -392,8 +403,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         if (s->gpus % (s->tp * s->pp) != 0)
             return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
                              "TP %d x PP %d = %d does not divide the %d GPUs (%d nodes x %d)",
-                             s->tp, s->pp, s->tp * s->pp, s->gpus, s->nodes,
-                             s->topo.gpus_per_node);
+                             s->tp, s->pp, s->tp * s->pp, s->gpus, s->nodes, s->topo.gpus_per_node);
         s->dp = s->gpus / (s->tp * s->pp);
     } else if ((int64_t)s->tp * s->pp * s->dp != s->gpus) {
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
@@ -414,7 +424,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         int64_t derived = s->global_batch / per_step;
         if (ga && ga != derived)
             return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "grad_accum"),
-                             "grad_accum %" G_GINT64_FORMAT " contradicts global_batch %" G_GINT64_FORMAT
+                             "grad_accum %" G_GINT64_FORMAT
+                             " contradicts global_batch %" G_GINT64_FORMAT
                              " (which gives %" G_GINT64_FORMAT "); give one of them",
                              ga, s->global_batch, derived);
         if (derived > (1 << 20))

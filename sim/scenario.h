@@ -14,20 +14,20 @@
 typedef enum { SCHED_GPIPE, SCHED_1F1B } PipeSchedule;
 
 typedef struct {
-    char *path;          /* scenario file as given */
-    char *description;   /* free text from the file, may be NULL */
+    char *path;        /* scenario file as given */
+    char *description; /* free text from the file, may be NULL */
     ModelConfig model;
     TopologySpec topo;
     int nodes;
-    int gpus;            /* nodes x GPUs per node */
-    int tp, pp, dp;      /* tp x pp x dp = gpus */
-    int zero;            /* 0 = DDP, 1, 2, 3 */
+    int gpus;       /* nodes x GPUs per node */
+    int tp, pp, dp; /* tp x pp x dp = gpus */
+    int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
-    double bucket_bytes; /* gradient bucket (DDP, ZeRO-1/2 reduction), bytes */
-    int micro_batch;     /* sequences per micro-batch per rank */
-    int grad_accum;      /* micro-batches per rank per iteration */
+    double bucket_bytes;  /* gradient bucket (DDP, ZeRO-1/2 reduction), bytes */
+    int micro_batch;      /* sequences per micro-batch per rank */
+    int grad_accum;       /* micro-batches per rank per iteration */
     int64_t global_batch; /* sequences per iteration: micro_batch x grad_accum x dp */
-    int seq_len;         /* tokens per sequence */
+    int seq_len;          /* tokens per sequence */
     Precision precision;
     Recompute recompute;
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */

@@ -18,18 +18,18 @@ void sim_run_free(SimRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 
 typedef struct {
-    SimTime iteration;   /* slowest rank's finish, picoseconds */
-    int critical_rank;   /* job rank of the slowest rank */
-    RankTimes critical;  /* its breakdown */
-    double overlap;      /* hidden communication / communication, 0..1 (0 when none) */
-    double model_flops;  /* per iteration, whole job */
+    SimTime iteration;  /* slowest rank's finish, picoseconds */
+    int critical_rank;  /* job rank of the slowest rank */
+    RankTimes critical; /* its breakdown */
+    double overlap;     /* hidden communication / communication, 0..1 (0 when none) */
+    double model_flops; /* per iteration, whole job */
     double tflops_per_gpu;
-    double mfu;          /* tflops_per_gpu / device peak at the run's precision */
-    ModelMemory memory;  /* the rank with the largest footprint */
-    double params;       /* whole model, Eq. 1 */
-    uint64_t events;     /* engine events */
+    double mfu;         /* tflops_per_gpu / device peak at the run's precision */
+    ModelMemory memory; /* the rank with the largest footprint */
+    double params;      /* whole model, Eq. 1 */
+    uint64_t events;    /* engine events */
     int ranks_simulated;
-    double wall_s;       /* host seconds spent simulating */
+    double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
 } SimSummary;
 

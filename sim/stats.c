@@ -13,11 +13,11 @@
 #define SLOT_MAX 16 /* distinct (op, dim) pairs a run can use */
 
 typedef struct {
-    SimTime last;     /* time of the last state change */
+    SimTime last; /* time of the last state change */
     SimTime finish;
     gboolean done;
     gboolean computing;
-    int in_flight;    /* communications in flight */
+    int in_flight; /* communications in flight */
     SimTime compute, comm, exposed, bubble;
     uint16_t active[SLOT_MAX];
     SimTime time[SLOT_MAX];

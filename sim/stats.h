@@ -33,11 +33,11 @@ void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volu
 void stats_finish(Stats *st, int r, SimTime now);
 
 typedef struct {
-    SimTime finish;     /* when its last task ended, picoseconds */
-    SimTime compute;    /* compute stream busy */
-    SimTime comm;       /* any communication in flight */
-    SimTime exposed;    /* communication in flight while compute idle */
-    SimTime bubble;     /* neither computing nor communicating */
+    SimTime finish;  /* when its last task ended, picoseconds */
+    SimTime compute; /* compute stream busy */
+    SimTime comm;    /* any communication in flight */
+    SimTime exposed; /* communication in flight while compute idle */
+    SimTime bubble;  /* neither computing nor communicating */
 } RankTimes;
 
 RankTimes stats_rank(const Stats *st, int r);

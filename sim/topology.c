@@ -9,7 +9,7 @@
 #include "conf.h"
 
 struct Topology {
-    TopologySpec spec;          /* shallow copy; the caller's spec outlives the topology */
+    TopologySpec spec; /* shallow copy; the caller's spec outlives the topology */
     int nodes;
     double bw[TOPO_MAX_GPUS][TOPO_MAX_GPUS]; /* direct link bandwidth, bytes/s, 0 = none */
     TopoRoute local[TOPO_MAX_GPUS][TOPO_MAX_GPUS];
@@ -56,7 +56,7 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
     g_autoptr(Topology) t = g_new0(Topology, 1);
     t->spec = *spec;
     t->nodes = nodes;
-        int g = spec->gpus_per_node;
+    int g = spec->gpus_per_node;
     if (g < 1 || g > TOPO_MAX_GPUS) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
                     "topology %s: %d GPUs per node; between 1 and %d are supported", spec->name, g,
@@ -107,9 +107,10 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
             }
             const TopoRoute *cur = &t->local[i][spec->nic_gpu[best]], *cand = &t->local[i][ng];
             gboolean cand_self = ng == i, cur_self = spec->nic_gpu[best] == i;
-            if (cand_self != cur_self ? cand_self
-                                      : (cand->hops < cur->hops ||
-                                         (cand->hops == cur->hops && cand->bandwidth > cur->bandwidth)))
+            if (cand_self != cur_self
+                    ? cand_self
+                    : (cand->hops < cur->hops ||
+                       (cand->hops == cur->hops && cand->bandwidth > cur->bandwidth)))
                 best = n;
         }
         t->nic_of[i] = best;

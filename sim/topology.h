@@ -25,15 +25,15 @@ typedef struct {
     char *name;
     DeviceSpec device;
     int gpus_per_node;
-    double link_bandwidth;  /* one GPU-GPU link, bytes/s per direction */
-    SimTime link_latency;   /* one GPU-GPU hop, picoseconds */
-    GArray *pairs;          /* TopoPair: which GPUs are linked and by how many links */
-    int nics;               /* NICs per node */
+    double link_bandwidth;      /* one GPU-GPU link, bytes/s per direction */
+    SimTime link_latency;       /* one GPU-GPU hop, picoseconds */
+    GArray *pairs;              /* TopoPair: which GPUs are linked and by how many links */
+    int nics;                   /* NICs per node */
     int nic_gpu[TOPO_MAX_NICS]; /* GPU each NIC hangs off */
-    double nic_bandwidth;   /* bytes/s per direction per NIC */
-    double pcie_bandwidth;  /* GPU-NIC PCIe, bytes/s per direction */
-    SimTime nic_latency;    /* per NIC crossed, picoseconds */
-    SimTime fabric_latency; /* NIC to NIC across the inter-node fabric, picoseconds */
+    double nic_bandwidth;       /* bytes/s per direction per NIC */
+    double pcie_bandwidth;      /* GPU-NIC PCIe, bytes/s per direction */
+    SimTime nic_latency;        /* per NIC crossed, picoseconds */
+    SimTime fabric_latency;     /* NIC to NIC across the inter-node fabric, picoseconds */
 } TopologySpec;
 
 void topo_spec_clear(TopologySpec *t);

@@ -40,16 +40,16 @@ typedef struct {
     const Topology *topo;
     Program *pg;
     int stage;
-    GArray *units;              /* ParamUnit, forward order */
-    SimTime fwd[SEG_COUNT];     /* forward time of each segment, picoseconds */
-    SimTime attn_core;          /* attention scores, softmax, dropout, context: what selective
-                                   recomputation redoes */
-    double act_bytes;           /* b s h activations, bytes */
-    int e;                      /* bytes per element */
-    double bucket_params;       /* gradients waiting in the open bucket, parameters */
-    guint32 bucket_ready;       /* task after which the open bucket's gradients exist */
-    guint32 last_dp;            /* last task on the DP stream */
-    guint32 *unit_done_fwd;     /* per unit: compute task that ended its forward, this pass */
+    GArray *units;          /* ParamUnit, forward order */
+    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
+    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
+                               recomputation redoes */
+    double act_bytes;       /* b s h activations, bytes */
+    int e;                  /* bytes per element */
+    double bucket_params;   /* gradients waiting in the open bucket, parameters */
+    guint32 bucket_ready;   /* task after which the open bucket's gradients exist */
+    guint32 last_dp;        /* last task on the DP stream */
+    guint32 *unit_done_fwd; /* per unit: compute task that ended its forward, this pass */
     guint32 *unit_done_bwd;
 } Builder;
 
@@ -72,8 +72,12 @@ static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
 
 static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
                        guint32 dep2) {
-    Task t = {.kind = TASK_COMPUTE, .stream = STREAM_COMPUTE, .phase = ph, .layer = layer,
-              .micro = micro, .duration = dur};
+    Task t = {.kind = TASK_COMPUTE,
+              .stream = STREAM_COMPUTE,
+              .phase = ph,
+              .layer = layer,
+              .micro = micro,
+              .duration = dur};
     guint32 deps[2] = {dep1, dep2};
     return emit(b, t, deps, 2);
 }
@@ -84,8 +88,14 @@ static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph
     int n = dim == DIM_TP ? b->sc->tp : b->sc->dp;
     if (n <= 1)
         return NO_TASK;
-    Task t = {.kind = TASK_COLL, .stream = dim == DIM_TP ? STREAM_TP : STREAM_DP, .op = op,
-              .dim = dim, .phase = ph, .layer = layer, .micro = micro, .bytes = bytes};
+    Task t = {.kind = TASK_COLL,
+              .stream = dim == DIM_TP ? STREAM_TP : STREAM_DP,
+              .op = op,
+              .dim = dim,
+              .phase = ph,
+              .layer = layer,
+              .micro = micro,
+              .bytes = bytes};
     guint32 idx = emit(b, t, &after, 1);
     if (dim == DIM_DP)
         b->last_dp = idx;
@@ -93,8 +103,14 @@ static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph
 }
 
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
-    Task t = {.kind = kind, .stream = stream, .op = kind == TASK_SEND ? COLL_SEND : COLL_RECV,
-              .dim = DIM_PP, .phase = ph, .layer = -2, .micro = micro, .bytes = b->act_bytes};
+    Task t = {.kind = kind,
+              .stream = stream,
+              .op = kind == TASK_SEND ? COLL_SEND : COLL_RECV,
+              .dim = DIM_PP,
+              .phase = ph,
+              .layer = -2,
+              .micro = micro,
+              .bytes = b->act_bytes};
     return emit(b, t, &after, 1);
 }
 
@@ -115,8 +131,8 @@ static void grads_ready(Builder *b, const ParamUnit *u, int micro, gboolean last
                         guint32 ready) {
     const Scenario *sc = b->sc;
     if (sc->zero == 3) {
-        collective(b, COLL_REDUCE_SCATTER, DIM_DP, u->params * b->e, PHASE_GRADS,
-                   unit_layer(b, u), micro, ready);
+        collective(b, COLL_REDUCE_SCATTER, DIM_DP, u->params * b->e, PHASE_GRADS, unit_layer(b, u),
+                   micro, ready);
         return;
     }
     if (sc->zero < 2 && !last_micro)
@@ -154,16 +170,14 @@ static void forward_pass(Builder *b, int micro) {
         switch (u->kind) {
         case UNIT_EMBED:
             last = compute(b, b->fwd[SEG_EMBED], PHASE_FWD, layer, micro, in, ag);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro,
-                            last);
+            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, last);
             break;
         case UNIT_LAYER: {
             guint32 c = compute(b, b->fwd[SEG_ATTN], PHASE_FWD, layer, micro, in, ag);
-            guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer,
-                                    micro, c);
+            guint32 ar =
+                collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, c);
             last = compute(b, b->fwd[SEG_MLP], PHASE_FWD, layer, micro, ar, NO_TASK);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro,
-                            last);
+            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, last);
             break;
         }
         case UNIT_HEAD:
@@ -210,11 +224,10 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
             guint32 c = compute(b, 2 * b->fwd[SEG_MLP], PHASE_BWD, layer, micro, dep, ag);
             guint32 ar =
                 collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-            SimTime attn = 2 * b->fwd[SEG_ATTN] +
-                           (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
+            SimTime attn =
+                2 * b->fwd[SEG_ATTN] + (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
             last = compute(b, attn, PHASE_BWD, layer, micro, ar, NO_TASK);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro,
-                            last);
+            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, last);
             break;
         }
         case UNIT_EMBED:
@@ -255,7 +268,11 @@ static void build_stage(Workload *wl, int stage) {
     pg->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (int s = 0; s < STREAM_COUNT; s++)
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
-    Builder b = {.sc = sc, .topo = wl->topo, .pg = pg, .stage = stage, .last_dp = NO_TASK,
+    Builder b = {.sc = sc,
+                 .topo = wl->topo,
+                 .pg = pg,
+                 .stage = stage,
+                 .last_dp = NO_TASK,
                  .bucket_ready = NO_TASK};
     b.units = model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp, stage);
     b.e = model_elem_bytes(sc->precision);
@@ -396,7 +413,7 @@ ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
     for (int s = 0; s < sc->pp; s++) {
-        int inflight = sc->pp == 1            ? 1
+        int inflight = sc->pp == 1                   ? 1
                        : sc->schedule == SCHED_GPIPE ? sc->grad_accum
                                                      : MIN(sc->grad_accum, sc->pp - s);
         ModelMemory m = model_memory(&sc->model, sc->seq_len, sc->micro_batch, sc->tp, sc->pp, s,

@@ -30,22 +30,28 @@ typedef enum {
 } StreamId;
 
 typedef enum { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV } TaskKind;
-typedef enum { PHASE_FWD, PHASE_RECOMPUTE, PHASE_BWD, PHASE_OPTIMIZER, PHASE_GRADS,
-               PHASE_PARAMS } Phase;
+typedef enum {
+    PHASE_FWD,
+    PHASE_RECOMPUTE,
+    PHASE_BWD,
+    PHASE_OPTIMIZER,
+    PHASE_GRADS,
+    PHASE_PARAMS
+} Phase;
 
 typedef struct {
-    uint8_t kind;      /* TaskKind */
-    uint8_t stream;    /* StreamId */
-    uint8_t op;        /* CollOp, for communication tasks */
-    uint8_t dim;       /* Dim, for communication tasks */
-    uint8_t phase;     /* Phase */
-    int32_t layer;     /* transformer layer; -1 embedding, layers = head, -2 none */
-    int32_t micro;     /* micro-batch, -1 none */
-    uint32_t seq;      /* position within its stream */
+    uint8_t kind;       /* TaskKind */
+    uint8_t stream;     /* StreamId */
+    uint8_t op;         /* CollOp, for communication tasks */
+    uint8_t dim;        /* Dim, for communication tasks */
+    uint8_t phase;      /* Phase */
+    int32_t layer;      /* transformer layer; -1 embedding, layers = head, -2 none */
+    int32_t micro;      /* micro-batch, -1 none */
+    uint32_t seq;       /* position within its stream */
     uint32_t dep_first; /* first of dep_count entries in Program.deps */
     uint32_t dep_count;
-    SimTime duration;  /* compute tasks, picoseconds */
-    double bytes;      /* message size m of a collective or a send/recv, bytes */
+    SimTime duration; /* compute tasks, picoseconds */
+    double bytes;     /* message size m of a collective or a send/recv, bytes */
 } Task;
 
 typedef struct {

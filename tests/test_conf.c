@@ -64,8 +64,8 @@ START_TEST(test_typed_getters) {
                   err->message);
     g_clear_error(&err);
     ck_assert(!conf_bytes(n, "size", TRUE, &d, &err));
-    ck_assert_msg(strstr(err->message, "t.yaml:2:7") && strstr(err->message, "negative"),
-                  "got: %s", err->message);
+    ck_assert_msg(strstr(err->message, "t.yaml:2:7") && strstr(err->message, "negative"), "got: %s",
+                  err->message);
     g_clear_error(&err);
     ck_assert(!conf_int(n, "n", TRUE, 0, 10, &i, &err));
     g_clear_error(&err);

@@ -50,7 +50,8 @@ START_TEST(test_many_sorted) {
     ck_assert(log.monotonic);
     ck_assert_uint_eq(log.seen->len, n);
     for (int k = 1; k < n; k++) {
-        uint64_t a = g_array_index(log.seen, uint64_t, k - 1), b = g_array_index(log.seen, uint64_t, k);
+        uint64_t a = g_array_index(log.seen, uint64_t, k - 1),
+                 b = g_array_index(log.seen, uint64_t, k);
         ck_assert_msg(when[a] < when[b] || (when[a] == when[b] && a < b),
                       "event %lu (t=%ld) ran before %lu (t=%ld)", (unsigned long)a, (long)when[a],
                       (unsigned long)b, (long)when[b]);

@@ -79,8 +79,7 @@ END_TEST
 
 START_TEST(test_batch_not_divisible) {
     const char *n[] = {"%s:6:17:", "global batch 100", "micro_batch 4 x DP 16 = 64", NULL};
-    expect_error(BASE "training:\n  micro_batch: 4\n  global_batch: 100\nparallel: {}\n", NULL,
-                 n);
+    expect_error(BASE "training:\n  micro_batch: 4\n  global_batch: 100\nparallel: {}\n", NULL, n);
 }
 END_TEST
 

@@ -12,8 +12,8 @@ START_TEST(test_eq1_all_models) {
         const char *model;
         int64_t L, h, V;
     } cases[] = {
-        {"gpt-neox-19m", 6, 512, 50304},      {"gpt-neox-125m", 12, 768, 50304},
-        {"gpt-neox-1.3b", 24, 2048, 50304},   {"gpt-neox-13b", 40, 5120, 50304},
+        {"gpt-neox-19m", 6, 512, 50304},    {"gpt-neox-125m", 12, 768, 50304},
+        {"gpt-neox-1.3b", 24, 2048, 50304}, {"gpt-neox-13b", 40, 5120, 50304},
         {"gpt-neox-20b", 44, 6144, 50304},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -82,10 +82,10 @@ END_TEST
 START_TEST(test_activation_memory) {
     /* Korthikanti et al. 2022: full recompute keeps 2sbh per layer + one layer's working set. */
     g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
-    ModelMemory none = model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16,
-                                    RECOMPUTE_NONE, 1);
-    ModelMemory full = model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16,
-                                    RECOMPUTE_FULL, 1);
+    ModelMemory none =
+        model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
+    ModelMemory full =
+        model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_FULL, 1);
     double sbh = 2048.0 * 4 * 2048;
     double layer = sbh * (10 + 24.0 / 8 + 5.0 * 16 * 2048 / (2048.0 * 8));
     /* embedding mask; logits over the vocabulary padded to a multiple of 128 x 8 = 51200 */

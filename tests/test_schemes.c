@@ -45,7 +45,8 @@ START_TEST(test_eq4_zero3) {
     double d = sc->dp, want = 3 * P(sc) * E * (d - 1) / d;
     double ag = row_volume(run, 0, COLL_ALLGATHER, DIM_DP);
     double rs = row_volume(run, 0, COLL_REDUCE_SCATTER, DIM_DP);
-    ck_assert_msg(fabs(ag + rs - want) < 1.0, "ZeRO-3 volume %.3f, Eq. 4 gives %.3f", ag + rs, want);
+    ck_assert_msg(fabs(ag + rs - want) < 1.0, "ZeRO-3 volume %.3f, Eq. 4 gives %.3f", ag + rs,
+                  want);
     ck_assert_double_eq_tol(ag, 2 * rs, 1.0); /* allgather dominates: forward and backward */
     /* one allgather per unit before forward and before backward: 2 x (L + 2) calls */
     ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP),
@@ -112,10 +113,13 @@ START_TEST(test_seq_doubling) {
     g_autoptr(SimRun) ra = run_ok(a, -1);
     g_autoptr(SimRun) rb = run_ok(b, -1);
     ck_assert_int_eq(a->dp, 2);
-    double tpa = row_volume(ra, 0, COLL_ALLREDUCE, DIM_TP), tpb = row_volume(rb, 0, COLL_ALLREDUCE, DIM_TP);
+    double tpa = row_volume(ra, 0, COLL_ALLREDUCE, DIM_TP),
+           tpb = row_volume(rb, 0, COLL_ALLREDUCE, DIM_TP);
     double ppa = row_volume(ra, 0, COLL_SEND, DIM_PP), ppb = row_volume(rb, 0, COLL_SEND, DIM_PP);
-    double dpa = row_volume(ra, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(ra, 0, COLL_ALLGATHER, DIM_DP);
-    double dpb = row_volume(rb, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(rb, 0, COLL_ALLGATHER, DIM_DP);
+    double dpa =
+        row_volume(ra, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(ra, 0, COLL_ALLGATHER, DIM_DP);
+    double dpb =
+        row_volume(rb, 0, COLL_REDUCE_SCATTER, DIM_DP) + row_volume(rb, 0, COLL_ALLGATHER, DIM_DP);
     ck_assert(tpa > 0 && ppa > 0 && dpa > 0);
     ck_assert_double_eq_tol(tpb, 2 * tpa, 1.0);
     ck_assert_double_eq_tol(ppb, 2 * ppa, 1.0);
@@ -144,9 +148,9 @@ static void check_breakdown(const char *file, const char *const *sets) {
 }
 
 START_TEST(test_breakdown_adds_up) {
-    static const char *files[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero2.yaml",
-                                  "1.3B_zero3.yaml", "1.3B_tp.yaml", "1.3B_pp.yaml",
-                                  "1.3B_tp_pp.yaml", "13B_tp8.yaml", "20B_tp8.yaml"};
+    static const char *files[] = {"1.3B_ddp.yaml",   "1.3B_zero1.yaml", "1.3B_zero2.yaml",
+                                  "1.3B_zero3.yaml", "1.3B_tp.yaml",    "1.3B_pp.yaml",
+                                  "1.3B_tp_pp.yaml", "13B_tp8.yaml",    "20B_tp8.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
         check_breakdown(files[i], NULL);
     const char *gpipe[] = {"parallel.schedule=gpipe", NULL};
@@ -176,8 +180,8 @@ START_TEST(test_pipeline_bubble) {
     double p = sc->pp, m = sc->grad_accum;
     double ideal = (p - 1) / (m + p - 1);
     double got = (double)(s->critical.bubble + s->critical.exposed) / (double)s->iteration;
-    ck_assert_msg(got > 0.5 * ideal && got < 1.5 * ideal + 0.05, "idle share %.3f, ideal %.3f",
-                  got, ideal);
+    ck_assert_msg(got > 0.5 * ideal && got < 1.5 * ideal + 0.05, "idle share %.3f, ideal %.3f", got,
+                  ideal);
 }
 END_TEST
 
