@@ -1,0 +1,10 @@
+/* cmd: the subcommands of the `sim` executable. main.c picks one by its first argument; each lives
+ * in its own cmd_NAME.c and returns the process exit status (0 ok, 2 bad input, 1 output error,
+ * 3 internal error). */
+#ifndef SIM_CMD_H
+#define SIM_CMD_H
+
+/* sim SCENARIO [--set K=V]... [--format text|json|csv] [-o FILE]: the default command. */
+int cmd_run(int argc, char **argv);
+
+#endif

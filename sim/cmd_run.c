@@ -1,0 +1,96 @@
+/* cmd_run: `sim SCENARIO [options]`, the default command. Parses options, loads the scenario,
+ * runs, reports.
+ *
+ * Exit status: 0 success; 2 bad input (usage, YAML, keys, units, impossible layouts, missing
+ * files); 1 the report could not be written; 3 an internal error. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "report.h"
+#include "scenario.h"
+#include "sim.h"
+
+#ifndef SIM_VERSION
+#define SIM_VERSION "0.0.0"
+#endif
+
+int cmd_run(int argc, char **argv) {
+    g_auto(GStrv) sets = NULL;
+    g_autofree char *format = NULL, *output = NULL;
+    gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE;
+    GOptionEntry entries[] = {
+        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+         "Override a scenario key by its dotted path (repeatable), e.g. parallel.tp=4, "
+         "training.seq_len=4096, model=gpt-neox-1.3b, topology.node.nics.bandwidth=50GB/s",
+         "KEY=VALUE"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "Report format: text (default), json, csv",
+         "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the report to FILE", "FILE"},
+        {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
+         "Simulate every data-parallel replica instead of one representative", NULL},
+        {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
+         "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
+        {"version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("SCENARIO.yaml - simulate one iteration of distributed training");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx,
+        "Simulates one training iteration of the scenario on its modelled machine and reports\n"
+        "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
+        "memory per GPU and the communication inventory. See README.md for every key.\n\n"
+        "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "sim: %s (try --help)\n", err->message);
+        return 2;
+    }
+    if (version) {
+        printf("sim %s\n", SIM_VERSION);
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "sim: expected one scenario file, got %d arguments (try --help)\n",
+                argc - 1);
+        return 2;
+    }
+    ReportFormat fmt = REPORT_TEXT;
+    if (format) {
+        if (!strcmp(format, "json"))
+            fmt = REPORT_JSON;
+        else if (!strcmp(format, "csv"))
+            fmt = REPORT_CSV;
+        else if (strcmp(format, "text") != 0) {
+            fprintf(stderr, "sim: --format must be text, json or csv, not '%s'\n", format);
+            return 2;
+        }
+    }
+    g_autoptr(Scenario) sc = scenario_load(argv[1], sets, &err);
+    if (!sc) {
+        fprintf(stderr, "sim: %s\n", err->message);
+        return 2;
+    }
+    g_autoptr(SimRun) run = sim_run(sc, all_ranks ? 0 : -1, &err);
+    if (!run) {
+        fprintf(stderr, "sim: %s\n", err->message);
+        return g_error_matches(err, CONF_ERROR, CONF_ERROR_INVALID) &&
+                       !g_str_has_prefix(err->message, "internal")
+                   ? 2
+                   : 3;
+    }
+    FILE *out = stdout;
+    if (output && !(out = fopen(output, "w"))) {
+        fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
+        return 1;
+    }
+    report_write(out, run, fmt, !no_timing);
+    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+        fprintf(stderr, "sim: error writing the report: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}
