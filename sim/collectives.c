@@ -1,29 +1,63 @@
-/* collectives: rings built from the node's link graph, costed edge by edge.
+/* collectives: algorithms as sets of streams over topology paths, costed by the library's model.
  *
  * Ring choice: RCCL builds rings that follow the fastest links inside a node and cross between
  * nodes once per node (ROCm/rccl src/graph). We keep each node's members together and order them to
- * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total
- * bandwidth), found by exhaustive search over at most 9 members, greedily beyond; the result is
- * cached per set of local GPUs. */
+ * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total bandwidth),
+ * found by exhaustive search over at most 9 members, greedily beyond; cached per set of local GPUs.
+ *
+ * Latency model (ROCm/rccl tuning.cc, as summarised in ../shared/reference/frontier.md):
+ * base[proto] + intra-node steps x intra_hop[algo][proto] + network steps x inter_hop[algo][proto].
+ * Ring allreduce: 2(n-1) steps, 2 x nodes of them network steps; allgather / reduce-scatter: n-1
+ * and nodes. Tree allreduce (NCCL's tuning model): 2((n/nodes - 1) intra + log2(nodes) inter).
+ * Bandwidth: a protocol reaches bw_factor of the rate the network gives the flow.
+ *
+ * Tree: a chain through each node's GPUs (in ring order) and a binary tree over the nodes' first
+ * GPUs; data goes up (reduce) and down (broadcast) every edge, m bytes each way. RCCL's double
+ * binary tree halves the data per tree and runs two; on a link that is the same load. */
 #include "collectives.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct {
-    int remaining; /* edge transfers still in flight */
+    double stream_bytes; /* per stream, before the protocol factor */
+    int intra_steps, inter_steps;
+} Shape;
+
+typedef struct {
+    CollOp op;
+    CollChoice choice;
+    int cls;
+    int phase, phases; /* hierarchical: 3 */
+    int step, steps;   /* detailed ring */
+    int pending;       /* flows in flight of the current phase or step */
+    int n;
+    int *ring;         /* members in ring order (owned) */
+    double bytes;
+    SimTime step_latency;
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
 } Instance;
 
+typedef struct {
+    uint64_t hash;
+    int op, n, first;
+    double bytes;
+} ChoiceKey;
+
 struct Collectives {
     Engine *eng;
     Network *net;
     const Topology *topo;
+    const CollSpec *spec;
+    CollMode mode;
+    int force_algo, force_proto;
     GArray *instances;       /* Instance, by slot */
     GArray *free_slots;      /* guint */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
-    GArray *scratch;         /* int: members sorted by GPU */
+    GHashTable *choices;     /* ChoiceKey -> CollChoice */
+    GArray *scratch;         /* int */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -33,6 +67,23 @@ static const char *const op_names[COLL_OP_COUNT] = {
 const char *coll_op_name(CollOp op) {
     g_assert(op < COLL_OP_COUNT);
     return op_names[op];
+}
+
+int coll_op_parse(const char *name) {
+    for (int i = 0; i < COLL_OP_COUNT; i++)
+        if (strcmp(name, op_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *coll_algo_name(CollAlgo a) {
+    static const char *const names[ALGO_COUNT] = {"ring", "tree", "hierarchical"};
+    return names[a];
+}
+
+const char *coll_proto_name(CollProto p) {
+    static const char *const names[PROTO_COUNT] = {"LL", "Simple"};
+    return names[p];
 }
 
 double coll_volume(CollOp op, double m, int n) {
@@ -59,12 +110,35 @@ int coll_ring_steps(CollOp op, int n) {
         return 2 * (n - 1);
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER:
+    case COLL_BROADCAST:
+    case COLL_REDUCE:
         return n - 1;
-    case COLL_SEND:
-        return 1;
     default:
-        g_error("collective %s has no ring algorithm yet", coll_op_name(op));
+        return 1;
     }
+}
+
+double coll_busbw_factor(CollOp op, int n) {
+    switch (op) {
+    case COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case COLL_ALLGATHER:
+    case COLL_REDUCE_SCATTER:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+static guint choice_hash(gconstpointer k) {
+    const ChoiceKey *c = k;
+    return (guint)(c->hash ^ (c->hash >> 32));
+}
+
+static gboolean choice_equal(gconstpointer a, gconstpointer b) {
+    const ChoiceKey *x = a, *y = b;
+    return x->hash == y->hash && x->op == y->op && x->n == y->n && x->first == y->first &&
+           x->bytes == y->bytes;
 }
 
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
@@ -72,9 +146,12 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->eng = eng;
     c->net = net;
     c->topo = topo;
+    c->spec = &topo_spec(topo)->coll;
+    c->force_algo = c->force_proto = -1;
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
     c->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->choices = g_hash_table_new_full(choice_hash, choice_equal, g_free, g_free);
     c->scratch = g_array_new(FALSE, FALSE, sizeof(int));
     return c;
 }
@@ -82,11 +159,24 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
 void coll_free(Collectives *c) {
     if (!c)
         return;
+    for (guint i = 0; i < c->instances->len; i++)
+        g_free(g_array_index(c->instances, Instance, i).ring);
     g_array_unref(c->instances);
     g_array_unref(c->free_slots);
     g_hash_table_unref(c->local_rings);
+    g_hash_table_unref(c->choices);
     g_array_unref(c->scratch);
     g_free(c);
+}
+
+void coll_set_mode(Collectives *c, CollMode mode) {
+    c->mode = mode;
+}
+
+void coll_force(Collectives *c, int algo, int proto) {
+    c->force_algo = algo;
+    c->force_proto = proto;
+    g_hash_table_remove_all(c->choices);
 }
 
 /* --- ring order ---------------------------------------------------------------------------- */
@@ -203,50 +293,327 @@ void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
     }
 }
 
+/* --- streams ------------------------------------------------------------------------------- */
+
+static void add_edge(Collectives *c, int a, int b) {
+    if (a == b)
+        return;
+    TopoPath p;
+    topo_path(c->topo, a, b, (uint64_t)a * 2654435761u + (uint64_t)b, &p);
+    net_loads_add_path(c->net, &p);
+}
+
+static int count_nodes(const Collectives *c, const int *ring, int n) {
+    int g = topo_gpus_per_node(c->topo), nodes = 0;
+    for (int i = 0; i < n; i++)
+        nodes += i == 0 || ring[i] / g != ring[i - 1] / g;
+    return nodes;
+}
+
+/* Fill the network's load builder with the streams of one phase; return its shape.
+ * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
+static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
+                           double m, int phase) {
+    net_loads_reset(c->net);
+    Shape s = {0, 0, 0};
+    int g = topo_gpus_per_node(c->topo), nodes = count_nodes(c, ring, n);
+    if (op == COLL_SEND) {
+        add_edge(c, ring[0], ring[1]);
+        s.stream_bytes = m;
+        s.inter_steps = ring[0] / g != ring[1] / g;
+        s.intra_steps = 1 - s.inter_steps;
+        return s;
+    }
+    if (algo == ALGO_HIER) {
+        int ppn = n / nodes; /* members per node (equal by construction) */
+        if (phase == 1) {    /* allreduce of m/ppn across nodes, one ring per local position */
+            for (int p = 0; p < ppn; p++)
+                for (int j = 0; j < nodes; j++)
+                    add_edge(c, ring[j * ppn + p], ring[(j + 1) % nodes * ppn + p]);
+            s.stream_bytes = 2.0 * (nodes - 1) / nodes * m / ppn;
+            s.inter_steps = 2 * (nodes - 1);
+        } else { /* reduce-scatter (0) or allgather (2) inside each node */
+            for (int j = 0; j < nodes; j++)
+                for (int p = 0; p < ppn; p++)
+                    add_edge(c, ring[j * ppn + p], ring[j * ppn + (p + 1) % ppn]);
+            s.stream_bytes = (double)(ppn - 1) / ppn * m;
+            s.intra_steps = ppn - 1;
+        }
+        return s;
+    }
+    if (algo == ALGO_TREE) { /* allreduce only */
+        int first = 0;
+        int *leader = g_new(int, nodes);
+        for (int j = 0, i = 0; i < n; j++) {
+            leader[j] = ring[i];
+            int k = i;
+            while (k < n && ring[k] / g == ring[i] / g)
+                k++;
+            for (int x = i; x + 1 < k; x++) { /* chain, both ways */
+                add_edge(c, ring[x], ring[x + 1]);
+                add_edge(c, ring[x + 1], ring[x]);
+            }
+            first = MAX(first, k - i);
+            i = k;
+        }
+        for (int j = 1; j < nodes; j++) {
+            add_edge(c, leader[j], leader[(j - 1) / 2]);
+            add_edge(c, leader[(j - 1) / 2], leader[j]);
+        }
+        g_free(leader);
+        s.stream_bytes = m;
+        s.intra_steps = 2 * (first - 1);
+        s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
+        return s;
+    }
+    int steps = coll_ring_steps(op, n);
+    switch (op) {
+    case COLL_ALLREDUCE:
+    case COLL_ALLGATHER:
+    case COLL_REDUCE_SCATTER:
+        for (int i = 0; i < n; i++)
+            add_edge(c, ring[i], ring[(i + 1) % n]);
+        s.stream_bytes = (double)steps / n * m;
+        s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
+        break;
+    case COLL_BROADCAST: /* pipelined chain from ring[0] */
+    case COLL_REDUCE:    /* pipelined chain into ring[0] */
+        for (int i = 0; i + 1 < n; i++)
+            add_edge(c, op == COLL_BROADCAST ? ring[i] : ring[i + 1],
+                     op == COLL_BROADCAST ? ring[i + 1] : ring[i]);
+        s.stream_bytes = m;
+        s.inter_steps = nodes - 1;
+        break;
+    case COLL_ALL_TO_ALL:
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                add_edge(c, ring[i], ring[j]);
+        s.stream_bytes = m / n;
+        steps = 1;
+        s.inter_steps = nodes > 1;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    s.inter_steps = MIN(s.inter_steps, steps);
+    s.intra_steps = steps - s.inter_steps;
+    return s;
+}
+
+static SimTime shape_latency(const CollSpec *sp, CollAlgo algo, CollProto proto, const Shape *s) {
+    CollAlgo a = algo == ALGO_HIER ? ALGO_RING : algo;
+    return s->intra_steps * sp->intra_hop[a][proto] + s->inter_steps * sp->inter_hop[a][proto];
+}
+
+static gboolean algo_applies(CollAlgo a, CollOp op, int n, int nodes) {
+    if (a == ALGO_RING)
+        return TRUE;
+    if (op != COLL_ALLREDUCE)
+        return FALSE;
+    if (a == ALGO_HIER)
+        return nodes > 1 && n > nodes && n % nodes == 0;
+    return nodes > 1 && n > 2; /* tree: NCCL/RCCL use it across nodes only */
+}
+
+static const CollBackend *backend_for(const CollSpec *sp, CollOp op, double bytes, int *idx) {
+    for (guint i = 0; sp->backends && i < sp->backends->len; i++) {
+        const CollBackend *b = &g_array_index(sp->backends, CollBackend, i);
+        if ((b->ops & (1u << op)) && bytes >= b->min_bytes && bytes <= b->max_bytes) {
+            *idx = (int)i;
+            return b;
+        }
+    }
+    *idx = -1;
+    return NULL;
+}
+
+/* Uncontended time of one phase given the loads in the builder. */
+static SimTime phase_time(Collectives *c, const Shape *s, double factor, SimTime latency) {
+    int nl;
+    const NetLoad *loads = net_loads_get(c->net, &nl);
+    return net_flow_time_alone(c->net, loads, nl, s->stream_bytes / factor, latency);
+}
+
+/* Evaluate one (algo, proto) on the ring; fills choice. */
+static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, const int *ring,
+                     int n, double bytes, CollChoice *out) {
+    const CollSpec *sp = c->spec;
+    out->algo = algo;
+    out->proto = proto;
+    out->predicted = 0;
+    out->latency = sp->base[proto];
+    int phases = algo == ALGO_HIER ? 3 : 1;
+    const CollBackend *b = backend_for(sp, op, bytes, &out->backend);
+    for (int ph = 0; ph < phases; ph++) {
+        Shape s = build_streams(c, algo, op, ring, n, bytes, ph);
+        SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
+                        : shape_latency(sp, algo, proto, &s);
+        double factor = b ? 1.0 : sp->bw_factor[proto];
+        SimTime t = phase_time(c, &s, factor, lat);
+        if (b) { /* the backend's own bandwidth caps each stream */
+            SimTime capped = lat + (SimTime)llround(s.stream_bytes / b->bandwidth * 1e12);
+            t = MAX(t, capped);
+        }
+        out->predicted += t;
+        out->latency += lat;
+    }
+    if (b)
+        out->latency = out->latency - sp->base[proto] + b->latency;
+    out->predicted += b ? b->latency : sp->base[proto];
+}
+
+CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes) {
+    CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0};
+    if (n <= 1)
+        return best;
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)members[i]) * 1099511628211u;
+    ChoiceKey key = {h, op, n, members[0], bytes};
+    CollChoice *hit = g_hash_table_lookup(c->choices, &key);
+    if (hit)
+        return *hit;
+    int *ring = g_new(int, n);
+    if (op == COLL_SEND)
+        memcpy(ring, members, sizeof(int) * 2);
+    else
+        coll_ring_order(c, members, n, ring);
+    int nodes = count_nodes(c, ring, n);
+    gboolean found = FALSE;
+    for (int a = 0; a < ALGO_COUNT; a++) {
+        if ((c->force_algo >= 0 && a != c->force_algo) ||
+            (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algo_applies(a, op, n, nodes))
+            continue;
+        for (int p = 0; p < PROTO_COUNT; p++) {
+            if ((c->force_proto >= 0 && p != c->force_proto) ||
+                (c->force_proto < 0 && !c->spec->proto_allowed[p]))
+                continue;
+            CollChoice cand;
+            evaluate(c, a, p, op, ring, n, bytes, &cand);
+            if (!found || cand.predicted < best.predicted) {
+                best = cand;
+                found = TRUE;
+            }
+        }
+    }
+    if (!found) /* nothing allowed applies: ring, Simple */
+        evaluate(c, ALGO_RING, PROTO_SIMPLE, op, ring, n, bytes, &best);
+    g_free(ring);
+    g_hash_table_insert(c->choices, g_memdup2(&key, sizeof key), g_memdup2(&best, sizeof best));
+    return best;
+}
+
 /* --- running ------------------------------------------------------------------------------- */
 
-static void on_edge_done(void *ctx, uint64_t slot) {
+static void start_phase(Collectives *c, guint slot);
+
+static void finish(Collectives *c, guint slot) {
+    Instance *in = &g_array_index(c->instances, Instance, slot);
+    NetDoneFn done = in->done;
+    void *ctx = in->ctx;
+    uint64_t arg = in->arg;
+    g_clear_pointer(&in->ring, g_free);
+    g_array_append_val(c->free_slots, slot);
+    done(ctx, arg);
+}
+
+static void on_flow_done(void *ctx, uint64_t slot) {
     Collectives *c = ctx;
     Instance *in = &g_array_index(c->instances, Instance, slot);
-    if (--in->remaining > 0)
+    if (--in->pending > 0)
         return;
-    Instance done = *in;
-    guint s = (guint)slot;
-    g_array_append_val(c->free_slots, s);
-    done.done(done.ctx, done.arg);
+    if (in->steps > 0 && ++in->step < in->steps) { /* detailed ring: next step */
+        start_phase(c, (guint)slot);
+        return;
+    }
+    if (++in->phase < in->phases) {
+        start_phase(c, (guint)slot);
+        return;
+    }
+    finish(c, (guint)slot);
+}
+
+static void start_phase(Collectives *c, guint slot) {
+    Instance *in = &g_array_index(c->instances, Instance, slot);
+    const CollSpec *sp = c->spec;
+    int bi;
+    const CollBackend *b = backend_for(sp, in->op, in->bytes, &bi);
+    double factor = b ? 1.0 : sp->bw_factor[in->choice.proto];
+    if (in->steps > 0) { /* detailed ring step: one flow per edge, one chunk each */
+        double chunk = in->bytes / in->n / factor;
+        in->pending = in->n;
+        for (int i = 0; i < in->n; i++) {
+            net_loads_reset(c->net);
+            add_edge(c, in->ring[i], in->ring[(i + 1) % in->n]);
+            int nl;
+            const NetLoad *loads = net_loads_get(c->net, &nl);
+            SimTime lat = in->step_latency + (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
+            net_flow(c->net, loads, nl, chunk, lat, in->cls, on_flow_done, c, slot);
+        }
+        return;
+    }
+    Shape s = build_streams(c, in->choice.algo, in->op, in->ring, in->n, in->bytes, in->phase);
+    SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
+                    : shape_latency(sp, in->choice.algo, in->choice.proto, &s);
+    if (in->phase == 0)
+        lat += b ? b->latency : sp->base[in->choice.proto];
+    double bytes = s.stream_bytes / factor;
+    int nl;
+    const NetLoad *loads = net_loads_get(c->net, &nl);
+    if (b) { /* cap the stream at the backend's bandwidth, uncontended */
+        double alone = net_flow_time_alone(c->net, loads, nl, bytes, 0) / 1e12;
+        double capped = s.stream_bytes / b->bandwidth;
+        if (alone > 0 && capped > alone)
+            bytes *= capped / alone;
+    }
+    in->pending = 1;
+    net_flow(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
 static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
     (void)eng;
-    on_edge_done(ctx, slot);
+    finish(ctx, (guint)slot);
 }
 
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, NetDoneFn done,
-                void *ctx, uint64_t arg) {
+void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
+                NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(n >= 1);
-    Instance in = {n == 1 ? 1 : (op == COLL_SEND ? 1 : n), done, ctx, arg};
+    Instance in = {0};
+    in.op = op;
+    in.cls = cls;
+    in.n = n;
+    in.bytes = bytes;
+    in.done = done;
+    in.ctx = ctx;
+    in.arg = arg;
     guint slot;
     if (c->free_slots->len) {
         slot = g_array_index(c->free_slots, guint, c->free_slots->len - 1);
         g_array_set_size(c->free_slots, c->free_slots->len - 1);
-        g_array_index(c->instances, Instance, slot) = in;
     } else {
         slot = c->instances->len;
-        g_array_append_val(c->instances, in);
+        g_array_set_size(c->instances, slot + 1);
     }
     if (n == 1) {
+        g_array_index(c->instances, Instance, slot) = in;
         engine_schedule(c->eng, 0, on_trivial, c, slot);
         return;
     }
-    if (op == COLL_SEND) {
-        g_assert(n == 2);
-        net_transfer(c->net, members[0], members[1], bytes, 1, on_edge_done, c, slot);
-        return;
+    in.choice = coll_choose(c, op, members, n, bytes);
+    in.ring = g_new(int, n);
+    if (op == COLL_SEND)
+        memcpy(in.ring, members, sizeof(int) * 2);
+    else
+        coll_ring_order(c, members, n, in.ring);
+    in.phases = in.choice.algo == ALGO_HIER ? 3 : 1;
+    if (c->mode == COLL_MODE_DETAILED && in.choice.algo == ALGO_RING &&
+        (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER)) {
+        in.steps = coll_ring_steps(op, n);
+        int bi;
+        const CollBackend *b = backend_for(c->spec, op, bytes, &bi);
+        SimTime base = b ? b->latency : c->spec->base[in.choice.proto];
+        in.step_latency = (in.choice.latency - base) / in.steps;
     }
-    int steps = coll_ring_steps(op, n);
-    g_autofree int *ring = g_new(int, n);
-    coll_ring_order(c, members, n, ring);
-    double edge_bytes = bytes / n * steps; /* one chunk of m/n per round */
-    for (int i = 0; i < n; i++)
-        net_transfer(c->net, ring[i], ring[(i + 1) % n], edge_bytes, steps, on_edge_done, c, slot);
+    g_array_index(c->instances, Instance, slot) = in;
+    start_phase(c, slot);
 }

@@ -1,11 +1,13 @@
-/* collectives: one collective operation on one group of GPUs, turned into network transfers by a
- * named algorithm, the way RCCL/NCCL would run it.
+/* collectives: one collective operation on one group of GPUs, turned into network flows by a named
+ * algorithm, the way RCCL/NCCL would run it.
  *
- * For: ring allreduce, allgather and reduce-scatter, and point-to-point send/recv. A ring of n
- * members runs `steps` rounds (allreduce 2(n-1), allgather and reduce-scatter n-1), each moving one
- * chunk of m/n bytes along every ring edge; the collective is one object whose edges are loaded as
- * one pipelined transfer each (the fast, aggregated mode), so on uniform links its time is the
- * closed form steps x latency + steps x (m/n) / bandwidth.
+ * For: ring and tree allreduce, hierarchical allreduce (intra-node reduce-scatter, inter-node
+ * allreduce, intra-node allgather), ring allgather and reduce-scatter, ring broadcast and reduce,
+ * all-to-all and send/recv; the algorithm and protocol picked per call by message size with the
+ * library's latency model (CollSpec in the topology), or sent to another backend by the backend
+ * table. In the aggregated mode a collective is one flow whose streams are its edges (a ring moves
+ * every edge in lockstep); in the detailed mode a ring runs step by step, one flow per edge per
+ * step. Both give 2(n-1)·α + 2(n-1)/n·m/B for a ring allreduce on uniform, uncontended links.
  * Not for: when a collective starts (the executor), or how links share bandwidth (network.c). */
 #ifndef SIM_COLLECTIVES_H
 #define SIM_COLLECTIVES_H
@@ -24,8 +26,13 @@ typedef enum {
     COLL_OP_COUNT
 } CollOp;
 
-/* "allreduce", "reduce_scatter", ... as in the report. */
+typedef enum { COLL_MODE_AGGREGATED, COLL_MODE_DETAILED } CollMode;
+
+/* "allreduce", "reduce_scatter", ... as in the report; coll_op_parse inverts it (-1 unknown). */
 const char *coll_op_name(CollOp op);
+int coll_op_parse(const char *name);
+const char *coll_algo_name(CollAlgo a);
+const char *coll_proto_name(CollProto p);
 
 /* Bytes one rank moves for a collective of message size m over n ranks (the study's Sec. III):
  * allreduce 2m(n-1)/n; allgather, reduce-scatter and reduce m(n-1)/n; send/recv m. m is the full
@@ -35,17 +42,36 @@ double coll_volume(CollOp op, double m, int n);
 /* Ring rounds of op over n ranks: allreduce 2(n-1); allgather, reduce-scatter n-1. */
 int coll_ring_steps(CollOp op, int n);
 
+/* rccl-tests' bus bandwidth factor: busbw = algbw x factor (allreduce 2(n-1)/n; allgather,
+ * reduce-scatter (n-1)/n; others 1). */
+double coll_busbw_factor(CollOp op, int n);
+
 typedef struct Collectives Collectives;
+
+typedef struct {
+    CollAlgo algo;
+    CollProto proto;
+    int backend;       /* index in CollSpec.backends, -1 for the library itself */
+    SimTime predicted; /* uncontended time, picoseconds */
+    SimTime latency;   /* its latency part */
+} CollChoice;
 
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo);
 void coll_free(Collectives *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Collectives, coll_free)
 
+void coll_set_mode(Collectives *c, CollMode mode);
+/* Force an algorithm and/or protocol (-1 = choose by the cost model). */
+void coll_force(Collectives *c, int algo, int proto);
+
+/* The algorithm, protocol and backend a call would use, and its uncontended time. */
+CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes);
+
 /* Run op over the n GPUs in members (global GPU indices, any order, no repeats) with message
  * size `bytes`; done(ctx, arg) runs when every member has finished. For COLL_SEND, members are
- * {source, destination}. A group of one finishes at once. */
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, NetDoneFn done,
-                void *ctx, uint64_t arg);
+ * {source, destination}. A group of one finishes at once. cls tags the traffic (NET_CLASSES). */
+void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
+                NetDoneFn done, void *ctx, uint64_t arg);
 
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */

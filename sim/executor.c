@@ -151,7 +151,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
     }
-    coll_start(ex->coll, t->op, ex->members, n, t->bytes, on_coll_done, ex,
+    coll_start(ex->coll, t->op, ex->members, n, t->bytes, dim, on_coll_done, ex,
                (uint64_t)dim << 32 | (uint32_t)group);
 }
 
@@ -203,7 +203,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, TRUE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, TRUE, now);
     int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
-    coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, on_p2p_done, ex,
+    coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
                (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
 

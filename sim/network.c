@@ -1,80 +1,449 @@
-/* network: uncontended transfers over topology routes; one engine event per transfer. */
+/* network: flows, per-link flow lists, and a max-min fair solver over connected components.
+ *
+ * Progressive filling (Bertsekas and Gallager, Data Networks, Sec. 6.5.2): raise every unfixed
+ * flow's rate together; the first link to fill fixes the flows crossing it at its fair share
+ * (remaining capacity / remaining weight); repeat. A heap of links by fair share finds the next
+ * link to fill; shares are re-pushed when they change (lazy deletion). Cost per solve is
+ * O(E log E) in the loads E of the component the change touches; flows elsewhere keep their rates
+ * and completion events. Changes at one instant are solved once (a zero-delay solve event).
+ * A flow's completion event carries its version; a rate change bumps the version and schedules a
+ * new event, so stale ones are ignored. */
 #include "network.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef struct {
+    NetLoad *loads;
+    int n;
+    int cls;
+    double bytes;     /* per stream, in all */
+    double remaining; /* per stream, bytes */
+    double rate;      /* per stream, bytes/s; 0 until first solved */
+    SimTime last;     /* when remaining was last brought up to date */
+    uint32_t version;
+    uint32_t stamp; /* solver visit mark */
+    gboolean live;  /* on its links (after latency, until done) */
+    gboolean fixed; /* solver scratch */
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
-} Pending;
+} Flow;
+
+typedef struct {
+    uint32_t flow;
+    uint32_t weight;
+} Crossing;
+
+typedef struct {
+    GArray *flows; /* Crossing: live flows on this link */
+    double cap;    /* bytes/s */
+    double bytes[NET_CLASSES];
+    double cap_left, wsum; /* solver scratch */
+    uint32_t stamp;
+} Link;
+
+typedef struct {
+    double share;
+    int32_t link;
+} HeapItem;
 
 struct Network {
     Engine *eng;
     const Topology *topo;
-    GArray *pending;    /* Pending, indexed by slot */
-    GArray *free_slots; /* guint indices of reusable Pending slots */
-    double bytes_network;
-    double bytes_local;
+    gboolean sharing;
+    GArray *flows;      /* Flow, by slot */
+    GArray *free_slots; /* guint32 */
+    Link **links;       /* by link id, allocated on first use */
+    int32_t nlinks;
+    GArray *touched;    /* int32 ids of allocated links, for statistics */
+    GArray *dirty;      /* int32 link ids changed since the last solve */
+    gboolean solve_pending;
+    uint32_t stamp;
+    /* solver scratch */
+    GArray *stack, *comp_links, *comp_flows, *heap;
+    /* load builder */
+    int32_t *slot_of; /* link -> index in builder, -1 */
+    GArray *builder;  /* NetLoad */
+    uint64_t started, solves;
 };
 
 Network *net_new(Engine *eng, const Topology *topo) {
     Network *net = g_new0(Network, 1);
     net->eng = eng;
     net->topo = topo;
-    net->pending = g_array_new(FALSE, FALSE, sizeof(Pending));
-    net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
+    net->sharing = TRUE;
+    net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
+    net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->nlinks = topo_links(topo);
+    net->links = g_new0(Link *, net->nlinks);
+    net->touched = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    net->dirty = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    net->stack = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    net->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    net->comp_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
+    net->slot_of = g_new(int32_t, net->nlinks);
+    memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
+    net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     return net;
 }
 
 void net_free(Network *net) {
     if (!net)
         return;
-    g_array_unref(net->pending);
+    for (guint i = 0; i < net->flows->len; i++)
+        g_free(g_array_index(net->flows, Flow, i).loads);
+    for (guint i = 0; i < net->touched->len; i++) {
+        Link *l = net->links[g_array_index(net->touched, int32_t, i)];
+        g_array_unref(l->flows);
+        g_free(l);
+    }
+    g_free(net->links);
+    g_free(net->slot_of);
+    g_array_unref(net->flows);
     g_array_unref(net->free_slots);
+    g_array_unref(net->touched);
+    g_array_unref(net->dirty);
+    g_array_unref(net->stack);
+    g_array_unref(net->comp_links);
+    g_array_unref(net->comp_flows);
+    g_array_unref(net->heap);
+    g_array_unref(net->builder);
     g_free(net);
 }
 
-SimTime net_transfer_time(const Network *net, int src, int dst, double bytes, int steps) {
-    TopoRoute r = topo_route(net->topo, src, dst);
-    return (SimTime)steps * r.latency +
-           (SimTime)llround(bytes * (double)SIM_PS_PER_S / r.bandwidth);
+void net_set_sharing(Network *net, gboolean on) {
+    net->sharing = on;
 }
 
-static void on_arrive(Engine *eng, void *ctx, uint64_t slot) {
+uint64_t net_flows_started(const Network *net) {
+    return net->started;
+}
+
+uint64_t net_solves(const Network *net) {
+    return net->solves;
+}
+
+static Link *link_get(Network *net, int32_t id) {
+    Link *l = net->links[id];
+    if (!l) {
+        l = net->links[id] = g_new0(Link, 1);
+        l->flows = g_array_new(FALSE, FALSE, sizeof(Crossing));
+        l->cap = topo_link_capacity(net->topo, id);
+        g_array_append_val(net->touched, id);
+    }
+    return l;
+}
+
+/* --- load builder -------------------------------------------------------------------------- */
+
+void net_loads_reset(Network *net) {
+    for (guint i = 0; i < net->builder->len; i++)
+        net->slot_of[g_array_index(net->builder, NetLoad, i).link] = -1;
+    g_array_set_size(net->builder, 0);
+}
+
+void net_loads_add_path(Network *net, const TopoPath *path) {
+    for (int i = 0; i < path->n; i++) {
+        int32_t id = path->link[i];
+        if (net->slot_of[id] >= 0) {
+            g_array_index(net->builder, NetLoad, net->slot_of[id]).weight++;
+        } else {
+            net->slot_of[id] = (int32_t)net->builder->len;
+            NetLoad ld = {id, 1};
+            g_array_append_val(net->builder, ld);
+        }
+    }
+}
+
+const NetLoad *net_loads_get(Network *net, int *n) {
+    *n = (int)net->builder->len;
+    return (const NetLoad *)net->builder->data;
+}
+
+/* --- flows --------------------------------------------------------------------------------- */
+
+static SimTime secs_to_ps(double s) {
+    return (SimTime)llround(s * (double)SIM_PS_PER_S);
+}
+
+static double alone_rate(const Network *net, const NetLoad *loads, int n) {
+    double r = G_MAXDOUBLE;
+    for (int i = 0; i < n; i++)
+        r = MIN(r, topo_link_capacity(net->topo, loads[i].link) / loads[i].weight);
+    return r;
+}
+
+SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
+                            SimTime latency) {
+    if (n == 0 || bytes <= 0)
+        return latency;
+    return latency + secs_to_ps(bytes / alone_rate(net, loads, n));
+}
+
+static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
+
+static void schedule_finish(Network *net, guint32 slot) {
+    Flow *f = &g_array_index(net->flows, Flow, slot);
+    f->version++;
+    SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
+    engine_schedule(net->eng, dt, on_flow_done, net, (uint64_t)f->version << 32 | slot);
+}
+
+static void on_solve(Engine *eng, void *ctx, uint64_t arg);
+
+static void mark_dirty(Network *net, const NetLoad *loads, int n) {
+    for (int i = 0; i < n; i++)
+        g_array_append_val(net->dirty, loads[i].link);
+    if (!net->solve_pending) {
+        net->solve_pending = TRUE;
+        engine_schedule(net->eng, 0, on_solve, net, 0);
+    }
+}
+
+static void activate(Engine *eng, void *ctx, uint64_t slot) {
+    Network *net = ctx;
+    Flow *f = &g_array_index(net->flows, Flow, slot);
+    f->last = engine_now(eng);
+    if (f->n == 0 || f->bytes <= 0) { /* nothing to move: done now */
+        f->rate = G_MAXDOUBLE;
+        f->remaining = 0;
+        schedule_finish(net, (guint32)slot);
+        return;
+    }
+    f->live = TRUE;
+    for (int i = 0; i < f->n; i++) {
+        Crossing c = {(uint32_t)slot, f->loads[i].weight};
+        g_array_append_val(link_get(net, f->loads[i].link)->flows, c);
+    }
+    if (!net->sharing) {
+        f->rate = alone_rate(net, f->loads, f->n);
+        schedule_finish(net, (guint32)slot);
+        return;
+    }
+    mark_dirty(net, f->loads, f->n);
+}
+
+void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
+              NetDoneFn done, void *ctx, uint64_t arg) {
+    g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
+    Flow f = {0};
+    f.loads = g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1));
+    f.n = n;
+    f.cls = cls;
+    f.bytes = f.remaining = bytes;
+    f.done = done;
+    f.ctx = ctx;
+    f.arg = arg;
+    guint32 slot;
+    if (net->free_slots->len) {
+        slot = g_array_index(net->free_slots, guint32, net->free_slots->len - 1);
+        g_array_set_size(net->free_slots, net->free_slots->len - 1);
+        f.version = g_array_index(net->flows, Flow, slot).version;
+        g_array_index(net->flows, Flow, slot) = f;
+    } else {
+        slot = net->flows->len;
+        g_array_append_val(net->flows, f);
+    }
+    net->started++;
+    engine_schedule(net->eng, latency, activate, net, slot);
+}
+
+void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
+                  NetDoneFn done, void *ctx, uint64_t arg) {
+    TopoPath p;
+    topo_path(net->topo, src, dst, (uint64_t)src * 2654435761u + (uint64_t)dst, &p);
+    net_loads_reset(net);
+    net_loads_add_path(net, &p);
+    int n;
+    const NetLoad *loads = net_loads_get(net, &n);
+    net_flow(net, loads, n, bytes, latency, cls, done, ctx, arg);
+}
+
+static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     (void)eng;
     Network *net = ctx;
-    Pending p = g_array_index(net->pending, Pending, slot);
-    guint s = (guint)slot;
-    g_array_append_val(net->free_slots, s);
-    p.done(p.ctx, p.arg);
-}
-
-void net_transfer(Network *net, int src, int dst, double bytes, int steps, NetDoneFn done,
-                  void *ctx, uint64_t arg) {
-    g_assert(src != dst && bytes >= 0 && steps >= 1);
-    TopoRoute r = topo_route(net->topo, src, dst);
-    if (r.network)
-        net->bytes_network += bytes;
-    else
-        net->bytes_local += bytes;
-    Pending p = {done, ctx, arg};
-    guint slot;
-    if (net->free_slots->len) {
-        slot = g_array_index(net->free_slots, guint, net->free_slots->len - 1);
-        g_array_set_size(net->free_slots, net->free_slots->len - 1);
-        g_array_index(net->pending, Pending, slot) = p;
-    } else {
-        slot = net->pending->len;
-        g_array_append_val(net->pending, p);
+    guint32 slot = (guint32)(arg & 0xffffffffu), version = (guint32)(arg >> 32);
+    Flow *f = &g_array_index(net->flows, Flow, slot);
+    if (f->version != version || f->done == NULL)
+        return; /* superseded by a rate change */
+    if (f->live) {
+        for (int i = 0; i < f->n; i++) {
+            Link *l = net->links[f->loads[i].link];
+            l->bytes[f->cls] += f->bytes * f->loads[i].weight;
+            for (guint k = 0; k < l->flows->len; k++)
+                if (g_array_index(l->flows, Crossing, k).flow == slot) {
+                    g_array_remove_index_fast(l->flows, k);
+                    break;
+                }
+        }
+        if (net->sharing)
+            mark_dirty(net, f->loads, f->n);
     }
-    engine_schedule(net->eng, net_transfer_time(net, src, dst, bytes, steps), on_arrive, net, slot);
+    NetDoneFn done = f->done;
+    void *dctx = f->ctx;
+    uint64_t darg = f->arg;
+    f->done = NULL;
+    f->live = FALSE;
+    g_clear_pointer(&f->loads, g_free);
+    g_array_append_val(net->free_slots, slot);
+    done(dctx, darg);
 }
 
-double net_bytes_network(const Network *net) {
-    return net->bytes_network;
+/* --- the solver ---------------------------------------------------------------------------- */
+
+static void heap_push(GArray *h, double share, int32_t link) {
+    HeapItem it = {share, link};
+    g_array_append_val(h, it);
+    HeapItem *a = (HeapItem *)h->data;
+    guint i = h->len - 1;
+    while (i > 0) {
+        guint p = (i - 1) / 2;
+        if (a[p].share < a[i].share || (a[p].share == a[i].share && a[p].link <= a[i].link))
+            break;
+        HeapItem t = a[p];
+        a[p] = a[i];
+        a[i] = t;
+        i = p;
+    }
 }
 
-double net_bytes_local(const Network *net) {
-    return net->bytes_local;
+static HeapItem heap_pop(GArray *h) {
+    HeapItem *a = (HeapItem *)h->data;
+    HeapItem top = a[0];
+    a[0] = a[h->len - 1];
+    g_array_set_size(h, h->len - 1);
+    guint n = h->len, i = 0;
+    for (;;) {
+        guint l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && (a[l].share < a[m].share || (a[l].share == a[m].share && a[l].link < a[m].link)))
+            m = l;
+        if (r < n && (a[r].share < a[m].share || (a[r].share == a[m].share && a[r].link < a[m].link)))
+            m = r;
+        if (m == i)
+            break;
+        HeapItem t = a[m];
+        a[m] = a[i];
+        a[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Collect the links and flows connected to the dirty links. */
+static void collect_component(Network *net) {
+    uint32_t st = ++net->stamp;
+    g_array_set_size(net->comp_links, 0);
+    g_array_set_size(net->comp_flows, 0);
+    g_array_set_size(net->stack, 0);
+    for (guint i = 0; i < net->dirty->len; i++)
+        g_array_append_val(net->stack, g_array_index(net->dirty, int32_t, i));
+    g_array_set_size(net->dirty, 0);
+    while (net->stack->len) {
+        int32_t id = g_array_index(net->stack, int32_t, net->stack->len - 1);
+        g_array_set_size(net->stack, net->stack->len - 1);
+        Link *l = net->links[id];
+        if (l->stamp == st)
+            continue;
+        l->stamp = st;
+        g_array_append_val(net->comp_links, id);
+        for (guint k = 0; k < l->flows->len; k++) {
+            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+            Flow *f = &g_array_index(net->flows, Flow, fs);
+            if (f->stamp == st)
+                continue;
+            f->stamp = st;
+            g_array_append_val(net->comp_flows, fs);
+            for (int i = 0; i < f->n; i++)
+                if (net->links[f->loads[i].link]->stamp != st)
+                    g_array_append_val(net->stack, f->loads[i].link);
+        }
+    }
+}
+
+static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
+    (void)arg;
+    Network *net = ctx;
+    SimTime now = engine_now(eng);
+    net->solve_pending = FALSE;
+    net->solves++;
+    collect_component(net);
+    /* bring progress up to now, reset scratch */
+    for (guint i = 0; i < net->comp_flows->len; i++) {
+        Flow *f = &g_array_index(net->flows, Flow, g_array_index(net->comp_flows, guint32, i));
+        if (f->rate > 0 && now > f->last)
+            f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
+        f->last = now;
+        f->fixed = FALSE;
+    }
+    g_array_set_size(net->heap, 0);
+    for (guint i = 0; i < net->comp_links->len; i++) {
+        int32_t id = g_array_index(net->comp_links, int32_t, i);
+        Link *l = net->links[id];
+        l->cap_left = l->cap;
+        l->wsum = 0;
+        for (guint k = 0; k < l->flows->len; k++)
+            l->wsum += g_array_index(l->flows, Crossing, k).weight;
+        if (l->wsum > 0)
+            heap_push(net->heap, l->cap_left / l->wsum, id);
+    }
+    GArray *h = net->heap;
+    while (h->len) {
+        HeapItem it = heap_pop(h);
+        Link *l = net->links[it.link];
+        if (l->wsum <= 0)
+            continue;
+        double share = MAX(l->cap_left, 0.0) / l->wsum;
+        if (share > it.share * (1 + 1e-12) + 1e-300) { /* stale entry: re-file */
+            heap_push(h, share, it.link);
+            continue;
+        }
+        for (guint k = 0; k < l->flows->len; k++) {
+            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+            Flow *f = &g_array_index(net->flows, Flow, fs);
+            if (f->fixed)
+                continue;
+            f->fixed = TRUE;
+            double old = f->rate;
+            f->rate = share;
+            for (int i = 0; i < f->n; i++) {
+                Link *m = net->links[f->loads[i].link];
+                m->cap_left -= share * f->loads[i].weight;
+                m->wsum -= f->loads[i].weight;
+                if (m != l && m->wsum > 0)
+                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link);
+            }
+            if (old != f->rate || old == 0)
+                schedule_finish(net, fs);
+        }
+    }
+}
+
+/* --- statistics ---------------------------------------------------------------------------- */
+
+static gint cmp_stat(gconstpointer a, gconstpointer b) {
+    const NetLinkStat *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return (x->link > y->link) - (x->link < y->link);
+}
+
+GArray *net_busiest_links(const Network *net, int max) {
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(NetLinkStat));
+    for (guint i = 0; i < net->touched->len; i++) {
+        int32_t id = g_array_index(net->touched, int32_t, i);
+        const Link *l = net->links[id];
+        NetLinkStat s = {id, 0, {0}};
+        for (int c = 0; c < NET_CLASSES; c++) {
+            s.by_class[c] = l->bytes[c];
+            s.bytes += l->bytes[c];
+        }
+        if (s.bytes > 0)
+            g_array_append_val(all, s);
+    }
+    g_array_sort(all, cmp_stat);
+    if ((int)all->len > max)
+        g_array_set_size(all, max);
+    return all;
 }

@@ -1,37 +1,70 @@
-/* network: moves bytes between GPUs over the topology's routes.
+/* network: moves bytes over the topology's links, sharing each link max-min fairly among the
+ * flows crossing it.
  *
- * For: "send this many bytes from GPU a to GPU b, tell me when they have arrived". A transfer may
- * stand for a pipelined series of `steps` equal chunks (a ring collective's traffic over one edge),
- * each paying the route's latency once.
- * Not for: which transfers a collective needs (collectives.c).
+ * For: flows. A flow loads a set of links, each with a weight (how many of the flow's parallel
+ * streams cross it), waits its latency, then moves `bytes` on every stream at a common rate r;
+ * a link of weight w carries w x r. Rates are max-min fair (progressive filling, as in SimGrid's
+ * lmm solver) and recomputed for the connected set of flows and links a change touches, whenever
+ * a flow starts or ends. A single transfer is a flow of one stream; a ring collective in the
+ * aggregated mode is one flow whose streams are its ring edges.
+ * Not for: which flows a collective needs (collectives.c) or what they mean.
  *
- * For now every transfer runs at its route's bottleneck bandwidth, undisturbed by others; link
- * sharing (max-min fairness) replaces the inside of net_transfer, not its callers. */
+ * With sharing off, every flow runs at its own bottleneck (capacity / weight) whatever else is in
+ * flight: the uncontended model, kept for comparison. */
 #ifndef SIM_NETWORK_H
 #define SIM_NETWORK_H
 
 #include "engine.h"
 #include "topology.h"
 
+#define NET_CLASSES 4 /* traffic classes a caller may tag flows with (e.g. DP, TP, PP, other) */
+
 typedef struct Network Network;
 
 typedef void (*NetDoneFn)(void *ctx, uint64_t arg);
+
+typedef struct {
+    int32_t link;    /* topology link id */
+    uint32_t weight; /* streams of the flow crossing it */
+} NetLoad;
 
 Network *net_new(Engine *eng, const Topology *topo);
 void net_free(Network *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
 
-/* Time one uncontended transfer takes: steps x route latency + bytes / bottleneck bandwidth,
- * rounded to the nearest picosecond. */
-SimTime net_transfer_time(const Network *net, int src, int dst, double bytes, int steps);
+/* Contention on (default) or off. */
+void net_set_sharing(Network *net, gboolean on);
 
-/* Start a transfer of `bytes` (total over all steps) from GPU src to GPU dst; done(ctx, arg) runs
- * when the last byte has arrived. */
-void net_transfer(Network *net, int src, int dst, double bytes, int steps, NetDoneFn done,
-                  void *ctx, uint64_t arg);
+/* Start a flow over loads (copied): after latency picoseconds, move `bytes` per stream; done(ctx,
+ * arg) when they have arrived. cls (0..NET_CLASSES-1) tags its bytes in link statistics. */
+void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
+              NetDoneFn done, void *ctx, uint64_t arg);
 
-/* Bytes moved so far, over the inter-node fabric and within nodes. */
-double net_bytes_network(const Network *net);
-double net_bytes_local(const Network *net);
+/* One transfer along the minimal path from GPU src to GPU dst, after `latency`. */
+void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
+                  NetDoneFn done, void *ctx, uint64_t arg);
+
+/* Building a flow's loads from paths: links crossed several times get weight > 1.
+ * net_loads_reset, then net_loads_add_path for each stream, then net_loads_get. */
+void net_loads_reset(Network *net);
+void net_loads_add_path(Network *net, const TopoPath *path);
+const NetLoad *net_loads_get(Network *net, int *n);
+
+/* Time one flow alone would take: latency + bytes / min(capacity / weight), nearest picosecond. */
+SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
+                            SimTime latency);
+
+typedef struct {
+    int32_t link;
+    double bytes;              /* carried in all */
+    double by_class[NET_CLASSES];
+} NetLinkStat;
+
+/* The `max` links that carried the most bytes (ties by link id), busiest first. g_array_unref. */
+GArray *net_busiest_links(const Network *net, int max);
+
+/* Flows started, and rate recomputations (solver runs), so far. */
+uint64_t net_flows_started(const Network *net);
+uint64_t net_solves(const Network *net);
 
 #endif

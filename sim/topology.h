@@ -1,12 +1,13 @@
 /* topology: the machine as data. Identical nodes of GPUs joined by direct links (Infinity Fabric
- * xGMI on Frontier), NICs hanging off some GPUs, and an inter-node fabric.
+ * xGMI on Frontier) or an NVSwitch, NICs hanging off GPUs over PCIe, and an inter-node fabric:
+ * flat (non-blocking), a dragonfly (HPE Slingshot) or a two-level fat tree (InfiniBand).
  *
- * For: where a rank lives (node, GPU), and the route between two GPUs with its latency and its
- * bottleneck bandwidth.
+ * For: where a rank lives (node, GPU); every directed link of the machine as an integer id with a
+ * capacity; the path (list of link ids) between two GPUs, minimal or non-minimal (Valiant).
  * Not for: moving bytes or sharing links (network.c), or choosing collective algorithms.
  *
- * The inter-node fabric is, for now, non-blocking: every NIC reaches every other at full rate
- * after a fixed latency. The dragonfly replaces the inside of topo_route, not its callers. */
+ * Links are numbered arithmetically (node-local links first, node by node, then the fabric's), so a
+ * machine of 9,408 nodes costs no per-link memory here. */
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
@@ -15,11 +16,41 @@
 
 #define TOPO_MAX_GPUS 16 /* GPUs per node */
 #define TOPO_MAX_NICS 16 /* NICs per node */
+#define TOPO_MAX_HOPS 24 /* links on one path */
 
 typedef struct {
     int a, b;  /* GPU indices within a node */
     int links; /* parallel links between them, each direction */
 } TopoPair;
+
+typedef enum { FABRIC_FLAT, FABRIC_DRAGONFLY, FABRIC_FAT_TREE } FabricKind;
+typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT } Routing;
+
+/* How the machine's collective library costs a call (RCCL/NCCL tuning model, data from the
+ * topology file): latency = base + intra-node steps x intra hop + network steps x network hop,
+ * per algorithm and protocol; a protocol moves bytes at bw_factor of the links' rate. */
+typedef enum { PROTO_LL, PROTO_SIMPLE, PROTO_COUNT } CollProto;
+typedef enum { ALGO_RING, ALGO_TREE, ALGO_HIER, ALGO_COUNT } CollAlgo;
+
+typedef struct {
+    char *name;          /* e.g. "mpi" */
+    guint32 ops;         /* bit mask of CollOp values it serves */
+    double min_bytes;    /* message sizes it serves: [min_bytes, max_bytes] */
+    double max_bytes;
+    SimTime latency;     /* per call, picoseconds */
+    SimTime step_latency; /* per algorithm step, picoseconds */
+    double bandwidth;    /* bytes/s per stream at most */
+} CollBackend;
+
+typedef struct {
+    SimTime base[PROTO_COUNT];                 /* per call */
+    SimTime intra_hop[ALGO_COUNT][PROTO_COUNT]; /* per intra-node step */
+    SimTime inter_hop[ALGO_COUNT][PROTO_COUNT]; /* per network step */
+    double bw_factor[PROTO_COUNT];             /* share of link bandwidth a protocol reaches */
+    gboolean algo_allowed[ALGO_COUNT];
+    gboolean proto_allowed[PROTO_COUNT];
+    GArray *backends; /* CollBackend, first match wins */
+} CollSpec;
 
 typedef struct {
     char *name;
@@ -28,17 +59,52 @@ typedef struct {
     double link_bandwidth;      /* one GPU-GPU link, bytes/s per direction */
     SimTime link_latency;       /* one GPU-GPU hop, picoseconds */
     GArray *pairs;              /* TopoPair: which GPUs are linked and by how many links */
+    double switch_bandwidth;    /* NVSwitch: per GPU, bytes/s per direction; 0 = use pairs */
     int nics;                   /* NICs per node */
     int nic_gpu[TOPO_MAX_NICS]; /* GPU each NIC hangs off */
     double nic_bandwidth;       /* bytes/s per direction per NIC */
     double pcie_bandwidth;      /* GPU-NIC PCIe, bytes/s per direction */
     SimTime nic_latency;        /* per NIC crossed, picoseconds */
-    SimTime fabric_latency;     /* NIC to NIC across the inter-node fabric, picoseconds */
+
+    FabricKind fabric;
+    Routing routing;
+    SimTime fabric_latency;  /* flat fabric: NIC to NIC, picoseconds */
+    SimTime switch_latency;  /* dragonfly / fat tree: per switch crossed, picoseconds */
+    int groups;              /* dragonfly: groups in the machine */
+    int nodes_per_group;     /* dragonfly */
+    int switches_per_group;  /* dragonfly; a node's NICs sit on different switches */
+    double local_bandwidth;  /* dragonfly: switch-switch link in a group, bytes/s */
+    int global_links;        /* dragonfly: links between every pair of groups */
+    double global_bandwidth; /* dragonfly: one global link, bytes/s */
+    int nodes_per_leaf;      /* fat tree: nodes per leaf switch (rail-optimised: one leaf per
+                                NIC index) */
+    double taper;            /* fat tree: leaf downlink / uplink capacity (1 = full bisection) */
+    int machine_nodes;       /* nodes the machine has (0 = as many as the job needs) */
+    CollSpec coll;
 } TopologySpec;
 
 void topo_spec_clear(TopologySpec *t);
+/* Collective costs when the topology file has no collectives block: ring and Simple only, no base
+ * latency, a link's latency per intra-node step and the fabric's per network step. Call after
+ * the node and fabric fields are set. */
+void topo_spec_default_collectives(TopologySpec *t);
 
 typedef struct Topology Topology;
+
+typedef enum {
+    LINK_GPU,          /* GPU to GPU in a node (xGMI, NVLink) */
+    LINK_SWITCH_UP,    /* GPU to the node's NVSwitch */
+    LINK_SWITCH_DOWN,  /* NVSwitch to GPU */
+    LINK_PCIE_UP,      /* GPU to NIC */
+    LINK_PCIE_DOWN,    /* NIC to GPU */
+    LINK_NIC_OUT,      /* NIC to the fabric (injection) */
+    LINK_NIC_IN,       /* fabric to NIC (ejection) */
+    LINK_LOCAL,        /* dragonfly: switch to switch in a group */
+    LINK_GLOBAL,       /* dragonfly: group to group */
+    LINK_LEAF_UP,      /* fat tree: leaf to spine */
+    LINK_LEAF_DOWN,    /* fat tree: spine to leaf */
+    LINK_KIND_COUNT
+} LinkKind;
 
 typedef struct {
     SimTime latency;  /* sum over hops, picoseconds */
@@ -47,8 +113,15 @@ typedef struct {
     gboolean network; /* crosses the inter-node fabric */
 } TopoRoute;
 
-/* Build the machine for `nodes` nodes. Fails (CONF_ERROR_INVALID) when the node's links leave a
- * GPU unreachable or a NIC hangs off a GPU that does not exist. */
+typedef struct {
+    int n;                       /* links on the path */
+    int32_t link[TOPO_MAX_HOPS]; /* link ids, in order */
+    SimTime latency;             /* hardware latency, picoseconds */
+} TopoPath;
+
+/* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
+ * (CONF_ERROR_INVALID) when the node's links leave a GPU unreachable, a NIC hangs off a GPU that
+ * does not exist, or the job needs more nodes than the machine has. */
 Topology *topo_new(const TopologySpec *spec, int nodes, GError **err);
 void topo_free(Topology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Topology, topo_free)
@@ -58,7 +131,19 @@ int topo_nodes(const Topology *t);
 int topo_gpus(const Topology *t);
 int topo_gpus_per_node(const Topology *t);
 
-/* Route from global GPU src to global GPU dst (src != dst). O(1). */
+/* Number of link ids (every id in 0..topo_links()-1 is a link). */
+int32_t topo_links(const Topology *t);
+double topo_link_capacity(const Topology *t, int32_t link); /* bytes/s */
+LinkKind topo_link_kind(const Topology *t, int32_t link);
+const char *topo_link_kind_name(LinkKind k);
+/* "node 0 GPU 0->1", "group 3 switch 4->9", ... into buf. */
+void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size);
+
+/* Path from global GPU src to global GPU dst (src != dst). `salt` picks among equal choices
+ * (which global link, which Valiant intermediate group) deterministically. */
+void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out);
+
+/* Latency and bottleneck bandwidth of the minimal path, uncontended. */
 TopoRoute topo_route(const Topology *t, int src, int dst);
 
 /* Bandwidth of the direct links between local GPUs a and b (0 when none), bytes/s. */
