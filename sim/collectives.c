@@ -30,6 +30,7 @@ typedef struct {
     int cls;
     int phase, phases; /* hierarchical: 3 */
     int step, steps;   /* detailed ring */
+    int rep_node;      /* symmetric form: the only node whose local links are loaded, or -1 */
     int pending;       /* flows in flight of the current phase or step */
     int n;
     int *ring;         /* members in ring order (owned) */
@@ -53,6 +54,7 @@ struct Collectives {
     const CollSpec *spec;
     CollMode mode;
     int force_algo, force_proto;
+    int rep_node; /* while building streams: see coll_start_symmetric; -1 = all nodes */
     GArray *instances;       /* Instance, by slot */
     GArray *free_slots;      /* guint */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
@@ -148,6 +150,7 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->topo = topo;
     c->spec = &topo_spec(topo)->coll;
     c->force_algo = c->force_proto = -1;
+    c->rep_node = -1;
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
     c->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -300,6 +303,15 @@ static void add_edge(Collectives *c, int a, int b) {
         return;
     TopoPath p;
     topo_path(c->topo, a, b, (uint64_t)a * 2654435761u + (uint64_t)b, &p);
+    if (c->rep_node >= 0) { /* symmetric form: drop other nodes' local links */
+        int k = 0;
+        for (int i = 0; i < p.n; i++) {
+            int node = topo_link_node(c->topo, p.link[i]);
+            if (node < 0 || node == c->rep_node)
+                p.link[k++] = p.link[i];
+        }
+        p.n = k;
+    }
     net_loads_add_path(c->net, &p);
 }
 
@@ -539,6 +551,7 @@ static void start_phase(Collectives *c, guint slot) {
     int bi;
     const CollBackend *b = backend_for(sp, in->op, in->bytes, &bi);
     double factor = b ? 1.0 : sp->bw_factor[in->choice.proto];
+    c->rep_node = in->rep_node;
     if (in->steps > 0) { /* detailed ring step: one flow per edge, one chunk each */
         double chunk = in->bytes / in->n / factor;
         in->pending = in->n;
@@ -550,6 +563,7 @@ static void start_phase(Collectives *c, guint slot) {
             SimTime lat = in->step_latency + (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
             net_flow(c->net, loads, nl, chunk, lat, in->cls, on_flow_done, c, slot);
         }
+        c->rep_node = -1;
         return;
     }
     Shape s = build_streams(c, in->choice.algo, in->op, in->ring, in->n, in->bytes, in->phase);
@@ -567,6 +581,7 @@ static void start_phase(Collectives *c, guint slot) {
             bytes *= capped / alone;
     }
     in->pending = 1;
+    c->rep_node = -1;
     net_flow(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
@@ -577,8 +592,14 @@ static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
 
 void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
                 NetDoneFn done, void *ctx, uint64_t arg) {
+    coll_start_symmetric(c, op, members, n, bytes, cls, -1, done, ctx, arg);
+}
+
+void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
+                          int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(n >= 1);
     Instance in = {0};
+    in.rep_node = rep >= 0 ? rep / topo_gpus_per_node(c->topo) : -1;
     in.op = op;
     in.cls = cls;
     in.n = n;
@@ -599,7 +620,9 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
         engine_schedule(c->eng, 0, on_trivial, c, slot);
         return;
     }
+    c->rep_node = in.rep_node;
     in.choice = coll_choose(c, op, members, n, bytes);
+    c->rep_node = -1;
     in.ring = g_new(int, n);
     if (op == COLL_SEND)
         memcpy(in.ring, members, sizeof(int) * 2);

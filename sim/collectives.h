@@ -73,6 +73,13 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
 void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
                 NetDoneFn done, void *ctx, uint64_t arg);
 
+/* The same for a group whose members all run identical programs at identical times (data-parallel
+ * replicas simulated once): only the representative GPU rep's node carries node-local links (GPU
+ * links, PCIe, NICs), since every other member's node carries the same traffic by symmetry; the
+ * fabric links of every edge stay. The same rates as the full form, with far fewer loads. */
+void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
+                          int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
+
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring);

@@ -151,8 +151,10 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
     }
-    coll_start(ex->coll, t->op, ex->members, n, t->bytes, dim, on_coll_done, ex,
-               (uint64_t)dim << 32 | (uint32_t)group);
+    /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
+    int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
+    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, dim, rep, on_coll_done, ex,
+                         (uint64_t)dim << 32 | (uint32_t)group);
 }
 
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */

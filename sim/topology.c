@@ -280,6 +280,10 @@ double topo_direct_bandwidth(const Topology *t, int a, int b) {
     return t->bw[a][b];
 }
 
+int topo_link_node(const Topology *t, int32_t link) {
+    return link < t->fabric0 ? link / t->lpn : -1;
+}
+
 LinkKind topo_link_kind(const Topology *t, int32_t link) {
     g_assert(link >= 0 && link < t->nlinks);
     if (link < t->fabric0) {

@@ -135,6 +135,8 @@ int topo_gpus_per_node(const Topology *t);
 int32_t topo_links(const Topology *t);
 double topo_link_capacity(const Topology *t, int32_t link); /* bytes/s */
 LinkKind topo_link_kind(const Topology *t, int32_t link);
+/* The node a node-local link (GPU, NVSwitch, PCIe, NIC) belongs to; -1 for fabric links. */
+int topo_link_node(const Topology *t, int32_t link);
 const char *topo_link_kind_name(LinkKind k);
 /* "node 0 GPU 0->1", "group 3 switch 4->9", ... into buf. */
 void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size);
