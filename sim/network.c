@@ -424,8 +424,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
 
 static gint cmp_stat(gconstpointer a, gconstpointer b) {
     const NetLinkStat *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
+    if (x->busy_s != y->busy_s)
+        return x->busy_s > y->busy_s ? -1 : 1;
     return (x->link > y->link) - (x->link < y->link);
 }
 
@@ -434,11 +434,12 @@ GArray *net_busiest_links(const Network *net, int max) {
     for (guint i = 0; i < net->touched->len; i++) {
         int32_t id = g_array_index(net->touched, int32_t, i);
         const Link *l = net->links[id];
-        NetLinkStat s = {id, 0, {0}};
+        NetLinkStat s = {id, 0, 0, {0}};
         for (int c = 0; c < NET_CLASSES; c++) {
             s.by_class[c] = l->bytes[c];
             s.bytes += l->bytes[c];
         }
+        s.busy_s = s.bytes / l->cap;
         if (s.bytes > 0)
             g_array_append_val(all, s);
     }

@@ -57,10 +57,12 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 typedef struct {
     int32_t link;
     double bytes;              /* carried in all */
+    double busy_s;             /* bytes / capacity: seconds the link was (or would be) busy */
     double by_class[NET_CLASSES];
 } NetLinkStat;
 
-/* The `max` links that carried the most bytes (ties by link id), busiest first. g_array_unref. */
+/* The `max` links busiest (most bytes for their capacity; ties by link id), busiest first.
+ * g_array_unref. */
 GArray *net_busiest_links(const Network *net, int max);
 
 /* Flows started, and rate recomputations (solver runs), so far. */

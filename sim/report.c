@@ -46,6 +46,42 @@ static void kv_str(FILE *out, const char *indent, const char *key, const char *v
     fputs(last ? "\n" : ",\n", out);
 }
 
+#define REPORT_LINKS 8 /* busiest links listed */
+
+/* Busy fraction of a link over the iteration: bytes / (capacity x iteration time). */
+static double utilization(const SimRun *run, const NetLinkStat *l) {
+    double secs = ps_to_s(sim_summary(run)->iteration);
+    double cap = topo_link_capacity(sim_topology(run), l->link);
+    return secs > 0 ? l->bytes / (cap * secs) : 0.0;
+}
+
+static void write_json_links(FILE *out, const SimRun *run) {
+    const Topology *topo = sim_topology(run);
+    GArray *links = net_busiest_links(sim_network(run), REPORT_LINKS);
+    fputs("  \"links\": [", out);
+    for (guint i = 0; i < links->len; i++) {
+        const NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
+        char name[96];
+        topo_link_describe(topo, l->link, name, sizeof name);
+        const char *i3 = "      ";
+        fprintf(out, "%s\n    {\n", i ? "," : "");
+        kv_num(out, i3, "id", l->link, FALSE);
+        kv_str(out, i3, "name", name, FALSE);
+        kv_str(out, i3, "kind", topo_link_kind_name(topo_link_kind(topo, l->link)), FALSE);
+        kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
+        kv_num(out, i3, "bytes", l->bytes, FALSE);
+        kv_num(out, i3, "utilization", utilization(run, l), FALSE);
+        for (int d = 0; d < DIM_COUNT; d++) {
+            char key[32];
+            g_snprintf(key, sizeof key, "%s_bytes", workload_dim_name(d));
+            kv_num(out, i3, key, l->by_class[d], d == DIM_COUNT - 1);
+        }
+        fputs("    }", out);
+    }
+    fprintf(out, "%s],\n", links->len ? "\n  " : "");
+    g_array_unref(links);
+}
+
 static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     const SimSummary *s = sim_summary(run);
     const Scenario *sc = sim_scenario(run);
@@ -126,6 +162,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     gboolean any = rows->len > 0;
     stats_rows_free(rows);
     fprintf(out, "%s],\n", any ? "\n  " : "");
+    write_json_links(out, run);
     fprintf(out, "%s\"sim\": {\n", i1);
     kv_num(out, i2, "events", (double)s->events, FALSE);
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
@@ -205,6 +242,26 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fputc('\n', out);
     }
     stats_rows_free(rows);
+    GArray *links = net_busiest_links(sim_network(run), 5);
+    if (links->len) {
+        fprintf(out, "%-28s %-9s %12s %6s  %s\n", "busiest links", "kind", "carried", "busy",
+                "by dimension");
+        for (guint i = 0; i < links->len; i++) {
+            const NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
+            char name[96];
+            topo_link_describe(sim_topology(run), l->link, name, sizeof name);
+            human_bytes(b1, sizeof b1, l->bytes);
+            fprintf(out, "%-28s %-9s %12s %5.1f%% ", name,
+                    topo_link_kind_name(topo_link_kind(sim_topology(run), l->link)), b1,
+                    100.0 * utilization(run, l));
+            for (int d = 0; d < DIM_COUNT; d++)
+                if (l->by_class[d] > 0)
+                    fprintf(out, " %s %.0f%%", workload_dim_name(d), 100.0 * l->by_class[d] / l->bytes);
+            fputc('\n', out);
+        }
+        fputc('\n', out);
+    }
+    g_array_unref(links);
     fprintf(out, "simulated  %" G_GUINT64_FORMAT " events, %d of %d ranks", s->events,
             s->ranks_simulated, sc->gpus);
     if (timing)

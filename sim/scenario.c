@@ -504,7 +504,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "schedule", "bucket_size", NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch", "seq_len", "precision", "recompute", NULL};
-    static const char *const sim_keys[] = {"dedup_replicas", NULL};
+    static const char *const sim_keys[] = {"dedup_replicas", "contention", "collectives", NULL};
+    static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
         !load_model(conf_get(root, "model"), &s->model, err) ||
@@ -522,6 +523,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->precision = PREC_FP16;
     s->recompute = RECOMPUTE_NONE;
     s->dedup_replicas = TRUE;
+    s->contention = TRUE;
+    int coll_mode = 0;
     s->bucket_bytes = -1;
     if (!int_in(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
@@ -552,8 +555,11 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err))
         return FALSE;
     if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
-                !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err)))
+                !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||
+                !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
+                !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
+    s->detailed = coll_mode == 1;
     s->schedule = sched;
     s->precision = prec;
     s->recompute = rc;

@@ -31,6 +31,8 @@ typedef struct {
     Precision precision;
     Recompute recompute;
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */
+    gboolean contention;     /* links shared max-min fairly (else each flow alone) */
+    gboolean detailed;       /* collectives step by step (else one aggregated flow) */
 } Scenario;
 
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */

@@ -39,7 +39,9 @@ SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
         return NULL;
     run->eng = engine_new();
     run->net = net_new(run->eng, run->topo);
+    net_set_sharing(run->net, sc->contention);
     run->coll = coll_new(run->eng, run->net, run->topo);
+    coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
     int nsim = dd ? sc->tp * sc->pp : sc->gpus;
     run->st = stats_new(nsim, dd ? sc->dp : 1, sc->gpus);
@@ -68,6 +70,14 @@ SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
     getrusage(RUSAGE_SELF, &ru);
     s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
     return g_steal_pointer(&run);
+}
+
+const Network *sim_network(const SimRun *run) {
+    return run->net;
+}
+
+const Topology *sim_topology(const SimRun *run) {
+    return run->topo;
 }
 
 const SimSummary *sim_summary(const SimRun *run) {

@@ -36,6 +36,9 @@ typedef struct {
 const SimSummary *sim_summary(const SimRun *run);
 const Scenario *sim_scenario(const SimRun *run);
 const Stats *sim_stats(const SimRun *run);
+/* The network and machine of the run, for link statistics. */
+const Network *sim_network(const SimRun *run);
+const Topology *sim_topology(const SimRun *run);
 /* Simulated index of the critical rank (for stats_comm_rows). */
 int sim_critical_index(const SimRun *run);
 /* Simulated index of job rank r, or -1 when it was not simulated (a deduplicated replica). */
