@@ -7,4 +7,7 @@
 /* sim SCENARIO [--set K=V]... [--format text|json|csv] [-o FILE]: the default command. */
 int cmd_run(int argc, char **argv);
 
+/* sim collective --op OP --ranks N [--sizes MIN:MAX] [--topology NAME]: rccl-tests-style table. */
+int cmd_collective(int argc, char **argv);
+
 #endif

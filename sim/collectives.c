@@ -302,7 +302,7 @@ static void add_edge(Collectives *c, int a, int b) {
     if (a == b)
         return;
     TopoPath p;
-    topo_path(c->topo, a, b, (uint64_t)a * 2654435761u + (uint64_t)b, &p);
+    topo_path(c->topo, a, b, topo_pair_salt(a, b), &p);
     if (c->rep_node >= 0) { /* symmetric form: drop other nodes' local links */
         int k = 0;
         for (int i = 0; i < p.n; i++) {

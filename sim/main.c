@@ -11,6 +11,7 @@ static const struct {
     CmdFn fn;
 } commands[] = {
     {"run", cmd_run},
+    {"collective", cmd_collective},
 };
 
 int main(int argc, char **argv) {

@@ -253,7 +253,7 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
                   NetDoneFn done, void *ctx, uint64_t arg) {
     TopoPath p;
-    topo_path(net->topo, src, dst, (uint64_t)src * 2654435761u + (uint64_t)dst, &p);
+    topo_path(net->topo, src, dst, topo_pair_salt(src, dst), &p);
     net_loads_reset(net);
     net_loads_add_path(net, &p);
     int n;

@@ -650,3 +650,30 @@ Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
         return NULL;
     return g_steal_pointer(&sc);
 }
+
+gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec *out,
+                                GError **err) {
+    g_autofree char *abs = (strchr(ref, '/') || g_str_has_suffix(ref, ".yaml"))
+                               ? g_canonicalize_filename(ref, NULL)
+                               : g_strdup(ref);
+    g_autofree char *text = g_strdup_printf("topology: \"%s\"\n", abs);
+    g_autoptr(ConfNode) root = conf_load_string(text, "--topology", err);
+    if (!root)
+        return FALSE;
+    /* references resolve as if from a scenario in the source tree's scenarios/ */
+    g_autofree char *anchor = g_build_filename(SIM_SOURCE_DIR, "scenarios", "-", NULL);
+    if (!resolve_ref(root, "topology", "topologies", anchor, err))
+        return FALSE;
+    for (char *const *s = sets; s && *s; s++) {
+        g_autofree char *full =
+            g_str_has_prefix(*s, "topology.") ? g_strdup(*s) : g_strconcat("topology.", *s, NULL);
+        if (!apply_set(root, full, anchor, err))
+            return FALSE;
+    }
+    memset(out, 0, sizeof *out);
+    if (!load_topology(conf_get(root, "topology"), out, err)) {
+        topo_spec_clear(out);
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -38,6 +38,12 @@ typedef struct {
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */
 Scenario *scenario_load(const char *path, char *const *sets, GError **err);
 void scenario_free(Scenario *s);
+
+/* Load a topology alone (for `sim collective`): ref is a name under topologies/ or a path; sets
+ * ("KEY=VALUE", keys relative to the topology, a leading "topology." allowed) refine it. On success
+ * fills *out (clear it with topo_spec_clear). */
+gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec *out,
+                                GError **err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
 
 const char *scenario_precision_name(Precision p);

@@ -449,6 +449,13 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
     out->latency += 2 * s->nic_latency;
 }
 
+uint64_t topo_pair_salt(int src, int dst) {
+    uint64_t z = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) + 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64 (Steele et al. 2014) */
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
 TopoRoute topo_route(const Topology *t, int src, int dst) {
     TopoPath p;
     topo_path(t, src, dst, 0, &p);

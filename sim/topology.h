@@ -145,6 +145,9 @@ void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size)
  * (which global link, which Valiant intermediate group) deterministically. */
 void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out);
 
+/* A well-mixed salt for the path between src and dst (splitmix64 of the pair). */
+uint64_t topo_pair_salt(int src, int dst);
+
 /* Latency and bottleneck bandwidth of the minimal path, uncontended. */
 TopoRoute topo_route(const Topology *t, int src, int dst);
 

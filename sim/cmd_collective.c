@@ -1,0 +1,158 @@
+/* cmd_collective: `sim collective --op OP --ranks N [--sizes 8B:1GiB] [--topology NAME]`.
+ *
+ * One collective over GPUs 0..N-1 of a machine (nodes filled in order), alone on the network, for
+ * a range of message sizes doubling from the first to the last, printed as rccl-tests and the OSU
+ * micro-benchmarks print theirs: size, time, algorithm bandwidth (size / time) and bus bandwidth
+ * (algbw x 2(n-1)/n for allreduce, x (n-1)/n for allgather and reduce-scatter; rccl-tests'
+ * convention), with the algorithm and protocol the cost model picked. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "collectives.h"
+#include "scenario.h"
+
+static void on_done(void *ctx, uint64_t arg) {
+    (void)arg;
+    *(int *)ctx = 1;
+}
+
+static SimTime run_one(const TopologySpec *spec, int nodes, CollOp op, int n, double bytes,
+                       gboolean detailed, int algo, int proto, CollChoice *choice, GError **err) {
+    g_autoptr(Topology) topo = topo_new(spec, nodes, err);
+    if (!topo)
+        return -1;
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    coll_set_mode(coll, detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
+    coll_force(coll, algo, proto);
+    g_autofree int *members = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        members[i] = op == COLL_SEND && i == 1 ? n - 1 : i; /* send: first to last GPU */
+    int m = op == COLL_SEND ? 2 : n;
+    *choice = coll_choose(coll, op, members, m, bytes);
+    int done = 0;
+    coll_start(coll, op, members, m, bytes, 0, on_done, &done, 0);
+    SimTime end = engine_run(eng);
+    g_assert(done);
+    return end;
+}
+
+static gboolean parse_range(const char *s, double *lo, double *hi) {
+    g_auto(GStrv) parts = g_strsplit(s, ":", 2);
+    if (!parts[0] || !conf_parse_bytes(parts[0], lo))
+        return FALSE;
+    if (!parts[1]) {
+        *hi = *lo;
+        return TRUE;
+    }
+    return conf_parse_bytes(parts[1], hi) && *lo > 0 && *hi >= *lo;
+}
+
+int cmd_collective(int argc, char **argv) {
+    g_autofree char *op_name = NULL, *sizes = NULL, *topology = NULL, *algo_name = NULL,
+                    *proto_name = NULL, *format = NULL;
+    g_auto(GStrv) sets = NULL;
+    int ranks = 0;
+    gboolean detailed = FALSE;
+    GOptionEntry entries[] = {
+        {"op", 0, 0, G_OPTION_ARG_STRING, &op_name,
+         "allreduce, allgather, reduce_scatter, reduce, broadcast, all_to_all, send", "OP"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "GPUs taking part (0..N-1)", "N"},
+        {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes,
+         "Message sizes, doubling from MIN to MAX (default 8B:1GiB)", "MIN:MAX"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
+         "Machine: a name under topologies/ or a file (default frontier)", "NAME"},
+        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+         "Override a topology key, e.g. node.nics.bandwidth=50GB/s (repeatable)", "KEY=VALUE"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, "Force ring, tree or hierarchical",
+         "ALGO"},
+        {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, "Force LL or Simple", "PROTO"},
+        {"detailed", 0, 0, G_OPTION_ARG_NONE, &detailed,
+         "Run rings step by step instead of as one aggregated flow", NULL},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "text (default) or csv", "FORMAT"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- time one collective over a range of sizes, like rccl-tests");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "sim collective: %s\n", err->message);
+        return 2;
+    }
+    int op = op_name ? coll_op_parse(op_name) : -1;
+    if (op < 0 || op == COLL_RECV) {
+        fprintf(stderr, "sim collective: --op must be one of allreduce, allgather, reduce_scatter, "
+                        "reduce, broadcast, all_to_all, send\n");
+        return 2;
+    }
+    if (ranks < 2) {
+        fprintf(stderr, "sim collective: --ranks must be at least 2\n");
+        return 2;
+    }
+    double lo = 8, hi = 1024.0 * 1024 * 1024;
+    if (sizes && !parse_range(sizes, &lo, &hi)) {
+        fprintf(stderr, "sim collective: --sizes must be MIN:MAX sizes such as 8B:1GiB, not '%s'\n",
+                sizes);
+        return 2;
+    }
+    int algo = -1, proto = -1;
+    for (int a = 0; algo_name && a < ALGO_COUNT; a++)
+        if (!strcmp(algo_name, coll_algo_name(a)))
+            algo = a;
+    for (int p = 0; proto_name && p < PROTO_COUNT; p++)
+        if (!strcmp(proto_name, coll_proto_name(p)))
+            proto = p;
+    if ((algo_name && algo < 0) || (proto_name && proto < 0)) {
+        fprintf(stderr, "sim collective: --algo is ring, tree or hierarchical; --proto LL or "
+                        "Simple\n");
+        return 2;
+    }
+    gboolean csv = format && !strcmp(format, "csv");
+    if (format && !csv && strcmp(format, "text") != 0) {
+        fprintf(stderr, "sim collective: --format must be text or csv\n");
+        return 2;
+    }
+    TopologySpec spec;
+    if (!scenario_load_topology(topology ? topology : "frontier", sets, &spec, &err)) {
+        fprintf(stderr, "sim collective: %s\n", err->message);
+        return 2;
+    }
+    int nodes = (ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    if (csv)
+        puts("op,ranks,nodes,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol");
+    else
+        printf("# %s over %d GPUs (%d nodes of %s), %s\n#%13s %12s %11s %11s  %s\n",
+               coll_op_name(op), ranks, nodes, spec.name,
+               detailed ? "detailed rings" : "aggregated", "size (B)", "time (us)",
+               "algbw GB/s", "busbw GB/s", "algorithm");
+    int status = 0;
+    for (double size = lo; size <= hi * (1 + 1e-9); size *= 2) {
+        CollChoice choice;
+        SimTime t = run_one(&spec, nodes, op, ranks, size, detailed, algo, proto, &choice, &err);
+        if (t < 0) {
+            fprintf(stderr, "sim collective: %s\n", err->message);
+            status = 2;
+            break;
+        }
+        double secs = (double)t / 1e12;
+        double algbw = secs > 0 ? size / secs / 1e9 : 0;
+        double busbw = algbw * coll_busbw_factor(op, op == COLL_SEND ? 2 : ranks);
+        const char *backend = choice.backend >= 0
+                                  ? g_array_index(spec.coll.backends, CollBackend, choice.backend).name
+                                  : NULL;
+        if (csv)
+            printf("%s,%d,%d,%.0f,%.3f,%.3f,%.3f,%s,%s\n", coll_op_name(op), ranks, nodes, size,
+                   secs * 1e6, algbw, busbw, backend ? backend : coll_algo_name(choice.algo),
+                   backend ? "-" : coll_proto_name(choice.proto));
+        else
+            printf("%14.0f %12.2f %11.3f %11.3f  %s%s%s\n", size, secs * 1e6, algbw, busbw,
+                   backend ? backend : coll_algo_name(choice.algo), backend ? "" : "/",
+                   backend ? "" : coll_proto_name(choice.proto));
+    }
+    topo_spec_clear(&spec);
+    return status;
+}
