@@ -382,12 +382,29 @@ static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *
     switch (op) {
     case COLL_ALLREDUCE:
     case COLL_ALLGATHER:
-    case COLL_REDUCE_SCATTER:
-        for (int i = 0; i < n; i++)
-            add_edge(c, ring[i], ring[(i + 1) % n]);
-        s.stream_bytes = (double)steps / n * m;
+    case COLL_REDUCE_SCATTER: {
+        /* channel k rotates each node's part of the ring by k/C of its length, so the ring leaves
+         * each node through another GPU (and NIC); each channel carries 1/C of the data */
+        int C = nodes > 1 ? c->spec->channels : 1;
+        int *rot = g_new(int, n);
+        for (int k = 0; k < C; k++) {
+            for (int i = 0; i < n;) {
+                int j = i;
+                while (j < n && ring[j] / g == ring[i] / g)
+                    j++;
+                int len = j - i, shift = k * len / C;
+                for (int x = 0; x < len; x++)
+                    rot[i + x] = ring[i + (x + shift) % len];
+                i = j;
+            }
+            for (int i = 0; i < n; i++)
+                add_edge(c, rot[i], rot[(i + 1) % n]);
+        }
+        g_free(rot);
+        s.stream_bytes = (double)steps / n * m / C;
         s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
         break;
+    }
     case COLL_BROADCAST: /* pipelined chain from ring[0] */
     case COLL_REDUCE:    /* pipelined chain into ring[0] */
         for (int i = 0; i + 1 < n; i++)

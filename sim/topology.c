@@ -77,6 +77,7 @@ void topo_spec_default_collectives(TopologySpec *t) {
     }
     for (int a = 0; a < ALGO_COUNT; a++)
         c->algo_allowed[a] = a == ALGO_RING;
+    c->channels = 1;
 }
 
 static gboolean fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

@@ -50,6 +50,8 @@ typedef struct {
     gboolean algo_allowed[ALGO_COUNT];
     gboolean proto_allowed[PROTO_COUNT];
     GArray *backends; /* CollBackend, first match wins */
+    int channels;     /* rings a ring collective is split over; each rotates every node's part
+                         of the ring so that it leaves the node through another GPU's NIC */
 } CollSpec;
 
 typedef struct {
