@@ -34,6 +34,8 @@ typedef struct {
     int pending;       /* flows in flight of the current phase or step */
     int n;
     int *ring;         /* members in ring order (owned) */
+    int channels;      /* detailed ring: rings in chans */
+    int *chans;        /* detailed ring: channels x n members (owned) */
     double bytes;
     SimTime step_latency;
     NetDoneFn done;
@@ -162,8 +164,10 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
 void coll_free(Collectives *c) {
     if (!c)
         return;
-    for (guint i = 0; i < c->instances->len; i++)
+    for (guint i = 0; i < c->instances->len; i++) {
         g_free(g_array_index(c->instances, Instance, i).ring);
+        g_free(g_array_index(c->instances, Instance, i).chans);
+    }
     g_array_unref(c->instances);
     g_array_unref(c->free_slots);
     g_hash_table_unref(c->local_rings);
@@ -322,6 +326,30 @@ static int count_nodes(const Collectives *c, const int *ring, int n) {
     return nodes;
 }
 
+/* Rings of a multi-node ring collective: one per channel (1 inside a node). */
+static int channel_count(const Collectives *c, int nodes) {
+    return nodes > 1 ? c->spec->channels : 1;
+}
+
+/* C rings of n members (C x n, caller frees): channel k rotates each node's part of the ring by
+ * k/C of its length, so that the ring leaves every node through another GPU (and NIC). Each
+ * channel carries 1/C of the data. */
+static int *channel_rings(const Collectives *c, const int *ring, int n, int C) {
+    int g = topo_gpus_per_node(c->topo);
+    int *rot = g_new(int, (size_t)C * n);
+    for (int k = 0; k < C; k++)
+        for (int i = 0; i < n;) {
+            int j = i;
+            while (j < n && ring[j] / g == ring[i] / g)
+                j++;
+            int len = j - i, shift = k * len / C;
+            for (int x = 0; x < len; x++)
+                rot[k * n + i + x] = ring[i + (x + shift) % len];
+            i = j;
+        }
+    return rot;
+}
+
 /* Fill the network's load builder with the streams of one phase; return its shape.
  * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
 static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
@@ -383,23 +411,11 @@ static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *
     case COLL_ALLREDUCE:
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER: {
-        /* channel k rotates each node's part of the ring by k/C of its length, so the ring leaves
-         * each node through another GPU (and NIC); each channel carries 1/C of the data */
-        int C = nodes > 1 ? c->spec->channels : 1;
-        int *rot = g_new(int, n);
-        for (int k = 0; k < C; k++) {
-            for (int i = 0; i < n;) {
-                int j = i;
-                while (j < n && ring[j] / g == ring[i] / g)
-                    j++;
-                int len = j - i, shift = k * len / C;
-                for (int x = 0; x < len; x++)
-                    rot[i + x] = ring[i + (x + shift) % len];
-                i = j;
-            }
+        int C = channel_count(c, nodes);
+        int *rot = channel_rings(c, ring, n, C);
+        for (int k = 0; k < C; k++)
             for (int i = 0; i < n; i++)
-                add_edge(c, rot[i], rot[(i + 1) % n]);
-        }
+                add_edge(c, rot[k * n + i], rot[k * n + (i + 1) % n]);
         g_free(rot);
         s.stream_bytes = (double)steps / n * m / C;
         s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
@@ -542,6 +558,7 @@ static void finish(Collectives *c, guint slot) {
     void *ctx = in->ctx;
     uint64_t arg = in->arg;
     g_clear_pointer(&in->ring, g_free);
+    g_clear_pointer(&in->chans, g_free);
     g_array_append_val(c->free_slots, slot);
     done(ctx, arg);
 }
@@ -569,12 +586,15 @@ static void start_phase(Collectives *c, guint slot) {
     const CollBackend *b = backend_for(sp, in->op, in->bytes, &bi);
     double factor = b ? 1.0 : sp->bw_factor[in->choice.proto];
     c->rep_node = in->rep_node;
-    if (in->steps > 0) { /* detailed ring step: one flow per edge, one chunk each */
-        double chunk = in->bytes / in->n / factor;
-        in->pending = in->n;
-        for (int i = 0; i < in->n; i++) {
+    if (in->steps > 0) { /* detailed ring step: one flow per edge per channel, one chunk each */
+        int n = in->n, C = in->channels;
+        double chunk = in->bytes / n / C / factor;
+        in->pending = n * C;
+        for (int e = 0; e < n * C; e++) {
+            const int *r = in->chans + e / n * n;
+            int i = e % n;
             net_loads_reset(c->net);
-            add_edge(c, in->ring[i], in->ring[(i + 1) % in->n]);
+            add_edge(c, r[i], r[(i + 1) % n]);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency + (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
@@ -653,6 +673,8 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
         const CollBackend *b = backend_for(c->spec, op, bytes, &bi);
         SimTime base = b ? b->latency : c->spec->base[in.choice.proto];
         in.step_latency = (in.choice.latency - base) / in.steps;
+        in.channels = channel_count(c, count_nodes(c, in.ring, n));
+        in.chans = channel_rings(c, in.ring, n, in.channels);
     }
     g_array_index(c->instances, Instance, slot) = in;
     start_phase(c, slot);

@@ -1,0 +1,286 @@
+/* network and fabric: link sharing by the textbook, routes on the Frontier node and dragonfly,
+ * aggregated vs detailed collectives, and what-ifs moving results the way physics says. */
+#include <math.h>
+#include <string.h>
+
+#include "collectives.h"
+#include "util.h"
+
+/* g GPUs, pairs given as (a, b, links) triples with 1 GB/s per link, no latency, 1 NIC on GPU 0
+ * at nic_bw, flat fabric without latency. */
+static TopologySpec spec_with(int g, const int *pairs, int npairs, double nic_bw) {
+    TopologySpec s = {0};
+    s.name = g_strdup("test");
+    s.gpus_per_node = g;
+    s.link_bandwidth = 1e9;
+    s.pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
+    for (int i = 0; i < npairs; i++) {
+        TopoPair p = {pairs[3 * i], pairs[3 * i + 1], pairs[3 * i + 2]};
+        g_array_append_val(s.pairs, p);
+    }
+    s.nics = 1;
+    s.nic_bandwidth = nic_bw;
+    s.pcie_bandwidth = 100 * nic_bw;
+    topo_spec_default_collectives(&s);
+    return s;
+}
+
+typedef struct {
+    SimTime at[8];
+    Engine *eng;
+} Finish;
+
+static void on_done(void *ctx, uint64_t i) {
+    Finish *f = ctx;
+    f->at[i] = engine_now(f->eng);
+}
+
+static void flow_on_path(Network *net, const Topology *topo, int src, int dst, double bytes,
+                         Finish *f, uint64_t i) {
+    TopoPath p;
+    topo_path(topo, src, dst, 0, &p);
+    net_loads_reset(net);
+    net_loads_add_path(net, &p);
+    int n;
+    const NetLoad *loads = net_loads_get(net, &n);
+    net_flow(net, loads, n, bytes, 0, 0, on_done, f, i);
+}
+
+START_TEST(test_two_flows_share_a_link) {
+    int pairs[] = {0, 1, 10}; /* 10 GB/s */
+    TopologySpec s = spec_with(2, pairs, 1, 1e9);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 1, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish f = {{0}, eng};
+    flow_on_path(net, topo, 0, 1, 10e9, &f, 0); /* alone: 1 s */
+    engine_run(eng);
+    ck_assert_int_eq(f.at[0], SIM_PS_PER_S);
+    g_autoptr(Engine) eng2 = engine_new();
+    g_autoptr(Network) net2 = net_new(eng2, topo);
+    Finish f2 = {{0}, eng2};
+    flow_on_path(net2, topo, 0, 1, 10e9, &f2, 0);
+    flow_on_path(net2, topo, 0, 1, 10e9, &f2, 1);
+    engine_run(eng2);
+    ck_assert_int_eq(f2.at[0], 2 * SIM_PS_PER_S); /* each takes twice as long */
+    ck_assert_int_eq(f2.at[1], 2 * SIM_PS_PER_S);
+    /* the opposite direction is another link: no sharing */
+    g_autoptr(Engine) eng3 = engine_new();
+    g_autoptr(Network) net3 = net_new(eng3, topo);
+    Finish f3 = {{0}, eng3};
+    flow_on_path(net3, topo, 0, 1, 10e9, &f3, 0);
+    flow_on_path(net3, topo, 1, 0, 10e9, &f3, 1);
+    engine_run(eng3);
+    ck_assert_int_eq(f3.at[0], SIM_PS_PER_S);
+    ck_assert_int_eq(f3.at[1], SIM_PS_PER_S);
+    topo_spec_clear(&s);
+}
+END_TEST
+
+START_TEST(test_n_flows_into_one_nic) {
+    TopologySpec s = spec_with(1, NULL, 0, 25e9); /* one GPU per node, 25 GB/s NIC */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 5, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish f = {{0}, eng};
+    for (int src = 1; src <= 4; src++) /* 4 nodes send 25 GB each to node 0 */
+        flow_on_path(net, topo, src, 0, 25e9, &f, (uint64_t)src);
+    engine_run(eng);
+    for (int src = 1; src <= 4; src++)
+        ck_assert_int_eq(f.at[src], 4 * SIM_PS_PER_S); /* shared 4 ways */
+    topo_spec_clear(&s);
+}
+END_TEST
+
+/* Max-min, not equal split: L1 = 0->1 (10 GB/s), L2 = 1->2 (4 GB/s). f1 on L1, f2 on L1 + L2,
+ * f3 on L2. L2 fills first: f2 = f3 = 2 GB/s; f1 takes the rest of L1, 8 GB/s. f2 and f3 (8 GB)
+ * end at 4 s; f1 (40 GB) has moved 32 GB by then and finishes the last 8 GB alone at 10 GB/s. */
+START_TEST(test_max_min_fairness) {
+    int pairs[] = {0, 1, 10, 1, 2, 4};
+    TopologySpec s = spec_with(3, pairs, 2, 1e9);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 1, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish f = {{0}, eng};
+    TopoPath p01, p12;
+    topo_path(topo, 0, 1, 0, &p01);
+    topo_path(topo, 1, 2, 0, &p12);
+    ck_assert_int_eq(p01.n, 1);
+    ck_assert_int_eq(p12.n, 1);
+    NetLoad l1 = {p01.link[0], 1}, both[2] = {{p01.link[0], 1}, {p12.link[0], 1}},
+            l2 = {p12.link[0], 1};
+    net_flow(net, &l1, 1, 40e9, 0, 0, on_done, &f, 1);
+    net_flow(net, both, 2, 8e9, 0, 0, on_done, &f, 2);
+    net_flow(net, &l2, 1, 8e9, 0, 0, on_done, &f, 3);
+    engine_run(eng);
+    ck_assert_int_eq(f.at[2], 4 * SIM_PS_PER_S);
+    ck_assert_int_eq(f.at[3], 4 * SIM_PS_PER_S);
+    ck_assert_int_eq(f.at[1], 4800000000000);
+    /* weights: one flow crossing a link twice gets half its capacity */
+    g_autoptr(Engine) eng2 = engine_new();
+    g_autoptr(Network) net2 = net_new(eng2, topo);
+    Finish g = {{0}, eng2};
+    NetLoad twice = {p12.link[0], 2};
+    net_flow(net2, &twice, 1, 4e9, 0, 0, on_done, &g, 0);
+    engine_run(eng2);
+    ck_assert_int_eq(g.at[0], 2 * SIM_PS_PER_S);
+    topo_spec_clear(&s);
+}
+END_TEST
+
+START_TEST(test_frontier_routes) {
+    const char *sets[] = {"nodes=300", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    /* no direct 0-3 link: two hops, widest minimal path 0-1-3, 50 GB/s */
+    TopoRoute r = topo_route(topo, 0, 3);
+    ck_assert_int_eq(r.hops, 2);
+    ck_assert_double_eq(r.bandwidth, 50e9);
+    ck_assert_double_eq(topo_route(topo, 0, 1).bandwidth, 200e9);
+    ck_assert_double_eq(topo_route(topo, 0, 6).bandwidth, 100e9);
+    /* nodes 0 and 1 share every switch (16 nodes per switch): NIC out, NIC in, no switch link */
+    TopoPath p;
+    topo_path(topo, 1, 8 + 1, 0, &p); /* GCD 1 (owns NIC 0) to GCD 1 of node 1 */
+    int fabric = 0, globals = 0;
+    for (int i = 0; i < p.n; i++)
+        fabric += topo_link_node(topo, p.link[i]) < 0;
+    ck_assert_int_eq(fabric, 0);
+    /* node 0 to node 20: another switch in the group: one local link */
+    topo_path(topo, 1, 20 * 8 + 1, 0, &p);
+    fabric = 0;
+    for (int i = 0; i < p.n; i++)
+        if (topo_link_node(topo, p.link[i]) < 0) {
+            fabric++;
+            ck_assert_int_eq(topo_link_kind(topo, p.link[i]), LINK_LOCAL);
+        }
+    ck_assert_int_eq(fabric, 1);
+    /* across groups, minimal: exactly one global link, at most 3 switch-to-switch links */
+    for (uint64_t salt = 0; salt < 16; salt++) {
+        topo_path(topo, 1, 200 * 8 + 3, salt, &p);
+        fabric = globals = 0;
+        for (int i = 0; i < p.n; i++)
+            if (topo_link_node(topo, p.link[i]) < 0) {
+                fabric++;
+                globals += topo_link_kind(topo, p.link[i]) == LINK_GLOBAL;
+            }
+        ck_assert_int_eq(globals, 1);
+        ck_assert_int_le(fabric, 3);
+    }
+    /* Valiant: through a third group, two global links */
+    const char *vsets[] = {"nodes=300", "topology.fabric.routing=valiant", NULL};
+    g_autoptr(Scenario) vs = load_ok("20B_tp8.yaml", vsets);
+    g_autoptr(Topology) vt = topo_new(&vs->topo, vs->nodes, &err);
+    topo_path(vt, 1, 200 * 8 + 3, 5, &p);
+    globals = 0;
+    for (int i = 0; i < p.n; i++)
+        globals += topo_link_node(vt, p.link[i]) < 0 && topo_link_kind(vt, p.link[i]) == LINK_GLOBAL;
+    ck_assert_int_eq(globals, 2);
+    /* the machine's size is a limit */
+    const char *big[] = {"nodes=9409", NULL};
+    g_autoptr(Scenario) bs = load_ok("20B_tp8.yaml", big);
+    g_autoptr(GError) e2 = NULL;
+    ck_assert_ptr_null(topo_new(&bs->topo, bs->nodes, &e2));
+    ck_assert_msg(strstr(e2->message, "9408 nodes"), "%s", e2->message);
+}
+END_TEST
+
+static SimTime iteration(const char *file, const char *const *sets) {
+    g_autoptr(Scenario) sc = load_ok(file, sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    return sim_summary(run)->iteration;
+}
+
+/* The fast aggregated collectives agree with the step-by-step ones within 2%. */
+START_TEST(test_aggregated_vs_detailed) {
+    static const char *files[] = {"1.3B_zero1.yaml", "13B_tp8.yaml", "1.3B_tp.yaml"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        const char *agg[] = {"nodes=2", NULL};
+        const char *det[] = {"nodes=2", "sim.collectives=detailed", NULL};
+        double a = (double)iteration(files[i], agg), d = (double)iteration(files[i], det);
+        ck_assert_msg(fabs(a - d) / d < 0.02, "%s: aggregated %.6f s, detailed %.6f s", files[i],
+                      a / 1e12, d / 1e12);
+    }
+}
+END_TEST
+
+/* What-ifs move results the way physics says. */
+START_TEST(test_what_ifs) {
+    /* 16 nodes share every switch: the NICs are the DP rings' bottleneck */
+    const char *b16[] = {"nodes=16", NULL};
+    const char *fast_nic[] = {"nodes=16", "topology.node.nics.bandwidth=50GB/s", NULL};
+    ck_assert(iteration("20B_tp8.yaml", fast_nic) < iteration("20B_tp8.yaml", b16));
+    /* 256 nodes span two groups: the global links are */
+    const char *base[] = {"nodes=256", NULL};
+    const char *thin_global[] = {"nodes=256", "topology.fabric.global_bandwidth=5GB/s", NULL};
+    const char *no_contention[] = {"nodes=256", "sim.contention=false", NULL};
+    SimTime t0 = iteration("20B_tp8.yaml", base);
+    ck_assert(iteration("20B_tp8.yaml", thin_global) > t0);
+    ck_assert(iteration("20B_tp8.yaml", no_contention) < t0);
+    /* within one group, global links carry nothing: their bandwidth cannot matter */
+    const char *g1[] = {"nodes=64", NULL};
+    const char *g1_thin[] = {"nodes=64", "topology.fabric.global_bandwidth=1GB/s", NULL};
+    ck_assert_int_eq(iteration("20B_tp8.yaml", g1), iteration("20B_tp8.yaml", g1_thin));
+}
+END_TEST
+
+/* TP and DP traffic meet on the xGMI link from GCD 0 to GCD 1 (the way to NIC 0). */
+START_TEST(test_contention_is_emergent) {
+    g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    GArray *links = net_busiest_links(sim_network(run), 1000);
+    gboolean found = FALSE;
+    for (guint i = 0; i < links->len; i++) {
+        NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
+        char name[96];
+        topo_link_describe(sim_topology(run), l->link, name, sizeof name);
+        if (strcmp(name, "node 0 GPU 0->1") == 0) {
+            found = TRUE;
+            ck_assert(l->by_class[DIM_DP] > 0 && l->by_class[DIM_TP] > 0);
+        }
+    }
+    ck_assert(found);
+    g_array_unref(links);
+}
+END_TEST
+
+START_TEST(test_other_machines) {
+    static const char *machines[] = {"dgx-a100", "dgx-h100"};
+    for (int m = 0; m < 2; m++) {
+        g_autofree char *set = g_strdup_printf("topology=%s", machines[m]);
+        const char *sets[] = {set, "nodes=4", NULL};
+        g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        const SimSummary *s = sim_summary(run);
+        ck_assert(s->iteration > 0);
+        ck_assert_int_eq(sc->gpus, 32);
+    }
+    /* an H100 node's NVSwitch is faster than an MI250X node's slowest xGMI link: TP costs less */
+    const char *h[] = {"topology=dgx-h100", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", NULL);
+    g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", h);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    ck_assert(sim_summary(rb)->critical.comm < sim_summary(ra)->critical.comm);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("network");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_two_flows_share_a_link);
+    tcase_add_test(tc, test_n_flows_into_one_nic);
+    tcase_add_test(tc, test_max_min_fairness);
+    tcase_add_test(tc, test_frontier_routes);
+    tcase_add_test(tc, test_aggregated_vs_detailed);
+    tcase_add_test(tc, test_what_ifs);
+    tcase_add_test(tc, test_contention_is_emergent);
+    tcase_add_test(tc, test_other_machines);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
