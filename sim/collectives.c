@@ -331,18 +331,31 @@ static int channel_count(const Collectives *c, int nodes) {
     return nodes > 1 ? c->spec->channels : 1;
 }
 
-/* C rings of n members (C x n, caller frees): channel k rotates each node's part of the ring by
- * k/C of its length, so that the ring leaves every node through another GPU (and NIC). Each
- * channel carries 1/C of the data. */
+/* C rings of n members (C x n, caller frees). Channel k rotates each node's part of the ring so
+ * that the ring enters and leaves the node through NIC k mod nics, as RCCL's ring search keeps a
+ * channel on one NIC rail across nodes (ROCm/rccl src/graph/search.cc); where no rotation enters
+ * and leaves by that NIC, one that leaves by it, else a shift by k/C of the part. Each channel
+ * carries 1/C of the data. */
 static int *channel_rings(const Collectives *c, const int *ring, int n, int C) {
-    int g = topo_gpus_per_node(c->topo);
+    int g = topo_gpus_per_node(c->topo), nics = topo_spec(c->topo)->nics;
     int *rot = g_new(int, (size_t)C * n);
     for (int k = 0; k < C; k++)
         for (int i = 0; i < n;) {
             int j = i;
             while (j < n && ring[j] / g == ring[i] / g)
                 j++;
-            int len = j - i, shift = k * len / C;
+            int len = j - i, shift = k * len / C, best = 0;
+            for (int r = 0; nics > 0 && r < len; r++) {
+                int nic_in = topo_nic_of(c->topo, ring[i + r] % g);
+                int nic_out = topo_nic_of(c->topo, ring[i + (r + len - 1) % len] % g);
+                int score = (nic_out == k % nics) * 2 + (nic_in == k % nics);
+                if (score > best) {
+                    best = score;
+                    shift = r;
+                }
+                if (score == 3)
+                    break;
+            }
             for (int x = 0; x < len; x++)
                 rot[k * n + i + x] = ring[i + (x + shift) % len];
             i = j;

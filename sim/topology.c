@@ -281,6 +281,10 @@ double topo_direct_bandwidth(const Topology *t, int a, int b) {
     return t->bw[a][b];
 }
 
+int topo_nic_of(const Topology *t, int local_gpu) {
+    return t->spec.nics > 0 ? t->nic_of[local_gpu] : -1;
+}
+
 int topo_link_node(const Topology *t, int32_t link) {
     return link < t->fabric0 ? link / t->lpn : -1;
 }

@@ -133,6 +133,9 @@ int topo_nodes(const Topology *t);
 int topo_gpus(const Topology *t);
 int topo_gpus_per_node(const Topology *t);
 
+/* The NIC a local GPU sends through (-1 without NICs). */
+int topo_nic_of(const Topology *t, int local_gpu);
+
 /* Number of link ids (every id in 0..topo_links()-1 is a link). */
 int32_t topo_links(const Topology *t);
 double topo_link_capacity(const Topology *t, int32_t link); /* bytes/s */
