@@ -40,5 +40,16 @@ check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
 check all-ranks 0 "$sim" "$s/1.3B_zero1.yaml" --all-ranks
+check collective 0 "$sim" collective --op allreduce --ranks 16 --sizes 1MiB:4MiB --format csv
+[ "$(wc -l <"$tmp/out")" -eq 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective: not 4 lines"; cat "$tmp/out"; }
+expect_grep collective-row "^allreduce,16,2,1048576," "$tmp/out"
+check collective-text 0 "$sim" collective --op allgather --ranks 8 --sizes 8B:64B --topology dgx-h100
+expect_grep collective-head "busbw" "$tmp/out"
+check collective-set 0 "$sim" collective --op send --ranks 10 --sizes 1GiB --set node.nics.bandwidth=50GB/s --format csv
+expect_grep collective-nic "49\.9" "$tmp/out"
+check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
+check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
+check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
+check collective-bad-topology 2 "$sim" collective --op allreduce --ranks 8 --topology summit
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -269,6 +269,33 @@ START_TEST(test_other_machines) {
 }
 END_TEST
 
+/* A backend table sends small allreduces to another library with its own latency and bandwidth
+ * (MCR-DL); larger ones stay with RCCL. */
+START_TEST(test_backend_table) {
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    spec.coll.backends = g_array_new(FALSE, TRUE, sizeof(CollBackend));
+    CollBackend mpi = {g_strdup("mpi"), 1u << COLL_ALLREDUCE, 0, 65536, 3000000, 0, 10e9};
+    g_array_append_val(spec.coll.backends, mpi);
+    g_autoptr(Topology) topo = topo_new(&spec, 1, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    int m[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CollChoice small = coll_choose(coll, COLL_ALLREDUCE, m, 8, 8192);
+    ck_assert_int_eq(small.backend, 0);
+    /* 3 us + 2(n-1)/n x 8 KiB at 10 GB/s per stream */
+    ck_assert_int_eq(small.predicted, 3000000 + (SimTime)llround(14.0 / 8 * 8192 / 10e9 * 1e12));
+    CollChoice big = coll_choose(coll, COLL_ALLREDUCE, m, 8, 1 << 20);
+    ck_assert_int_eq(big.backend, -1);
+    CollChoice gather = coll_choose(coll, COLL_ALLGATHER, m, 8, 8192); /* not its op */
+    ck_assert_int_eq(gather.backend, -1);
+    topo_spec_clear(&spec);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -281,6 +308,7 @@ int main(void) {
     tcase_add_test(tc, test_what_ifs);
     tcase_add_test(tc, test_contention_is_emergent);
     tcase_add_test(tc, test_other_machines);
+    tcase_add_test(tc, test_backend_table);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
