@@ -542,40 +542,43 @@ gboolean conf_parse_flops(const char *s, double *out) {
     return FALSE;
 }
 
-gboolean conf_bytes(const ConfNode *map, const char *key, gboolean required, double *out,
-                    GError **err) {
+/* A double-valued quantity with units: parse, then check its sign. */
+static gboolean get_quantity(const ConfNode *map, const char *key, gboolean required,
+                             gboolean (*parse)(const char *, double *), const char *what,
+                             gboolean zero_ok, double *out, GError **err) {
     const ConfNode *n;
     if (!get_scalar(map, key, required, &n, err))
         return FALSE;
     if (!n)
         return TRUE;
     double v;
-    if (!conf_parse_bytes(n->value, &v))
-        return conf_fail(err, CONF_ERROR_VALUE, n,
-                         "'%s' must be a size such as 64GiB, 1.5GB or 4096 (bytes), not '%s'", key,
+    if (!parse(n->value, &v))
+        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be %s, not '%s'", key, what,
                          n->value);
-    if (v < 0)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' is a size and cannot be negative ('%s')",
-                         key, n->value);
+    if (v < 0 || (!zero_ok && v == 0))
+        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' %s ('%s')", key,
+                         zero_ok ? "is a size and cannot be negative" : "must be positive",
+                         n->value);
     *out = v;
     return TRUE;
 }
 
+gboolean conf_bytes(const ConfNode *map, const char *key, gboolean required, double *out,
+                    GError **err) {
+    return get_quantity(map, key, required, conf_parse_bytes,
+                        "a size such as 64GiB, 1.5GB or 4096 (bytes)", TRUE, out, err);
+}
+
 gboolean conf_rate(const ConfNode *map, const char *key, gboolean required, double *out,
                    GError **err) {
-    const ConfNode *n;
-    if (!get_scalar(map, key, required, &n, err))
-        return FALSE;
-    if (!n)
-        return TRUE;
-    double v;
-    if (!conf_parse_rate(n->value, &v))
-        return conf_fail(err, CONF_ERROR_VALUE, n,
-                         "'%s' must be a rate such as 25GB/s or 200Gb/s, not '%s'", key, n->value);
-    if (v <= 0)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be positive ('%s')", key, n->value);
-    *out = v;
-    return TRUE;
+    return get_quantity(map, key, required, conf_parse_rate, "a rate such as 25GB/s or 200Gb/s",
+                        FALSE, out, err);
+}
+
+gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
+                    GError **err) {
+    return get_quantity(map, key, required, conf_parse_flops,
+                        "a compute rate such as 191.5TFLOP/s", FALSE, out, err);
 }
 
 gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int64_t *out,
@@ -593,24 +596,6 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
     if (v < 0)
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' is a duration and cannot be negative",
                          key);
-    *out = v;
-    return TRUE;
-}
-
-gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
-                    GError **err) {
-    const ConfNode *n;
-    if (!get_scalar(map, key, required, &n, err))
-        return FALSE;
-    if (!n)
-        return TRUE;
-    double v;
-    if (!conf_parse_flops(n->value, &v))
-        return conf_fail(err, CONF_ERROR_VALUE, n,
-                         "'%s' must be a compute rate such as 191.5TFLOP/s, not '%s'", key,
-                         n->value);
-    if (v <= 0)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be positive", key);
     *out = v;
     return TRUE;
 }
