@@ -67,8 +67,7 @@ int cmd_collective(int argc, char **argv) {
          "Machine: a name under topologies/ or a file (default frontier)", "NAME"},
         {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
          "Override a topology key, e.g. node.nics.bandwidth=50GB/s (repeatable)", "KEY=VALUE"},
-        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, "Force ring, tree or hierarchical",
-         "ALGO"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, "Force ring, tree or hierarchical", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, "Force LL or Simple", "PROTO"},
         {"detailed", 0, 0, G_OPTION_ARG_NONE, &detailed,
          "Run rings step by step instead of as one aggregated flow", NULL},
@@ -127,8 +126,8 @@ int cmd_collective(int argc, char **argv) {
     else
         printf("# %s over %d GPUs (%d nodes of %s), %s\n#%13s %12s %11s %11s  %s\n",
                coll_op_name(op), ranks, nodes, spec.name,
-               detailed ? "detailed rings" : "aggregated", "size (B)", "time (us)",
-               "algbw GB/s", "busbw GB/s", "algorithm");
+               detailed ? "detailed rings" : "aggregated", "size (B)", "time (us)", "algbw GB/s",
+               "busbw GB/s", "algorithm");
     int status = 0;
     for (double size = lo; size <= hi * (1 + 1e-9); size *= 2) {
         CollChoice choice;
@@ -141,9 +140,10 @@ int cmd_collective(int argc, char **argv) {
         double secs = (double)t / 1e12;
         double algbw = secs > 0 ? size / secs / 1e9 : 0;
         double busbw = algbw * coll_busbw_factor(op, op == COLL_SEND ? 2 : ranks);
-        const char *backend = choice.backend >= 0
-                                  ? g_array_index(spec.coll.backends, CollBackend, choice.backend).name
-                                  : NULL;
+        const char *backend =
+            choice.backend >= 0
+                ? g_array_index(spec.coll.backends, CollBackend, choice.backend).name
+                : NULL;
         if (csv)
             printf("%s,%d,%d,%.0f,%.3f,%.3f,%.3f,%s,%s\n", coll_op_name(op), ranks, nodes, size,
                    secs * 1e6, algbw, busbw, backend ? backend : coll_algo_name(choice.algo),

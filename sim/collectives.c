@@ -2,8 +2,9 @@
  *
  * Ring choice: RCCL builds rings that follow the fastest links inside a node and cross between
  * nodes once per node (ROCm/rccl src/graph). We keep each node's members together and order them to
- * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total bandwidth),
- * found by exhaustive search over at most 9 members, greedily beyond; cached per set of local GPUs.
+ * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total
+ * bandwidth), found by exhaustive search over at most 9 members, greedily beyond; cached per set of
+ * local GPUs.
  *
  * Latency model (ROCm/rccl tuning.cc, as summarised in ../shared/reference/frontier.md):
  * base[proto] + intra-node steps x intra_hop[algo][proto] + network steps x inter_hop[algo][proto].
@@ -33,9 +34,9 @@ typedef struct {
     int rep_node;      /* symmetric form: the only node whose local links are loaded, or -1 */
     int pending;       /* flows in flight of the current phase or step */
     int n;
-    int *ring;         /* members in ring order (owned) */
-    int channels;      /* detailed ring: rings in chans */
-    int *chans;        /* detailed ring: channels x n members (owned) */
+    int *ring;    /* members in ring order (owned) */
+    int channels; /* detailed ring: rings in chans */
+    int *chans;   /* detailed ring: channels x n members (owned) */
     double bytes;
     SimTime step_latency;
     NetDoneFn done;
@@ -56,7 +57,7 @@ struct Collectives {
     const CollSpec *spec;
     CollMode mode;
     int force_algo, force_proto;
-    int rep_node; /* while building streams: see coll_start_symmetric; -1 = all nodes */
+    int rep_node;            /* while building streams: see coll_start_symmetric; -1 = all nodes */
     GArray *instances;       /* Instance, by slot */
     GArray *free_slots;      /* guint */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
@@ -338,7 +339,7 @@ static int channel_count(const Collectives *c, int nodes) {
  * carries 1/C of the data. */
 static int *channel_rings(const Collectives *c, const int *ring, int n, int C) {
     int g = topo_gpus_per_node(c->topo), nics = topo_spec(c->topo)->nics;
-    int *rot = g_new(int, (size_t)C * n);
+    int *rot = g_new(int, (size_t)C *n);
     for (int k = 0; k < C; k++)
         for (int i = 0; i < n;) {
             int j = i;
@@ -610,7 +611,8 @@ static void start_phase(Collectives *c, guint slot) {
             add_edge(c, r[i], r[(i + 1) % n]);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
-            SimTime lat = in->step_latency + (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
+            SimTime lat = in->step_latency +
+                          (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
             net_flow(c->net, loads, nl, chunk, lat, in->cls, on_flow_done, c, slot);
         }
         c->rep_node = -1;

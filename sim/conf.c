@@ -577,8 +577,8 @@ gboolean conf_rate(const ConfNode *map, const char *key, gboolean required, doub
 
 gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
                     GError **err) {
-    return get_quantity(map, key, required, conf_parse_flops,
-                        "a compute rate such as 191.5TFLOP/s", FALSE, out, err);
+    return get_quantity(map, key, required, conf_parse_flops, "a compute rate such as 191.5TFLOP/s",
+                        FALSE, out, err);
 }
 
 gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int64_t *out,

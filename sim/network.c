@@ -56,8 +56,8 @@ struct Network {
     GArray *free_slots; /* guint32 */
     Link **links;       /* by link id, allocated on first use */
     int32_t nlinks;
-    GArray *touched;    /* int32 ids of allocated links, for statistics */
-    GArray *dirty;      /* int32 link ids changed since the last solve */
+    GArray *touched; /* int32 ids of allocated links, for statistics */
+    GArray *dirty;   /* int32 link ids changed since the last solve */
     gboolean solve_pending;
     uint32_t stamp;
     /* solver scratch */
@@ -317,9 +317,11 @@ static HeapItem heap_pop(GArray *h) {
     guint n = h->len, i = 0;
     for (;;) {
         guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && (a[l].share < a[m].share || (a[l].share == a[m].share && a[l].link < a[m].link)))
+        if (l < n &&
+            (a[l].share < a[m].share || (a[l].share == a[m].share && a[l].link < a[m].link)))
             m = l;
-        if (r < n && (a[r].share < a[m].share || (a[r].share == a[m].share && a[r].link < a[m].link)))
+        if (r < n &&
+            (a[r].share < a[m].share || (a[r].share == a[m].share && a[r].link < a[m].link)))
             m = r;
         if (m == i)
             break;

@@ -56,8 +56,8 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 
 typedef struct {
     int32_t link;
-    double bytes;              /* carried in all */
-    double busy_s;             /* bytes / capacity: seconds the link was (or would be) busy */
+    double bytes;  /* carried in all */
+    double busy_s; /* bytes / capacity: seconds the link was (or would be) busy */
     double by_class[NET_CLASSES];
 } NetLinkStat;
 

@@ -256,7 +256,8 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                     100.0 * utilization(run, l));
             for (int d = 0; d < DIM_COUNT; d++)
                 if (l->by_class[d] > 0)
-                    fprintf(out, " %s %.0f%%", workload_dim_name(d), 100.0 * l->by_class[d] / l->bytes);
+                    fprintf(out, " %s %.0f%%", workload_dim_name(d),
+                            100.0 * l->by_class[d] / l->bytes);
             fputc('\n', out);
         }
         fputc('\n', out);

@@ -356,8 +356,9 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
 /* Names of CollAlgo / CollProto / CollOp, for the collectives block. */
 static const char *const algo_names[] = {"ring", "tree", "hierarchical", NULL};
 static const char *const proto_names[] = {"LL", "Simple", NULL};
-static const char *const op_names[] = {"allreduce",  "allgather", "reduce_scatter", "reduce",
-                                       "broadcast",  "all_to_all", "send",          "recv", NULL};
+static const char *const op_names[] = {"allreduce", "allgather", "reduce_scatter",
+                                       "reduce",    "broadcast", "all_to_all",
+                                       "send",      "recv",      NULL};
 
 /* A list of names from choices, as a bit mask. */
 static gboolean load_name_list(const ConfNode *n, const char *what, const char *const *choices,
@@ -397,7 +398,7 @@ static gboolean load_name_list(const ConfNode *n, const char *what, const char *
 }
 
 static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"algorithms", "protocols", "LL",      "Simple",
+    static const char *const keys[] = {"algorithms", "protocols", "LL", "Simple",
                                        "backends",   "channels",  NULL};
     static const char *const proto_keys[] = {"base_latency", "bandwidth_factor", "ring", "tree",
                                              NULL};
@@ -477,8 +478,7 @@ static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **er
 
 static gboolean load_topology(const ConfNode *n, TopologySpec *t, GError **err) {
     static const char *const keys[] = {"name", "device", "node", "fabric", "collectives", NULL};
-    if (!conf_check_keys(n, keys, "topology", err) ||
-        !conf_string(n, "name", TRUE, &t->name, err))
+    if (!conf_check_keys(n, keys, "topology", err) || !conf_string(n, "name", TRUE, &t->name, err))
         return FALSE;
     const ConfNode *dev = conf_get(n, "device"), *node = conf_get(n, "node"),
                    *fabric = conf_get(n, "fabric");

@@ -26,8 +26,8 @@
 #include "conf.h"
 
 typedef struct {
-    int n;          /* links */
-    int32_t li[3];  /* local link indices */
+    int n;         /* links */
+    int32_t li[3]; /* local link indices */
     SimTime latency;
     double bandwidth;
 } LocalPath;
@@ -35,18 +35,18 @@ typedef struct {
 struct Topology {
     TopologySpec spec; /* shallow copy; the caller's spec outlives the topology */
     int nodes;
-    int g;                                   /* GPUs per node */
-    double bw[TOPO_MAX_GPUS][TOPO_MAX_GPUS]; /* direct link bandwidth, bytes/s, 0 = none */
+    int g;                                        /* GPUs per node */
+    double bw[TOPO_MAX_GPUS][TOPO_MAX_GPUS];      /* direct link bandwidth, bytes/s, 0 = none */
     int pair_index[TOPO_MAX_GPUS][TOPO_MAX_GPUS]; /* local index of directed link a->b, -1 */
-    int gpu_links;                           /* local GPU-GPU (or switch) links per node */
-    int lpn;                                 /* links per node */
+    int gpu_links;                                /* local GPU-GPU (or switch) links per node */
+    int lpn;                                      /* links per node */
     LocalPath local[TOPO_MAX_GPUS][TOPO_MAX_GPUS];
     int nic_of[TOPO_MAX_GPUS]; /* NIC each GPU sends through */
     int32_t fabric0;           /* first fabric link id */
     int32_t global0;           /* dragonfly: first global link id */
     int32_t nlinks;
-    int nodes_per_block;       /* dragonfly: nodes whose NIC k share a switch */
-    int leaves;                /* fat tree */
+    int nodes_per_block; /* dragonfly: nodes whose NIC k share a switch */
+    int leaves;          /* fat tree */
     double local_cap[TOPO_MAX_GPUS * TOPO_MAX_GPUS + 4 * TOPO_MAX_NICS]; /* by local index */
 };
 
@@ -112,18 +112,18 @@ static void build_local_routes(Topology *t) {
                 for (int k = 0; k < g; k++) { /* two hops */
                     double b = MIN(t->bw[i][k], t->bw[k][j]);
                     if (b > p.bandwidth)
-                        p = (LocalPath){2, {t->pair_index[i][k], t->pair_index[k][j], 0},
-                                        2 * hop, b};
+                        p = (LocalPath){
+                            2, {t->pair_index[i][k], t->pair_index[k][j], 0}, 2 * hop, b};
                 }
                 for (int k = 0; p.n == 0 && k < g; k++) /* three hops */
                     for (int l = 0; l < g; l++) {
                         double b = MIN(MIN(t->bw[i][k], t->bw[k][l]), t->bw[l][j]);
                         if (b > p.bandwidth)
-                            p = (LocalPath){3,
-                                            {t->pair_index[i][k], t->pair_index[k][l],
-                                             t->pair_index[l][j]},
-                                            3 * hop,
-                                            b};
+                            p = (LocalPath){
+                                3,
+                                {t->pair_index[i][k], t->pair_index[k][l], t->pair_index[l][j]},
+                                3 * hop,
+                                b};
                     }
             }
             t->local[i][j] = p;
@@ -136,8 +136,9 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
     case FABRIC_DRAGONFLY:
         if (s->groups < 1 || s->nodes_per_group < 1 || s->switches_per_group < 1 ||
             s->global_links < 1)
-            return fail(err, "topology %s: a dragonfly needs groups, nodes_per_group, "
-                             "switches_per_group and global_links >= 1",
+            return fail(err,
+                        "topology %s: a dragonfly needs groups, nodes_per_group, "
+                        "switches_per_group and global_links >= 1",
                         s->name);
         if (s->switches_per_group % s->nics != 0 ||
             s->nodes_per_group % (s->switches_per_group / s->nics) != 0)
@@ -160,8 +161,8 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
         break;
     }
     if (s->machine_nodes > 0 && nodes > s->machine_nodes)
-        return fail(err, "topology %s has %d nodes; the job asks for %d", s->name,
-                    s->machine_nodes, nodes);
+        return fail(err, "topology %s has %d nodes; the job asks for %d", s->name, s->machine_nodes,
+                    nodes);
     return TRUE;
 }
 
@@ -208,8 +209,8 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
     }
     for (int n = 0; n < spec->nics; n++)
         if (spec->nic_gpu[n] < 0 || spec->nic_gpu[n] >= g) {
-            fail(err, "topology %s: NIC %d hangs off GPU %d, which a %d-GPU node lacks",
-                 spec->name, n, spec->nic_gpu[n], g);
+            fail(err, "topology %s: NIC %d hangs off GPU %d, which a %d-GPU node lacks", spec->name,
+                 n, spec->nic_gpu[n], g);
             return NULL;
         }
     if (spec->nics > 0 && !check_fabric(spec, nodes, err))
@@ -224,9 +225,9 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
             int ng = spec->nic_gpu[n], bg = spec->nic_gpu[best];
             const LocalPath *cur = &t->local[i][bg], *cand = &t->local[i][ng];
             gboolean cand_self = ng == i, cur_self = bg == i;
-            if (cand_self != cur_self ? cand_self
-                                      : (cand->n < cur->n ||
-                                         (cand->n == cur->n && cand->bandwidth > cur->bandwidth)))
+            if (cand_self != cur_self
+                    ? cand_self
+                    : (cand->n < cur->n || (cand->n == cur->n && cand->bandwidth > cur->bandwidth)))
                 best = n;
         }
         t->nic_of[i] = best;
@@ -309,7 +310,7 @@ LinkKind topo_link_kind(const Topology *t, int32_t link) {
 
 const char *topo_link_kind_name(LinkKind k) {
     static const char *const names[LINK_KIND_COUNT] = {
-        "gpu-gpu", "gpu-switch", "switch-gpu", "pcie-up", "pcie-down",   "nic-out",
+        "gpu-gpu", "gpu-switch", "switch-gpu", "pcie-up", "pcie-down", "nic-out",
         "nic-in",  "local",      "global",     "leaf-up", "leaf-down",
     };
     return names[k];

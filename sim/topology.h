@@ -33,20 +33,20 @@ typedef enum { PROTO_LL, PROTO_SIMPLE, PROTO_COUNT } CollProto;
 typedef enum { ALGO_RING, ALGO_TREE, ALGO_HIER, ALGO_COUNT } CollAlgo;
 
 typedef struct {
-    char *name;          /* e.g. "mpi" */
-    guint32 ops;         /* bit mask of CollOp values it serves */
-    double min_bytes;    /* message sizes it serves: [min_bytes, max_bytes] */
+    char *name;       /* e.g. "mpi" */
+    guint32 ops;      /* bit mask of CollOp values it serves */
+    double min_bytes; /* message sizes it serves: [min_bytes, max_bytes] */
     double max_bytes;
-    SimTime latency;     /* per call, picoseconds */
+    SimTime latency;      /* per call, picoseconds */
     SimTime step_latency; /* per algorithm step, picoseconds */
-    double bandwidth;    /* bytes/s per stream at most */
+    double bandwidth;     /* bytes/s per stream at most */
 } CollBackend;
 
 typedef struct {
-    SimTime base[PROTO_COUNT];                 /* per call */
+    SimTime base[PROTO_COUNT];                  /* per call */
     SimTime intra_hop[ALGO_COUNT][PROTO_COUNT]; /* per intra-node step */
     SimTime inter_hop[ALGO_COUNT][PROTO_COUNT]; /* per network step */
-    double bw_factor[PROTO_COUNT];             /* share of link bandwidth a protocol reaches */
+    double bw_factor[PROTO_COUNT];              /* share of link bandwidth a protocol reaches */
     gboolean algo_allowed[ALGO_COUNT];
     gboolean proto_allowed[PROTO_COUNT];
     GArray *backends; /* CollBackend, first match wins */
@@ -94,17 +94,17 @@ void topo_spec_default_collectives(TopologySpec *t);
 typedef struct Topology Topology;
 
 typedef enum {
-    LINK_GPU,          /* GPU to GPU in a node (xGMI, NVLink) */
-    LINK_SWITCH_UP,    /* GPU to the node's NVSwitch */
-    LINK_SWITCH_DOWN,  /* NVSwitch to GPU */
-    LINK_PCIE_UP,      /* GPU to NIC */
-    LINK_PCIE_DOWN,    /* NIC to GPU */
-    LINK_NIC_OUT,      /* NIC to the fabric (injection) */
-    LINK_NIC_IN,       /* fabric to NIC (ejection) */
-    LINK_LOCAL,        /* dragonfly: switch to switch in a group */
-    LINK_GLOBAL,       /* dragonfly: group to group */
-    LINK_LEAF_UP,      /* fat tree: leaf to spine */
-    LINK_LEAF_DOWN,    /* fat tree: spine to leaf */
+    LINK_GPU,         /* GPU to GPU in a node (xGMI, NVLink) */
+    LINK_SWITCH_UP,   /* GPU to the node's NVSwitch */
+    LINK_SWITCH_DOWN, /* NVSwitch to GPU */
+    LINK_PCIE_UP,     /* GPU to NIC */
+    LINK_PCIE_DOWN,   /* NIC to GPU */
+    LINK_NIC_OUT,     /* NIC to the fabric (injection) */
+    LINK_NIC_IN,      /* fabric to NIC (ejection) */
+    LINK_LOCAL,       /* dragonfly: switch to switch in a group */
+    LINK_GLOBAL,      /* dragonfly: group to group */
+    LINK_LEAF_UP,     /* fat tree: leaf to spine */
+    LINK_LEAF_DOWN,   /* fat tree: spine to leaf */
     LINK_KIND_COUNT
 } LinkKind;
 

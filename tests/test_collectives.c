@@ -119,7 +119,8 @@ START_TEST(test_frontier_ring) {
      * 17 us base + 14 x 3.6 us + 14/8 m / 50 GB/s (frontier.md's cost model) */
     double m = 128.0 * 1024 * 1024;
     SimTime t = time_collective(&sc->topo, 1, COLL_ALLREDUCE, members, 8, m);
-    SimTime want_t = 17000000 + 14 * INT64_C(3600000) + (SimTime)llround(14.0 / 8 * m / 50e9 * 1e12);
+    SimTime want_t =
+        17000000 + 14 * INT64_C(3600000) + (SimTime)llround(14.0 / 8 * m / 50e9 * 1e12);
     ck_assert_int_eq(t, want_t);
     double busbw = m / ((double)t / 1e12) * coll_busbw_factor(COLL_ALLREDUCE, 8);
     ck_assert_msg(busbw < 50e9 && busbw > 0.95 * 50e9, "8-GCD bus bandwidth %.3g", busbw);

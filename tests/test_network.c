@@ -178,7 +178,8 @@ START_TEST(test_frontier_routes) {
     topo_path(vt, 1, 200 * 8 + 3, 5, &p);
     globals = 0;
     for (int i = 0; i < p.n; i++)
-        globals += topo_link_node(vt, p.link[i]) < 0 && topo_link_kind(vt, p.link[i]) == LINK_GLOBAL;
+        globals +=
+            topo_link_node(vt, p.link[i]) < 0 && topo_link_kind(vt, p.link[i]) == LINK_GLOBAL;
     ck_assert_int_eq(globals, 2);
     /* the machine's size is a limit */
     const char *big[] = {"nodes=9409", NULL};
