@@ -7,4 +7,10 @@
 /* sim SCENARIO [--set K=V]... [--format text|json|csv] [-o FILE]: the default command. */
 int cmd_run(int argc, char **argv);
 
+/* sim sweep SCENARIO --vary KEY=V1,V2,... [options]: many points, one row each (cmd_sweep.c). */
+int cmd_sweep(int argc, char **argv);
+
+/* sim search SCENARIO --nodes N [options]: the best parallel layouts (cmd_search.c). */
+int cmd_search(int argc, char **argv);
+
 #endif

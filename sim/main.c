@@ -11,6 +11,8 @@ static const struct {
     CmdFn fn;
 } commands[] = {
     {"run", cmd_run},
+    {"sweep", cmd_sweep},
+    {"search", cmd_search},
 };
 
 int main(int argc, char **argv) {

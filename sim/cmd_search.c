@@ -1,0 +1,6 @@
+#include "cmd.h"
+int cmd_search(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return 2;
+}
