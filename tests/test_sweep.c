@@ -100,15 +100,15 @@ END_TEST
 
 /* The same rows, byte for byte, whatever the number of threads, in CSV and JSON lines. */
 START_TEST(test_parallel_equals_serial) {
-    static const char *const v[] = {"nodes=1,2,8", "parallel.zero=1,3",
-                                    "training.seq_len=512,1024", NULL};
+    static const char *const v[] = {"nodes=1,2,8", "parallel.zero=1,3", "training.seq_len=512,1024",
+                                    NULL};
     for (int fmt = 0; fmt < 2; fmt++) {
         g_autoptr(Sweep) sw = prepared("13B_tp8.yaml", v, fmt);
         g_autofree char *serial = run_all(sw, 1);
         for (int jobs = 2; jobs <= 5; jobs += 3) {
             g_autofree char *par = run_all(sw, jobs);
-            ck_assert_msg(strcmp(serial, par) == 0, "format %d: %d threads differ from serial",
-                          fmt, jobs);
+            ck_assert_msg(strcmp(serial, par) == 0, "format %d: %d threads differ from serial", fmt,
+                          jobs);
         }
         ck_assert_int_eq(sweep_points(sw), 12);
     }
@@ -146,17 +146,18 @@ START_TEST(test_json_rows) {
 }
 END_TEST
 
-static const char *sweep_yaml = "model: gpt-neox-125m\n"
-                                "topology: frontier\n"
-                                "nodes: 1\n"
-                                "parallel: {tp: 1}\n"
-                                "training: {micro_batch: 2}\n"
-                                "sweep:\n"
-                                "  training.seq_len: [512, 1024]\n"
-                                "  layout:\n"
-                                "    DDP: {parallel.zero: 0}\n"
-                                "    ZeRO-3: {parallel.zero: 3}\n"
-                                "    TP2xPP2: {parallel.tp: 2, parallel.pp: 2, training.grad_accum: 4}\n";
+static const char *sweep_yaml =
+    "model: gpt-neox-125m\n"
+    "topology: frontier\n"
+    "nodes: 1\n"
+    "parallel: {tp: 1}\n"
+    "training: {micro_batch: 2}\n"
+    "sweep:\n"
+    "  training.seq_len: [512, 1024]\n"
+    "  layout:\n"
+    "    DDP: {parallel.zero: 0}\n"
+    "    ZeRO-3: {parallel.zero: 3}\n"
+    "    TP2xPP2: {parallel.tp: 2, parallel.pp: 2, training.grad_accum: 4}\n";
 
 /* A scenario's sweep: section: plain axes and named bundles of overrides, in file order; the
  * command line replaces an axis's values in place; `sim SCENARIO` ignores the section. */
