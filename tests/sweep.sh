@@ -70,5 +70,16 @@ check other-file 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/ref.
 check unwritable 1 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o /nonexistent/dir/x.csv
 check timing 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --timing
 head -1 "$tmp/out" | grep -q ',wall_s$' && ok || bad "timing: no wall_s column"
+# sim search
+check search 0 "$sim" search "$s/13B_tp8.yaml" --nodes 2 -j 2
+grep -q "^   1 " "$tmp/out" && ok || bad "search: no ranked table"
+grep -q "layouts simulated" "$tmp/err" && ok || bad "search: no summary"
+check search-csv 0 "$sim" search "$s/13B_tp8.yaml" --nodes 2 -f csv -k 3 -q
+[ "$(wc -l <"$tmp/out")" -eq 4 ] && ok || bad "search-csv: not 3 rows and a header"
+head -1 "$tmp/out" | grep -q '^tp,pp,dp,zero,micro_batch,micro_batches,recompute,' && ok ||
+    bad "search-csv: layout columns not first"
+check search-no-nodes 2 "$sim" search "$s/13B_tp8.yaml"
+check search-bad-micro 2 "$sim" search "$s/13B_tp8.yaml" --nodes 2 --micro-batches 0,x
+check search-nothing-fits 2 "$sim" search "$s/20B_tp8.yaml" --nodes 1 --set training.seq_len=65536
 echo "sweep: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
