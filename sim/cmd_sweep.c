@@ -107,6 +107,14 @@ int cmd_sweep(int argc, char **argv) {
     SweepFormat fmt = SWEEP_CSV;
     g_autoptr(Sweep) sw = NULL;
     g_autoptr(SweepOut) out = NULL;
+    if (!mpi && size > 1) {
+        if (speak)
+            fprintf(stderr,
+                    "sim sweep: started as %d MPI ranks, but this sim was built without "
+                    "MPI; rebuild with cmake -DSIM_MPI=ON, or run it once\n",
+                    size);
+        return 2;
+    }
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         if (speak)
             fprintf(stderr, "sim sweep: %s (try --help)\n", err->message);

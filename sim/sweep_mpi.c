@@ -8,6 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The launcher's word on this process's rank and the job's size (-1 when not launched by one):
+ * Open MPI's mpirun, PMIx-based launchers (srun, prterun), MPICH's Hydra. */
+static int launcher_env(const char *const *names) {
+    for (const char *const *n = names; *n; n++)
+        if (g_getenv(*n))
+            return atoi(g_getenv(*n));
+    return -1;
+}
+
+static int launcher_size(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", NULL};
+    return launcher_env(names);
+}
+
+static int launcher_rank(void) {
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    return launcher_env(names);
+}
+
 #ifdef SIM_MPI
 #include <mpi.h>
 
@@ -18,13 +37,10 @@ typedef struct {
     gint32 failed;
 } RowHead;
 
-static gboolean launched_by_mpi(void) {
-    /* Open MPI's mpirun, PMIx-based launchers (srun, prterun), MPICH's Hydra */
-    return g_getenv("OMPI_COMM_WORLD_SIZE") || g_getenv("PMIX_RANK") || g_getenv("PMI_SIZE");
-}
-
 gboolean sweep_mpi_init(int *argc, char ***argv, int *rank, int *size) {
-    if (!launched_by_mpi())
+    *rank = 0;
+    *size = 1;
+    if (launcher_size() < 0 && launcher_rank() < 0)
         return FALSE;
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
@@ -133,8 +149,9 @@ void sweep_mpi_run(const Sweep *sw, SweepOut *out, int jobs, int dedup) {
 gboolean sweep_mpi_init(int *argc, char ***argv, int *rank, int *size) {
     (void)argc;
     (void)argv;
-    *rank = 0;
-    *size = 1;
+    /* Started by mpirun anyway: say so (cmd_sweep refuses to run N copies of one sweep). */
+    *size = MAX(launcher_size(), 1);
+    *rank = MAX(launcher_rank(), 0);
     return FALSE;
 }
 
