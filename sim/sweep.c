@@ -480,6 +480,7 @@ static char *format_row(const Sweep *sw, const Point *p, const SimRun *run, cons
         }
         cell_num(&r, row ? ps_s((double)row->time) : 0);
         cell_num(&r, row ? ps_s(row->exposed) : 0);
+        cell_num(&r, row ? ps_s(row->hidden) : 0);
         cell_num(&r, row ? row->volume_bytes : 0);
         cell_sizes(&r, row ? row->sizes : NULL);
     }
@@ -562,7 +563,8 @@ static void expand(Sweep *sw) {
     }
 }
 
-static const char *const kind_fields[] = {"time_s", "exposed_s", "volume_bytes", "sizes"};
+static const char *const kind_fields[] = {"time_s", "exposed_s", "hidden_s", "volume_bytes",
+                                          "sizes"};
 
 gboolean sweep_prepare(Sweep *sw, int jobs, GError **err) {
     g_return_val_if_fail(sw->columns->len == 0, FALSE);
@@ -597,7 +599,7 @@ gboolean sweep_prepare(Sweep *sw, int jobs, GError **err) {
             if (!(kinds & (G_GUINT64_CONSTANT(1) << cat)))
                 continue;
             sw->kinds[sw->nkinds++] = cat;
-            for (int f = 0; f < 4; f++)
+            for (int f = 0; f < (int)G_N_ELEMENTS(kind_fields); f++)
                 g_ptr_array_add(sw->columns, g_strdup_printf("%s_%s_%s", coll_op_name(op),
                                                              workload_dim_name(d), kind_fields[f]));
         }

@@ -1,6 +1,7 @@
 /* Sweeps: points and columns, rows equal to single runs, parallel = serial to the byte, the
  * scenario's sweep: section, errors, and resuming an interrupted file. */
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -83,6 +84,15 @@ START_TEST(test_rows_are_single_runs) {
         ck_assert_msg(strcmp(f[it], want) == 0, "point %d: iteration %s, single run %s", i, f[it],
                       want);
         ck_assert_str_eq(f[0], n + 6);
+        /* hidden time by kind adds up to the communication hidden under compute */
+        double hidden = 0;
+        for (int k = 0; k < sweep_columns(sw); k++)
+            if (g_str_has_suffix(sweep_column(sw, k), "_hidden_s"))
+                hidden += g_ascii_strtod(f[k], NULL);
+        double want_h = g_ascii_strtod(f[column(sw, "comm_s")], NULL) -
+                        g_ascii_strtod(f[column(sw, "exposed_comm_s")], NULL);
+        ck_assert_msg(fabs(hidden - want_h) < 1e-9, "point %d: hidden %.12g, comm - exposed %.12g",
+                      i, hidden, want_h);
         ck_assert_int_eq(atoi(f[column(sw, "seq_len")]), sc->seq_len);
         ck_assert_int_eq(atoi(f[column(sw, "dp")]), sc->dp);
         GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
