@@ -4,6 +4,7 @@
  * Exit status: 0 every point simulated; 2 bad input (usage, a bad --vary, a key or value no point
  * can load, impossible layouts without --skip-invalid, a resumed file of another sweep); 1 the
  * output could not be written; 3 a point's simulation failed (an internal error). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,28 @@ static int check_points(const Sweep *sw, gboolean skip_invalid, gboolean quiet, 
         return 2;
     }
     return 0;
+}
+
+/* Ctrl-C on a sweep into a file: every finished row is already there; say how to go on. */
+static char interrupted_note[1024];
+
+static void on_interrupt(int sig) {
+    (void)sig;
+    ssize_t r = write(STDERR_FILENO, interrupted_note, strlen(interrupted_note));
+    (void)r;
+    _exit(130);
+}
+
+static void note_interrupts(const char *output) {
+    g_snprintf(interrupted_note, sizeof interrupted_note,
+               "\nsim sweep: interrupted; the finished rows are in %s: run the same command with "
+               "--resume to go on\n",
+               output);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 static void add_row(void *ctx, SweepResult *r) {
@@ -177,6 +200,8 @@ int cmd_sweep(int argc, char **argv) {
         fprintf(stderr, "sim sweep: %s: kept %d finished rows, running %d more\n", output,
                 sweep_out_kept(out), left);
     }
+    if (rank == 0 && output && !quiet)
+        note_interrupts(output);
     int dedup = all_ranks ? 0 : -1;
     if (mpi)
         sweep_mpi_run(sw, out, jobs, dedup);

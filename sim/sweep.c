@@ -896,6 +896,8 @@ static gboolean resume_read(SweepOut *out, GError **err) {
     return TRUE;
 }
 
+static void draw(SweepOut *out, gboolean last);
+
 SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboolean progress,
                         GError **err) {
     int n = (int)sw->points->len;
@@ -928,6 +930,8 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     }
     for (int i = 0; i < n; i++)
         out->expected += out->todo[i];
+    if (out->expected > 0)
+        draw(out, FALSE);
     return g_steal_pointer(&out);
 }
 

@@ -17,6 +17,7 @@ check() { # name, expected status, command...
 same() { # name, file, file
     if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ"; diff "$2" "$3" | head -5; fi
 }
+lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 s="$src/scenarios"
 v=(--vary nodes=1,2,4,16 --vary parallel.zero=1,3 --vary training.seq_len=1024,2048)
 
@@ -39,7 +40,7 @@ k=(--vary nodes=1,2,4,8,16,32,1024,2048 --all-ranks -j 1)
 "$sim" sweep "$s/13B_tp8.yaml" "${k[@]}" -o "$tmp/killed.csv" &
 pid=$!
 for _ in $(seq 6000); do # up to 60 s for 4 rows
-    [ "$(wc -l <"$tmp/killed.csv" 2>/dev/null || echo 0)" -ge 5 ] && break
+    [ "$(lines "$tmp/killed.csv")" -ge 5 ] && break
     sleep 0.01
 done
 if kill -9 "$pid" 2>/dev/null; then ok; else bad "kill: the sweep had already finished"; fi
@@ -55,6 +56,20 @@ while IFS= read -r line; do
     grep -qxF -- "$line" "$tmp/killed.csv" || bad "row lost: ${line:0:40}"
 done < <(tail -n +2 "$tmp/at-kill.csv")
 ok
+
+# Ctrl-C (SIGINT): exit 130 with a note on how to go on; the rows written stay
+"$sim" sweep "$s/13B_tp8.yaml" "${k[@]}" -o "$tmp/int.csv" 2>"$tmp/int.err" &
+pid=$!
+for _ in $(seq 6000); do
+    [ "$(lines "$tmp/int.csv")" -ge 3 ] && break
+    sleep 0.01
+done
+kill -INT "$pid" 2>/dev/null
+wait "$pid"; st=$?
+[ "$st" -eq 130 ] && grep -q -- "--resume to go on" "$tmp/int.err" && ok ||
+    { bad "sigint: exit $st"; cat "$tmp/int.err"; }
+"$sim" sweep "$s/13B_tp8.yaml" "${k[@]}" -o "$tmp/int.csv" --resume -q
+same sigint-resumed "$tmp/ref.csv" "$tmp/int.csv"
 
 check bad-vary 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes
 check dup-vary 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,1
