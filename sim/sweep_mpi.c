@@ -5,6 +5,7 @@
  * expect from the others, so no end message is needed. */
 #include "sweep_mpi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,11 @@ gboolean sweep_mpi_init(int *argc, char ***argv, int *rank, int *size) {
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (provided < MPI_THREAD_FUNNELED && *rank == 0)
+        fprintf(stderr,
+                "sim sweep: this MPI does not promise MPI_THREAD_FUNNELED (level %d); sweep "
+                "threads never call MPI, only the main thread does, which MPIs allow in practice\n",
+                provided);
     return TRUE;
 }
 
