@@ -10,4 +10,10 @@ int cmd_run(int argc, char **argv);
 /* sim collective --op OP --ranks N [--sizes MIN:MAX] [--topology NAME]: rccl-tests-style table. */
 int cmd_collective(int argc, char **argv);
 
+/* sim sweep SCENARIO --vary KEY=V1,V2,... [options]: many points, one row each (cmd_sweep.c). */
+int cmd_sweep(int argc, char **argv);
+
+/* sim search SCENARIO --nodes N [options]: the best parallel layouts (cmd_search.c). */
+int cmd_search(int argc, char **argv);
+
 #endif

@@ -11,6 +11,7 @@
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
+#include "trace.h"
 
 #ifndef SIM_VERSION
 #define SIM_VERSION "0.0.0"
@@ -18,7 +19,7 @@
 
 int cmd_run(int argc, char **argv) {
     g_auto(GStrv) sets = NULL;
-    g_autofree char *format = NULL, *output = NULL;
+    g_autofree char *format = NULL, *output = NULL, *trace_path = NULL, *ranks_spec = NULL;
     gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE;
     GOptionEntry entries[] = {
         {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
@@ -32,6 +33,13 @@ int cmd_run(int argc, char **argv) {
          "Simulate every data-parallel replica instead of one representative", NULL},
         {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
          "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
+        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace_path,
+         "Also write a Chrome / Perfetto trace of the run to FILE (JSON; open it in "
+         "ui.perfetto.dev or chrome://tracing)",
+         "FILE"},
+        {"trace-ranks", 0, 0, G_OPTION_ARG_STRING, &ranks_spec,
+         "Ranks to trace: all, or ranks and ranges like 0-7,64 (default: the first 64 simulated)",
+         "LIST"},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -42,7 +50,9 @@ int cmd_run(int argc, char **argv) {
         ctx,
         "Simulates one training iteration of the scenario on its modelled machine and reports\n"
         "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
-        "memory per GPU and the communication inventory. See README.md for every key.\n\n"
+        "memory per GPU and the communication inventory. See README.md for every key.\n"
+        "Also: sim sweep SCENARIO --vary KEY=V1,V2 (many points), sim search SCENARIO --nodes N\n"
+        "(the best layouts); each has --help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
@@ -74,13 +84,42 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: %s\n", err->message);
         return 2;
     }
-    g_autoptr(SimRun) run = sim_run(sc, all_ranks ? 0 : -1, &err);
+    int dedup = all_ranks ? 0 : -1;
+    g_autoptr(Trace) trace = NULL;
+    if (ranks_spec && !trace_path) {
+        fprintf(stderr, "sim: --trace-ranks needs --trace FILE\n");
+        return 2;
+    }
+    if (trace_path) {
+        trace = trace_new(sc, dedup, trace_path, ranks_spec, &err);
+        if (!trace) {
+            fprintf(stderr, "sim: %s\n", err->message);
+            return g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) ? 1 : 2;
+        }
+        if (trace_unsimulated(trace) > 0)
+            fprintf(stderr,
+                    "sim: trace: %d of the chosen ranks are data-parallel replicas that are not "
+                    "simulated (add --all-ranks to trace them)\n",
+                    trace_unsimulated(trace));
+    }
+    g_autoptr(SimRun) run = sim_run_observed(sc, dedup, trace ? trace_observer(trace) : NULL, &err);
     if (!run) {
         fprintf(stderr, "sim: %s\n", err->message);
         return g_error_matches(err, CONF_ERROR, CONF_ERROR_INVALID) &&
                        !g_str_has_prefix(err->message, "internal")
                    ? 2
                    : 3;
+    }
+    if (trace) {
+        if (!ranks_spec && sim_summary(run)->ranks_simulated > trace_ranks(trace))
+            fprintf(stderr,
+                    "sim: trace: the first %d of %d simulated ranks (choose with "
+                    "--trace-ranks)\n",
+                    trace_ranks(trace), sim_summary(run)->ranks_simulated);
+        if (!trace_finish(trace, run, &err)) {
+            fprintf(stderr, "sim: %s\n", err->message);
+            return 1;
+        }
     }
     FILE *out = stdout;
     if (output && !(out = fopen(output, "w"))) {

@@ -367,7 +367,9 @@ gboolean conf_int(const ConfNode *map, const char *key, gboolean required, int64
     const char *s = n->value;
     errno = 0;
     gint64 v = g_ascii_strtoll(s, &end, 10);
-    if (end == s || *end || errno)
+    /* Only ERANGE means anything: GLib's first call may leave another errno behind when threads
+     * race to set up its C locale (g_once waits on a futex), as a parallel sweep does. */
+    if (end == s || *end || errno == ERANGE)
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be a whole number, not '%s'", key, s);
     if (v < min || v > max)
         return conf_fail(err, CONF_ERROR_VALUE, n,

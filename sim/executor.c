@@ -33,6 +33,7 @@ struct Executor {
     int *arrived[DIM_COUNT]; /* per group of TP and DP: members arrived at the current call */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
+    const ExecObserver *obs; /* NULL: nobody is watching */
 };
 
 static int sim_index(const Executor *ex, int rank) {
@@ -79,6 +80,10 @@ void exec_free(Executor *ex) {
     g_free(ex);
 }
 
+void exec_set_observer(Executor *ex, const ExecObserver *obs) {
+    ex->obs = obs;
+}
+
 int exec_ranks_simulated(const Executor *ex) {
     return ex->nsim;
 }
@@ -93,10 +98,24 @@ static const Program *program_of(const Executor *ex, int i) {
 
 static void try_advance(Executor *ex, int i);
 
+/* The task at the head of stream s of simulated rank i. */
+static const Task *head_task(const Executor *ex, int i, int s) {
+    const Program *pg = program_of(ex, i);
+    return &g_array_index(pg->tasks, Task,
+                          g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
+}
+
+static void observe_begin(const Executor *ex, int i, int s) {
+    if (ex->obs)
+        ex->obs->begin(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
+}
+
 /* The task at the head of stream s of rank i has finished. */
 static void complete(Executor *ex, int i, int s) {
     RankState *rs = &ex->rs[i];
     g_assert(rs->busy[s]);
+    if (ex->obs)
+        ex->obs->end(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
     rs->busy[s] = 0;
     rs->done[s]++;
     rs->next[s]++;
@@ -150,6 +169,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
             continue;
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
+        observe_begin(ex, j, dim_stream(dim));
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
@@ -204,6 +224,8 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     stats_issue(ex->st, recv_i, COLL_RECV, DIM_PP, t->bytes, t->bytes);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, TRUE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, TRUE, now);
+    observe_begin(ex, send_i, ss);
+    observe_begin(ex, recv_i, rs);
     int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
     coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
                (uint64_t)recv_i << 1 | (uint64_t)dir);
@@ -237,6 +259,7 @@ static void try_advance(Executor *ex, int i) {
         switch (t->kind) {
         case TASK_COMPUTE:
             stats_compute(ex->st, i, TRUE, engine_now(ex->eng));
+            observe_begin(ex, i, s);
             engine_schedule(ex->eng, t->duration, on_compute_done, ex, (uint64_t)i);
             break;
         case TASK_COLL:

@@ -18,9 +18,21 @@
 
 typedef struct Executor Executor;
 
+/* Optional callbacks for a trace: begin when a task starts running (a compute task starts, or a
+ * communication starts moving data, i.e. when every member has arrived), end when it finishes.
+ * rank is the job rank; now is simulated time, picoseconds. Called in simulated-time order. */
+typedef struct {
+    void (*begin)(void *ctx, int rank, const Task *t, SimTime now);
+    void (*end)(void *ctx, int rank, const Task *t, SimTime now);
+    void *ctx;
+} ExecObserver;
+
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup);
 void exec_free(Executor *ex);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
+
+/* Report every task to obs (which must outlive the run); NULL for none, the default. */
+void exec_set_observer(Executor *ex, const ExecObserver *obs);
 
 /* Number of ranks simulated and the job rank of simulated rank i. */
 int exec_ranks_simulated(const Executor *ex);

@@ -12,6 +12,8 @@ static const struct {
 } commands[] = {
     {"run", cmd_run},
     {"collective", cmd_collective},
+    {"sweep", cmd_sweep},
+    {"search", cmd_search},
 };
 
 int main(int argc, char **argv) {

@@ -9,12 +9,17 @@ static double ps_to_s(SimTime t) {
     return (double)t / (double)SIM_PS_PER_S;
 }
 
-/* Integers exactly; other numbers to 12 significant digits. */
-static void num(FILE *out, double v) {
+const char *report_format_number(double v, char *buf) {
     if (v == floor(v) && fabs(v) < 9007199254740992.0)
-        fprintf(out, "%.0f", v);
+        g_snprintf(buf, 32, "%.0f", v);
     else
-        fprintf(out, "%.12g", v);
+        g_snprintf(buf, 32, "%.12g", v);
+    return buf;
+}
+
+static void num(FILE *out, double v) {
+    char buf[32];
+    fputs(report_format_number(v, buf), out);
 }
 
 static void json_str(FILE *out, const char *s) {

@@ -13,6 +13,10 @@ typedef enum { REPORT_TEXT, REPORT_JSON, REPORT_CSV } ReportFormat;
 
 #define REPORT_SCHEMA_VERSION 1
 
+/* A number as every report and sweep row prints it: integers exactly, others to 12 significant
+ * digits, so that identical runs give identical bytes. buf holds at least 32 bytes; returns it. */
+const char *report_format_number(double v, char *buf);
+
 /* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);
 

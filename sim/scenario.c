@@ -500,8 +500,9 @@ static const ConfNode *at_or(const ConfNode *root, const char *sect, const char 
 }
 
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
-    static const char *const keys[] = {"description", "model",    "topology", "nodes",
-                                       "parallel",    "training", "sim",      NULL};
+    static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
+                                       "training",    "sim",   "sweep", /* sim sweep's axes */
+                                       NULL};
     static const char *const par_keys[] = {"tp",       "pp",          "dp", "zero",
                                            "schedule", "bucket_size", NULL};
     static const char *const train_keys[] = {

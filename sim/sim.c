@@ -30,6 +30,29 @@ void sim_run_free(SimRun *run) {
 }
 
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
+    return sim_run_observed(sc, dedup, NULL, err);
+}
+
+gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, err);
+    if (!topo)
+        return FALSE;
+    g_autoptr(Workload) wl = workload_new(sc, topo);
+    out->memory = workload_memory(wl);
+    out->fits = out->memory.total_bytes <= sc->topo.device.hbm_capacity;
+    out->comm_kinds = 0;
+    for (int s = 0; s < sc->pp; s++) {
+        const Program *pg = workload_program(wl, s);
+        for (guint i = 0; i < pg->tasks->len; i++) {
+            const Task *t = &g_array_index(pg->tasks, Task, i);
+            if (t->kind != TASK_COMPUTE)
+                out->comm_kinds |= G_GUINT64_CONSTANT(1) << (t->op * DIM_COUNT + t->dim);
+        }
+    }
+    return TRUE;
+}
+
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
@@ -46,6 +69,7 @@ SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
     int nsim = dd ? sc->tp * sc->pp : sc->gpus;
     run->st = stats_new(nsim, dd ? sc->dp : 1, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
+    exec_set_observer(run->ex, obs);
     if (!exec_run(run->ex, err))
         return NULL;
 

@@ -14,6 +14,8 @@ typedef struct SimRun SimRun;
 /* Simulate one iteration of sc (which must outlive the run). dedup < 0 follows the scenario's
  * sim.dedup_replicas; 0 or 1 forces it. */
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err);
+/* The same, reporting every task to obs (NULL for none): a trace watches this way. */
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err);
 void sim_run_free(SimRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 
@@ -32,6 +34,18 @@ typedef struct {
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
 } SimSummary;
+
+/* What can be known of a scenario without simulating it: its memory per GPU and the kinds of
+ * communication its programs issue. Builds the topology and the rank programs, runs nothing;
+ * cheap next to sim_run. For sweeps (which columns a table needs) and layout searches (which
+ * layouts fit). */
+typedef struct {
+    ModelMemory memory; /* the rank with the largest footprint, as sim_run reports it */
+    gboolean fits;      /* memory.total_bytes <= the device's HBM capacity */
+    guint64 comm_kinds; /* bit op * DIM_COUNT + dim set for every (op, dim) some task issues */
+} SimInspect;
+
+gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err);
 
 const SimSummary *sim_summary(const SimRun *run);
 const Scenario *sim_scenario(const SimRun *run);

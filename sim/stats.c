@@ -3,7 +3,8 @@
  * Between two state changes of a rank nothing about it changes, so each change first charges the
  * elapsed time to the state it is leaving: compute busy -> compute; else communication in flight
  * -> exposed (split among the categories in flight in proportion to their count); else bubble.
- * Communication time counts whenever anything is in flight, whatever compute does. */
+ * Communication time counts whenever anything is in flight, whatever compute does; while compute
+ * is busy it is hidden, split among the categories in flight the same way. */
 #include "stats.h"
 
 #include <math.h>
@@ -22,6 +23,7 @@ typedef struct {
     uint16_t active[SLOT_MAX];
     SimTime time[SLOT_MAX];
     double exposed_cat[SLOT_MAX];
+    double hidden_cat[SLOT_MAX];
     double calls[SLOT_MAX];
     double volume[SLOT_MAX];
 } RankStats;
@@ -77,6 +79,9 @@ static void charge(Stats *st, RankStats *rs, SimTime now) {
         rs->comm += dt;
     if (rs->computing) {
         rs->compute += dt;
+        for (int s = 0; s < st->nslots && rs->in_flight > 0; s++)
+            if (rs->active[s])
+                rs->hidden_cat[s] += (double)dt * rs->active[s] / rs->in_flight;
     } else if (rs->in_flight > 0) {
         rs->exposed += dt;
         for (int s = 0; s < st->nslots; s++)
@@ -175,6 +180,7 @@ GArray *stats_comm_rows(const Stats *st, int r) {
         row.total_volume_bytes = st->volume[s];
         row.time = rs->time[s];
         row.exposed = rs->exposed_cat[s];
+        row.hidden = rs->hidden_cat[s];
         row.sizes = g_array_new(FALSE, FALSE, sizeof(SizeCount));
         GHashTableIter it;
         gpointer k, v;

@@ -59,6 +59,7 @@ typedef struct {
     double total_volume_bytes; /* summed over all ranks */
     SimTime time;              /* in flight on the given rank, summed over its calls */
     double exposed;            /* share of that rank's exposed time, picoseconds */
+    double hidden;             /* share of its compute time with communication in flight, ps */
     GArray *sizes;             /* SizeCount, ascending bytes */
 } CommRow;
 

@@ -4,14 +4,20 @@
 
 SIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SIM_PACKAGES=(gcc make cmake pkg-config libglib2.0-dev libyaml-dev check)
+# tools/plot: gnuplot with its cairo PNG terminal, no X11 (about 1 MB)
+SIM_PLOT_PACKAGES=(gnuplot-nox)
+# tools/test besides: json-glib to read the JSON the simulator writes (sweep rows, traces), the
+# plot test, and Open MPI for the MPI build of `sim sweep` and its 2-rank test
+SIM_TEST_PACKAGES=(libjson-glib-dev "${SIM_PLOT_PACKAGES[@]}" openmpi-bin libopenmpi-dev)
 
 sim_log() { printf '%s\n' "$*" >&2; }
 
+# sim_install_deps [PACKAGE...]: the build's packages and any named, when missing.
 sim_install_deps() {
     local missing=()
     if command -v dpkg-query >/dev/null 2>&1; then
         local p
-        for p in "${SIM_PACKAGES[@]}"; do
+        for p in "${SIM_PACKAGES[@]}" "$@"; do
             dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
                 || missing+=("$p")
         done

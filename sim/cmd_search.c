@@ -1,0 +1,221 @@
+/* cmd_search: `sim search SCENARIO --nodes N`: every valid parallel layout of the scenario's model
+ * on N nodes at a fixed global batch, those that do not fit in GPU memory dropped, the rest
+ * simulated in parallel, the best (shortest iteration) printed with their breakdowns.
+ *
+ * Exit status: 0 ok; 2 bad input (usage, scenario, nothing fits); 1 the output could not be
+ * written; 3 a simulation failed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "search.h"
+#include "sweep.h"
+
+typedef struct {
+    GPtrArray *results; /* SweepResult * */
+    int failed;
+    gboolean progress;
+    int done, total;
+} Found;
+
+static void found(void *ctx, SweepResult *r) {
+    Found *f = ctx;
+    if (r->error) {
+        fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
+        f->failed++;
+        sweep_result_free(r);
+    } else {
+        g_ptr_array_add(f->results, r);
+    }
+    if (f->progress && ++f->done % 16 == 0)
+        fprintf(stderr, "\rsim search: %d/%d layouts simulated", f->done, f->total);
+}
+
+static gint by_time(gconstpointer a, gconstpointer b) {
+    const SweepResult *x = *(SweepResult *const *)a, *y = *(SweepResult *const *)b;
+    if (x->sum.iteration != y->sum.iteration)
+        return x->sum.iteration < y->sum.iteration ? -1 : 1;
+    return x->point - y->point;
+}
+
+static gboolean parse_ints(const char *s, GArray *out) {
+    g_auto(GStrv) parts = g_strsplit(s, ",", -1);
+    for (char **p = parts; *p; p++) {
+        char *end = NULL;
+        long v = strtol(*p, &end, 10);
+        if (end == *p || *end || v < 1 || v > 1 << 20)
+            return FALSE;
+        int iv = (int)v;
+        g_array_append_val(out, iv);
+    }
+    return out->len > 0;
+}
+
+static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity) {
+    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n", "rank",
+            "tp", "pp", "dp", "zero", "mb", "accum", "recompute", "iter s", "TFLOP/s", "MFU",
+            "mem GiB", "compute", "exp TP", "exp DP", "exp PP", "bubble");
+    for (guint k = 0; k < res->len && (int)k < top; k++) {
+        const SweepResult *r = res->pdata[k];
+        const SimSummary *s = &r->sum;
+        double it = (double)s->iteration / SIM_PS_PER_S, pct = it > 0 ? 100.0 / it : 0;
+        g_autofree char *name = sweep_point_name(sw, r->point);
+        g_auto(GStrv) kv = g_strsplit(name, ", ", -1); /* tp=.., pp=.., ... in search_keys order */
+        const char *v[7];
+        for (int i = 0; i < 7; i++)
+            v[i] = strchr(kv[i], '=') + 1;
+        fprintf(out,
+                "%4u %3s %3s %5s %4s %3s %5s %-9s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
+                "%7.1f%% %7.1f%% %7.1f%%\n",
+                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], it, s->tflops_per_gpu,
+                100 * s->mfu, s->memory.total_bytes / 1073741824.0,
+                (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
+                r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
+                (double)s->critical.bubble / SIM_PS_PER_S * pct);
+    }
+    fprintf(out,
+            "(percentages of the iteration on the critical rank: compute, exposed communication "
+            "by dimension, bubble; GPU memory %.1f GiB)\n",
+            capacity / 1073741824.0);
+}
+
+int cmd_search(int argc, char **argv) {
+    g_auto(GStrv) sets = NULL;
+    g_autofree char *format = NULL, *output = NULL, *micro = NULL;
+    int nodes = 0, jobs = 0, top = 10;
+    gint64 global_batch = 0;
+    gboolean all_ranks = FALSE, quiet = FALSE;
+    GOptionEntry entries[] = {
+        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Nodes of the job (required)", "N"},
+        {"global-batch", 'b', 0, G_OPTION_ARG_INT64, &global_batch,
+         "Sequences per iteration, the same for every layout (default: the scenario's at N nodes)",
+         "B"},
+        {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &micro,
+         "Micro-batch sizes to try (default 1,2,4,8,16)", "LIST"},
+        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+         "Override a scenario key first (repeatable), e.g. training.seq_len=4096", "KEY=VALUE"},
+        {"top", 'k', 0, G_OPTION_ARG_INT, &top, "How many layouts to print (default 10)", "K"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+         "text (default), or csv / json: the best K as sweep rows", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write to FILE, not stdout", "FILE"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+         "Simulate up to N layouts at once (default: the number of processors)", "N"},
+        {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
+         "Simulate every data-parallel replica of every layout", NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary on stderr", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("SCENARIO.yaml - find the fastest parallel layouts on N nodes");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx, "Enumerates TP (within a node), PP, DP, ZeRO stage, micro-batch and recomputation\n"
+             "for the scenario's model at a fixed global batch, drops layouts that are impossible\n"
+             "or do not fit in GPU memory, simulates the rest and ranks them by iteration time.\n\n"
+             "Exit status: 0 ok, 2 bad input or nothing fits, 1 cannot write, 3 a simulation "
+             "failed.");
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        fprintf(stderr, "sim search: %s (try --help)\n", err->message);
+        return 2;
+    }
+    if (argc != 2 || nodes < 1 || top < 1 || global_batch < 0) {
+        fprintf(stderr, "sim search: expected one scenario file and --nodes N >= 1 (try --help)\n");
+        return 2;
+    }
+    gboolean csv = format && !strcmp(format, "csv");
+    gboolean json = format && (!strcmp(format, "json") || !strcmp(format, "jsonl"));
+    if (format && !csv && !json && strcmp(format, "text") != 0) {
+        fprintf(stderr, "sim search: --format must be text, csv or json, not '%s'\n", format);
+        return 2;
+    }
+    g_autoptr(GArray) mbs = g_array_new(FALSE, FALSE, sizeof(int));
+    if (!parse_ints(micro ? micro : "1,2,4,8,16", mbs)) {
+        fprintf(stderr, "sim search: --micro-batches wants sizes like 1,2,4\n");
+        return 2;
+    }
+    if (jobs <= 0)
+        jobs = sweep_default_jobs();
+
+    /* The scenario at N nodes, with its own layout: the machine, the model, the batch. */
+    g_autoptr(GPtrArray) base = g_ptr_array_new_with_free_func(g_free);
+    for (char **s = sets; s && *s; s++)
+        g_ptr_array_add(base, g_strdup(*s));
+    g_ptr_array_add(base, g_strdup_printf("nodes=%d", nodes));
+    g_ptr_array_add(base, NULL);
+    g_autoptr(Scenario) sc = scenario_load(argv[1], (char **)base->pdata, &err);
+    if (!sc) {
+        fprintf(stderr, "sim search: %s\n", err->message);
+        return 2;
+    }
+    SearchSpace space = {nodes, global_batch ? global_batch : sc->global_batch,
+                         (const int *)(void *)mbs->data, (int)mbs->len};
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(Sweep) sw = sweep_new(argv[1], sets, json ? SWEEP_JSONL : SWEEP_CSV, FALSE);
+    SearchCounts counts;
+    search_add_layouts(sw, sc, &space, &counts);
+    if (!sweep_prepare(sw, jobs, &err)) {
+        fprintf(stderr, "sim search: %s\n", err->message);
+        return 2;
+    }
+    int n = sweep_points(sw), invalid = 0, nofit = 0;
+    g_autofree guint8 *todo = g_new0(guint8, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        SweepPointStatus st = sweep_point_status(sw, i);
+        if (st == SWEEP_POINT_ERROR) {
+            fprintf(stderr, "sim search: %s\n", sweep_point_error(sw, i));
+            return 2;
+        }
+        if (st == SWEEP_POINT_INVALID)
+            invalid++;
+        else if (!sweep_point_inspect(sw, i)->fits)
+            nofit++;
+        else
+            todo[i] = 1;
+    }
+    int runs = n - invalid - nofit;
+    if (!quiet)
+        fprintf(stderr,
+                "sim search: %s on %d nodes (%d GPUs), global batch %" G_GINT64_FORMAT
+                ": %d layouts; %d impossible for the model, %d not supported, %d with the batch "
+                "not divisible, %d do not fit in memory; simulating %d on %d threads\n",
+                sc->model.name, nodes, sc->gpus, space.global_batch,
+                counts.enumerated + counts.unsupported + counts.batch, invalid, counts.unsupported,
+                counts.batch, nofit, runs, jobs);
+    if (runs == 0) {
+        fprintf(stderr, "sim search: no layout fits; try more nodes or another global batch\n");
+        return 2;
+    }
+    Found f = {g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free), 0,
+               !quiet && isatty(2), 0, runs};
+    sweep_run(sw, jobs, all_ranks ? 0 : -1, todo, found, NULL, &f);
+    if (f.progress)
+        fputc('\n', stderr);
+    g_ptr_array_sort(f.results, by_time);
+    if (!quiet)
+        fprintf(stderr, "sim search: %d layouts simulated in %.2f s\n", runs,
+                (double)(g_get_monotonic_time() - t0) / 1e6);
+
+    FILE *out = stdout;
+    if (output && !(out = fopen(output, "w"))) {
+        fprintf(stderr, "sim search: cannot write %s: %s\n", output, strerror(errno));
+        g_ptr_array_unref(f.results);
+        return 1;
+    }
+    if (csv || json) {
+        fputs(sweep_header(sw), out);
+        for (guint k = 0; k < f.results->len && (int)k < top; k++)
+            fputs(((SweepResult *)f.results->pdata[k])->row, out);
+    } else {
+        print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity);
+    }
+    g_ptr_array_unref(f.results);
+    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+        fprintf(stderr, "sim search: error writing: %s\n", strerror(errno));
+        return 1;
+    }
+    return f.failed ? 3 : 0;
+}

@@ -1,0 +1,99 @@
+/* Layout search: the enumeration follows its rules, and the ranking is by simulated iteration
+ * time, with the scenario's own layout among the candidates giving the figures of a plain run. */
+#include <string.h>
+
+#include "search.h"
+#include "util.h"
+
+static const int micro[] = {1, 2, 4};
+
+START_TEST(test_enumeration) {
+    const char *sets[] = {"nodes=2", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(Sweep) sw = sweep_new(scen("20B_tp8.yaml"), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {2, 16, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert(sweep_prepare(sw, 2, &err));
+    int n = sweep_points(sw), fits = 0;
+    ck_assert_int_eq(n, c.enumerated);
+    ck_assert_int_gt(c.unsupported, 0);
+    ck_assert_int_gt(c.batch, 0);
+    for (int i = 0; i < n; i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        int tp, pp, dp, zero, mb, accum;
+        char rc[16];
+        ck_assert_int_eq(sscanf(name,
+                                "tp=%d, pp=%d, dp=%d, zero=%d, micro_batch=%d, micro_batches=%d, "
+                                "recompute=%15s",
+                                &tp, &pp, &dp, &zero, &mb, &accum, rc),
+                         7);
+        ck_assert_msg(8 % tp == 0 && 44 % pp == 0 && tp * pp * dp == 16, "%s", name);
+        ck_assert_msg(!(zero >= 2 && pp > 1) && !(zero > 0 && dp == 1), "%s", name);
+        ck_assert_int_eq(mb * accum * dp, 16);
+        /* 20B: 64 heads, 44 layers: every TP of a node and every PP that divides 44 loads */
+        ck_assert_int_eq(sweep_point_status(sw, i), SWEEP_POINT_OK);
+        fits += sweep_point_inspect(sw, i)->fits;
+    }
+    /* 20B on 16 GCDs: some layouts fit in 64 GB; plain DDP (TP 1, PP 1, 16 bytes a parameter
+     * on every GPU) does not */
+    ck_assert_int_gt(fits, 0);
+    ck_assert_int_lt(fits, n);
+    for (int i = 0; i < n; i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        if (g_str_has_prefix(name, "tp=1, pp=1, dp=16, zero=0,"))
+            ck_assert_msg(!sweep_point_inspect(sw, i)->fits, "%s fits", name);
+    }
+}
+END_TEST
+
+static void keep(void *ctx, SweepResult *r) {
+    g_ptr_array_add(ctx, r);
+}
+
+/* 13B on 2 nodes at the scenario's batch: the scenario's layout is a candidate with the same
+ * iteration time as a plain run, and the best candidate is at least as fast. */
+START_TEST(test_ranking) {
+    const char *sets[] = {"nodes=2", NULL};
+    g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
+    g_autoptr(SimRun) plain = run_ok(sc, -1);
+    g_autoptr(Sweep) sw = sweep_new(scen("13B_tp8.yaml"), NULL, SWEEP_CSV, FALSE);
+    static const int mb4[] = {2, 4};
+    SearchSpace space = {2, sc->global_batch, mb4, 2};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert(sweep_prepare(sw, 2, &err));
+    g_autofree guint8 *todo = g_new0(guint8, sweep_points(sw));
+    for (int i = 0; i < sweep_points(sw); i++)
+        todo[i] = sweep_point_status(sw, i) == SWEEP_POINT_OK && sweep_point_inspect(sw, i)->fits;
+    g_autoptr(GPtrArray) res = g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free);
+    sweep_run(sw, 2, -1, todo, keep, NULL, res);
+    ck_assert_int_gt(res->len, 4);
+    SimTime best = SIM_TIME_MAX;
+    gboolean own = FALSE;
+    for (guint k = 0; k < res->len; k++) {
+        const SweepResult *r = res->pdata[k];
+        best = MIN(best, r->sum.iteration);
+        g_autofree char *name = sweep_point_name(sw, r->point);
+        if (!strcmp(name, "tp=8, pp=1, dp=2, zero=1, micro_batch=4, micro_batches=1, "
+                          "recompute=full")) {
+            own = TRUE;
+            ck_assert_int_eq(r->sum.iteration, sim_summary(plain)->iteration);
+        }
+    }
+    ck_assert(own);
+    ck_assert_int_le(best, sim_summary(plain)->iteration);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("search");
+    TCase *tc = tcase_create("search");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_enumeration);
+    tcase_add_test(tc, test_ranking);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
