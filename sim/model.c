@@ -76,6 +76,44 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
     return sum;
 }
 
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                       double *sizes, int max) {
+    double h = m->hidden, f = m->ffn_hidden, v = (double)model_padded_vocab(m, tp);
+    int n = 0;
+#define PUSH(x)                                                                                    \
+    do {                                                                                           \
+        g_assert(n < max);                                                                         \
+        sizes[n++] = (x);                                                                          \
+    } while (0)
+    double rest = u->params;
+    if (u->kind == UNIT_EMBED) {
+        PUSH(v * h / tp);
+        if (m->pos_emb == POS_LEARNED)
+            PUSH((double)seq_len * h);
+    } else if (u->kind == UNIT_HEAD) {
+        PUSH(h); /* final layer norm weight and bias */
+        PUSH(h);
+        if (rest > 2 * h)
+            PUSH(rest - 2 * h);
+    } else {
+        PUSH(3 * h * h / tp);
+        PUSH(h * h / tp);
+        PUSH(h * f / tp);
+        PUSH(f * h / tp);
+        /* ln1 weight, bias; QKV bias; output bias; ln2 weight, bias; MLP biases */
+        const double vec[] = {h, h, 3 * h, h, h, h, f, h};
+        double budget = (double)m->layer_vector_params_h * h;
+        for (size_t i = 0; i < G_N_ELEMENTS(vec) && budget > 0; i++) {
+            PUSH(MIN(vec[i], budget));
+            budget -= vec[i];
+        }
+        if (budget > 0)
+            PUSH(budget);
+    }
+#undef PUSH
+    return n;
+}
+
 /* --- operators ------------------------------------------------------------------------------ */
 
 static void add_gemm(GArray *ops, const char *name, OpKind kind, int64_t batch, int64_t mm,

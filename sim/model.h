@@ -57,6 +57,14 @@ GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int
 /* Parameters of one rank of a stage: the sum of model_stage_units. */
 double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int stage);
 
+/* The parameter tensors of a unit on one TP rank, in the order a framework registers them (sizes
+ * in parameters, written to sizes, at most max; returns the count). They add up to u->params.
+ * A layer: QKV, attention-output and two MLP weights (sharded by TP), then its vector parameters
+ * (layer norm weights and biases, QKV, output and MLP biases) until the model's
+ * layer_vector_params_h x h are used up. ZeRO-3 gathers parameters tensor by tensor. */
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                       double *sizes, int max);
+
 /* --- operators ------------------------------------------------------------------------------ */
 
 typedef enum { OP_GEMM, OP_BMM, OP_ELEMENTWISE, OP_COUNT } OpKind;

@@ -151,8 +151,15 @@ static guint32 zero3_gather(Builder *b, guint i, const guint32 *done, int step, 
     const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
     int back = (int)i - 2 * step; /* the unit two before this one in this pass */
     guint32 after = back >= 0 && back < (int)b->units->len ? done[back] : NO_TASK;
-    return collective(b, COLL_ALLGATHER, DIM_DP, u->params * b->e, ph, unit_layer(b, u), micro,
-                      after);
+    /* one allgather per parameter tensor, as DeepSpeed's stage 3 fetches a module's parameters
+     * (the study saw mostly kilobyte-sized ZeRO-3 allgathers: biases and norms) */
+    double sizes[32];
+    int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
+    guint32 last = NO_TASK;
+    for (int k = 0; k < n; k++)
+        last = collective(b, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph, unit_layer(b, u), micro,
+                          after);
+    return last;
 }
 
 static void forward_pass(Builder *b, int micro) {

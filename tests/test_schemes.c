@@ -48,9 +48,24 @@ START_TEST(test_eq4_zero3) {
     ck_assert_msg(fabs(ag + rs - want) < 1.0, "ZeRO-3 volume %.3f, Eq. 4 gives %.3f", ag + rs,
                   want);
     ck_assert_double_eq_tol(ag, 2 * rs, 1.0); /* allgather dominates: forward and backward */
-    /* one allgather per unit before forward and before backward: 2 x (L + 2) calls */
+    /* one allgather per parameter tensor before forward and before backward: per layer 4 weights
+     * and 6 vectors of the study's 8h (two norms' weights and biases, QKV and output biases), the
+     * embedding, and the head's norm weight, bias and output projection: 2 x (10 L + 1 + 3) */
     ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP),
-                        2 * (sc->model.layers + 2));
+                        2 * (10 * sc->model.layers + 4));
+    /* most of them are kilobyte-sized (h = 2048 fp16 elements: 4 KiB), as the study saw */
+    GArray *rows = stats_comm_rows(sim_stats(run), 0);
+    for (guint i = 0; i < rows->len; i++) {
+        CommRow *r = &g_array_index(rows, CommRow, i);
+        if (r->op != COLL_ALLGATHER)
+            continue;
+        double small = 0;
+        for (guint k = 0; k < r->sizes->len; k++)
+            if (g_array_index(r->sizes, SizeCount, k).bytes < 65536)
+                small += g_array_index(r->sizes, SizeCount, k).calls;
+        ck_assert_msg(small > r->calls / 2, "%.0f of %.0f allgathers under 64 KiB", small, r->calls);
+    }
+    stats_rows_free(rows);
 }
 END_TEST
 
