@@ -6,6 +6,24 @@
 
 void device_spec_clear(DeviceSpec *d) {
     g_clear_pointer(&d->name, g_free);
+    for (int i = 0; i < d->nkernels; i++)
+        g_clear_pointer(&d->kernels[i].name, g_free);
+    d->nkernels = 0;
+}
+
+/* Share of HBM bandwidth a memory-bound kernel reaches: its measured entry if the device has one,
+ * else its class's. O(kernels) string compares; called when programs are built, not per event. */
+static double mem_efficiency(const DeviceSpec *d, const char *name, int64_t row, MemClass mc) {
+    for (int i = 0; i < d->nkernels; i++) {
+        const DeviceKernel *k = &d->kernels[i];
+        if (strcmp(k->name, name) != 0)
+            continue;
+        for (int j = 0; j < k->nrows; j++)
+            if (row <= k->max_row[j])
+                return k->efficiency[j];
+        return k->efficiency[k->nrows - 1];
+    }
+    return d->mem_efficiency[mc];
 }
 
 void device_spec_set_roofline(DeviceSpec *d, double gemm_eff, double bmm_eff,
@@ -16,6 +34,7 @@ void device_spec_set_roofline(DeviceSpec *d, double gemm_eff, double bmm_eff,
     d->ceiling = gemm_eff;
     d->bmm_ceiling = bmm_eff;
     d->flash_ceiling = bmm_eff;
+    d->flash_bwd_ceiling = bmm_eff;
     d->flash_head_multiple = 1;
     d->tile_k = 1;
     d->k_overhead = 0.0;
@@ -106,7 +125,10 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
     MemClass mc = op->kind == OP_ELEMENTWISE ? MEM_STREAMING
                   : op->kind == OP_REDUCTION ? MEM_REDUCTION
                                              : MEM_GEMM;
-    c.memory_s = op->bytes / (d->hbm_bandwidth * d->mem_efficiency[mc]);
+    double meff = op->kind == OP_ELEMENTWISE || op->kind == OP_REDUCTION
+                      ? mem_efficiency(d, op->name, op->n, mc)
+                      : d->mem_efficiency[mc];
+    c.memory_s = op->bytes / (d->hbm_bandwidth * meff);
     c.align = 1.0;
     if (op->kind == OP_GEMM || op->kind == OP_BMM) {
         c.align = align_factor(d, op, e);
@@ -123,7 +145,8 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
         int64_t spad = ceil_div(op->n, tk) * tk;
         double products =
             op->flops / (2.0 * (double)op->batch * (double)op->m * (double)op->n * (double)op->k);
-        double unit_rate = d->peak_flops[prec] * d->flash_ceiling / d->compute_units;
+        double ceiling = products > 2.0 ? d->flash_bwd_ceiling : d->flash_ceiling;
+        double unit_rate = d->peak_flops[prec] * ceiling / d->compute_units;
         c.tiles = op->batch * ceil_div(op->m, rows);
         c.waves = ceil_div(c.tiles, d->compute_units);
         c.tile_rows = (int)rows;
@@ -155,8 +178,8 @@ double device_optimizer_bytes_per_param(Precision prec) {
 
 SimTime device_optimizer_time(const DeviceSpec *d, double params, Precision prec) {
     double bytes = params * device_optimizer_bytes_per_param(prec);
-    return seconds_to_ps(bytes / (d->hbm_bandwidth * d->mem_efficiency[MEM_STREAMING])) +
-           d->launch_overhead;
+    double eff = mem_efficiency(d, "adam", 0, MEM_STREAMING);
+    return seconds_to_ps(bytes / (d->hbm_bandwidth * eff)) + d->launch_overhead;
 }
 
 /* --- the ops table --------------------------------------------------------------------------- */

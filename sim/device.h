@@ -18,7 +18,9 @@
  * over s tiles costs writing and reading back s fp32 partial sums and a second kernel.
  * The fused attention kernel runs one query block (the largest tile's rows) of one (sequence,
  * head) per unit, over all keys, with the head dimension padded to flash_head_multiple, at
- * flash_ceiling.
+ * flash_ceiling (forward: 2 products) or flash_bwd_ceiling (backward: 5). Memory-bound kernels
+ * reach their class's share of the bandwidth, or their own measured share (`kernels:`), which
+ * for a row reduction may depend on the row length.
  *
  * Sources of the form: NVIDIA, "Matrix Multiplication Background User's Guide" (Deep Learning
  * Performance Documentation: tile and wave quantization, the 16-byte alignment rule); Anthony et
@@ -50,6 +52,19 @@ typedef struct {
     double factor; /* multiplies the GEMM's compute rate */
 } DeviceAlign;
 
+#define DEVICE_MAX_KERNELS 32
+#define DEVICE_MAX_ROWS 8
+
+/* A measured memory-bound kernel: its share of hbm_bandwidth, by row length for reductions (the
+ * first class whose max_row is >= the kernel's row; past the last, the last). Overrides the
+ * kernel's class (MemClass). */
+typedef struct {
+    char *name; /* the kernel's name in the model (model.c), e.g. "softmax" */
+    int nrows;
+    int64_t max_row[DEVICE_MAX_ROWS];
+    double efficiency[DEVICE_MAX_ROWS];
+} DeviceKernel;
+
 typedef struct {
     char *name;                             /* e.g. "AMD MI250X GCD" */
     double peak_flops[PREC_COUNT];          /* matrix-unit peak per precision, FLOP/s */
@@ -57,16 +72,19 @@ typedef struct {
     double hbm_bandwidth;                   /* bytes/s */
     double mem_efficiency[MEM_CLASS_COUNT]; /* fraction of hbm_bandwidth each class reaches */
     SimTime launch_overhead;                /* per kernel, picoseconds */
+    int nkernels;                           /* measured kernels that override their class */
+    DeviceKernel kernels[DEVICE_MAX_KERNELS];
     /* GEMM model */
-    int compute_units;       /* CUs / SMs: tiles run this many at a time */
-    double ceiling;          /* fraction of peak a large, aligned GEMM reaches (K >> k_overhead) */
-    double bmm_ceiling;      /* the same for batched GEMMs */
-    double flash_ceiling;    /* the same for the fused attention kernel */
-    int flash_head_multiple; /* the fused kernel pads the head dimension to a multiple of this */
-    int tile_k;              /* K is padded to a multiple of this, elements */
-    double k_overhead;       /* per tile: prologue and epilogue, in K steps (elements) */
-    int max_split_k;         /* K may be split over up to this many tiles (1: never) */
-    int ntiles;              /* tile shapes the library chooses from */
+    int compute_units;        /* CUs / SMs: tiles run this many at a time */
+    double ceiling;           /* fraction of peak a large, aligned GEMM reaches (K >> k_overhead) */
+    double bmm_ceiling;       /* the same for batched GEMMs */
+    double flash_ceiling;     /* the same for the fused attention kernel */
+    double flash_bwd_ceiling; /* the same for its backward kernel */
+    int flash_head_multiple;  /* the fused kernel pads the head dimension to a multiple of this */
+    int tile_k;               /* K is padded to a multiple of this, elements */
+    double k_overhead;        /* per tile: prologue and epilogue, in K steps (elements) */
+    int max_split_k;          /* K may be split over up to this many tiles (1: never) */
+    int ntiles;               /* tile shapes the library chooses from */
     DeviceTile tiles[DEVICE_MAX_TILES];
     int nalign; /* alignment classes, largest bytes first (0: no alignment effect) */
     DeviceAlign align[DEVICE_MAX_ALIGN];

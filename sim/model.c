@@ -108,9 +108,17 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
     gemm_lead(l, grad_b, kind, batch, kk, nn, mm, core, OP_LEAD_M | OP_LEAD_N);
 }
 
-static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
-    ModelOp op = {name, kind, 0.0, bytes, 0, 0, 0, 1, core, 0};
+/* A memory-bound kernel moving `bytes`. Element-wise kernels (OP_ELEMENTWISE) have no shape;
+ * row reductions (OP_REDUCTION) record their row length as n (a device may reach a different
+ * share of its bandwidth on long rows). */
+static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
+                    int64_t row) {
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0};
     g_array_append_val(l->ops, op);
+}
+
+static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
+    mem_row(l, name, kind, bytes, core, 0);
 }
 
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
@@ -146,7 +154,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
     gboolean rotary = m->pos_emb == POS_ROTARY, flash_attn = m->attention == ATTN_FLASH;
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
     if (pass == PASS_FWD) {
-        mem(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE);
+        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
         gemm(l, "qkv", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
         if (rotary) /* rotate q and k */
             mem(l, "rotary", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
@@ -157,7 +165,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
             if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
                 mem(l, "attn_mask", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
             /* read the scores, write the probabilities */
-            mem(l, "softmax", OP_REDUCTION, 2.0 * scores * e, TRUE);
+            mem_row(l, "softmax", OP_REDUCTION, 2.0 * scores * e, TRUE, s);
             if (adrop) /* and a 1-byte mask */
                 mem(l, "attn_dropout", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
             gemm(l, "attn_context", OP_BMM, batch, s, d, s, TRUE);
@@ -178,7 +186,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         if (adrop)
             mem(l, "attn_dropout_bwd", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
         /* read the probabilities and their gradient, write the scores' gradient */
-        mem(l, "softmax_bwd", OP_REDUCTION, 3.0 * scores * e, TRUE);
+        mem_row(l, "softmax_bwd", OP_REDUCTION, 3.0 * scores * e, TRUE, s);
         if (!m->softmax_fusion) /* zero the masked positions of the gradient */
             mem(l, "attn_mask_bwd", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
         gemm_grads(l, "attn_scores_dq", "attn_scores_dk", OP_BMM, batch, s, s, d, TRUE);
@@ -187,7 +195,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         mem(l, "rotary_bwd", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
     gemm_grads(l, "qkv_dgrad", "qkv_wgrad", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
     /* read the input and the gradient, write the input's gradient */
-    mem(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE);
+    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
 
 /* MLP block: layer norm, h -> ffn (column-parallel), bias and GeLU (one kernel when fused),
@@ -198,7 +206,7 @@ static void mlp_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64
     double bsh = (double)bs * h, bsf = (double)bs * ft;
     gboolean hdrop = m->hidden_dropout > 0;
     if (pass == PASS_FWD) {
-        mem(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE);
+        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
         gemm(l, "mlp_fc1", OP_GEMM, 1, bs, ft, h, FALSE);
         if (!m->bias_gelu_fusion)
             mem(l, "mlp_bias", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
@@ -213,7 +221,7 @@ static void mlp_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64
     gemm_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", OP_GEMM, 1, bs, h, ft, FALSE);
     mem(l, "gelu_bwd", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
     gemm_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", OP_GEMM, 1, bs, ft, h, FALSE);
-    mem(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE);
+    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
 
 void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int s, int tp,
@@ -246,16 +254,16 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
         int64_t v = model_padded_vocab(m, tp) / tp;
         double bsv = (double)bs * (double)v;
         if (pass == PASS_FWD) {
-            mem(&l, "final_layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE);
+            mem_row(&l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
             gemm(&l, "logits", OP_GEMM, 1, bs, v, h, FALSE);
             /* vocabulary-parallel cross-entropy: logits to fp32, max, sum of exponentials, and the
              * probabilities kept (fp32) for backward */
-            mem(&l, "cross_entropy", OP_REDUCTION, 2.0 * bsv * (e + 4.0), FALSE);
+            mem_row(&l, "cross_entropy", OP_REDUCTION, 2.0 * bsv * (e + 4.0), FALSE, v);
         } else {
             /* the logits' gradient: probabilities minus the one-hot target */
             mem(&l, "cross_entropy_bwd", OP_ELEMENTWISE, bsv * (4.0 + e), FALSE);
             gemm_grads(&l, "logits_dgrad", "logits_wgrad", OP_GEMM, 1, bs, v, h, FALSE);
-            mem(&l, "final_layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE);
+            mem_row(&l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
         }
         break;
     }

@@ -82,8 +82,9 @@ typedef struct {
     OpKind kind;
     double flops;       /* floating-point operations executed (multiply-add = 2) */
     double bytes;       /* bytes read and written in HBM, each operand once */
-    int64_t m, n, k;    /* GEMM/BMM shape per batch: C[m x n] = A[m x k] B[k x n] (0 for
-                           memory-bound kernels); the fused attention kernel: m = n = s, k = d */
+    int64_t m, n, k;    /* GEMM/BMM shape per batch: C[m x n] = A[m x k] B[k x n]; the fused
+                           attention kernel: m = n = s, k = d; a row reduction: n = row length;
+                           else 0 */
     int64_t batch;      /* BMM batch count: (micro-batch x heads on this rank); 1 for a GEMM */
     gboolean attn_core; /* attention's core (scores, softmax, dropout, context, or the fused
                            kernel): what selective recomputation redoes */

@@ -304,24 +304,18 @@ static gboolean is_pow2(double v) {
 }
 
 static gboolean load_gemm_model(const ConfNode *g, DeviceSpec *d, GError **err) {
-    static const char *const keys[] = {"compute_units",
-                                       "ceiling",
-                                       "bmm_ceiling",
-                                       "flash_ceiling",
-                                       "flash_head_multiple",
-                                       "tile_k",
-                                       "k_overhead",
-                                       "max_split_k",
-                                       "tiles",
-                                       "alignment",
-                                       NULL};
+    static const char *const keys[] = {"compute_units", "ceiling",           "bmm_ceiling",
+                                       "flash_ceiling", "flash_bwd_ceiling", "flash_head_multiple",
+                                       "tile_k",        "k_overhead",        "max_split_k",
+                                       "tiles",         "alignment",         NULL};
     int64_t units = 0, tk = 0, split = 1, fhm = 32;
-    d->bmm_ceiling = d->flash_ceiling = -1;
+    d->bmm_ceiling = d->flash_ceiling = d->flash_bwd_ceiling = -1;
     if (!conf_check_keys(g, keys, "device.gemm", err) ||
         !conf_int(g, "compute_units", TRUE, 1, 1 << 20, &units, err) ||
         !conf_double(g, "ceiling", TRUE, 1e-6, 1.0, &d->ceiling, err) ||
         !conf_double(g, "bmm_ceiling", FALSE, 1e-6, 1.0, &d->bmm_ceiling, err) ||
         !conf_double(g, "flash_ceiling", FALSE, 1e-6, 1.0, &d->flash_ceiling, err) ||
+        !conf_double(g, "flash_bwd_ceiling", FALSE, 1e-6, 1.0, &d->flash_bwd_ceiling, err) ||
         !conf_int(g, "tile_k", TRUE, 1, 4096, &tk, err) ||
         !conf_double(g, "k_overhead", TRUE, 0.0, 1e6, &d->k_overhead, err) ||
         !conf_int(g, "max_split_k", FALSE, 1, 256, &split, err) ||
@@ -335,6 +329,8 @@ static gboolean load_gemm_model(const ConfNode *g, DeviceSpec *d, GError **err) 
         d->bmm_ceiling = d->ceiling;
     if (d->flash_ceiling < 0)
         d->flash_ceiling = d->bmm_ceiling;
+    if (d->flash_bwd_ceiling < 0)
+        d->flash_bwd_ceiling = d->flash_ceiling;
     const ConfNode *tiles = conf_get(g, "tiles"), *align = conf_get(g, "alignment");
     if (!tiles)
         return conf_fail(err, CONF_ERROR_KEY, g,
@@ -403,10 +399,63 @@ static gboolean load_mem_efficiency(const ConfNode *n, DeviceSpec *d, GError **e
            conf_double(me, "gemm", TRUE, 1e-6, 1.0, &d->mem_efficiency[MEM_GEMM], err);
 }
 
+/* kernels: {NAME: fraction, or [[max_row, fraction], ...] by row length, ascending}. */
+static gboolean load_kernels(const ConfNode *ks, DeviceSpec *d, GError **err) {
+    if (!conf_expect_map(ks, "device.kernels", err))
+        return FALSE;
+    if (ks->keys->len > DEVICE_MAX_KERNELS)
+        return conf_fail(err, CONF_ERROR_VALUE, ks, "device.kernels lists %u kernels; at most %d",
+                         ks->keys->len, DEVICE_MAX_KERNELS);
+    for (guint i = 0; i < ks->keys->len; i++) {
+        const char *name = ks->keys->pdata[i];
+        const ConfNode *v = ks->items->pdata[i];
+        DeviceKernel *k = &d->kernels[d->nkernels];
+        if (v->kind == CONF_SCALAR) {
+            double e = 0;
+            if (!conf_double(ks, name, TRUE, 1e-6, 1.0, &e, err))
+                return FALSE;
+            k->nrows = 1;
+            k->max_row[0] = INT64_MAX;
+            k->efficiency[0] = e;
+        } else {
+            if (v->kind != CONF_SEQ || v->items->len < 1 || v->items->len > DEVICE_MAX_ROWS)
+                return conf_fail(err, CONF_ERROR_VALUE, v,
+                                 "device.kernels.%s must be a fraction of the HBM bandwidth or a "
+                                 "list of 1 to %d [max_row, fraction]",
+                                 name, DEVICE_MAX_ROWS);
+            k->nrows = 0;
+            for (guint j = 0; j < v->items->len; j++) {
+                double t[2];
+                const ConfNode *it = v->items->pdata[j];
+                if (!load_num_tuple(it, "a row class [max_row, fraction]", 2, 0, 1e12, t, err))
+                    return FALSE;
+                if (t[0] < 1 || t[0] != floor(t[0]) || t[1] <= 0 || t[1] > 1 ||
+                    (j > 0 && t[0] <= (double)k->max_row[j - 1]))
+                    return conf_fail(err, CONF_ERROR_VALUE, it,
+                                     "a row class is [max_row, fraction]: whole max_row, "
+                                     "ascending, fraction in (0, 1]");
+                k->max_row[j] = (int64_t)t[0];
+                k->efficiency[j] = t[1];
+                k->nrows++;
+            }
+        }
+        k->name = g_strdup(name);
+        d->nkernels++;
+    }
+    return TRUE;
+}
+
 static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
-    static const char *const keys[] = {"name",          "peak_flops",        "hbm_capacity",
-                                       "hbm_bandwidth", "memory_efficiency", "launch_overhead",
-                                       "gemm",          "efficiency",        NULL};
+    static const char *const keys[] = {"name",
+                                       "peak_flops",
+                                       "hbm_capacity",
+                                       "hbm_bandwidth",
+                                       "memory_efficiency",
+                                       "launch_overhead",
+                                       "gemm",
+                                       "kernels",
+                                       "efficiency",
+                                       NULL};
     static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
     g_autoptr(ConfNode) file = NULL;
@@ -434,6 +483,9 @@ static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
         !conf_bytes(n, "hbm_capacity", TRUE, &d->hbm_capacity, err) ||
         !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
         !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))
+        return FALSE;
+    const ConfNode *kernels = conf_get(n, "kernels");
+    if (kernels && !load_kernels(kernels, d, err))
         return FALSE;
     if (gemm)
         return load_mem_efficiency(n, d, err) && load_gemm_model(gemm, d, err);
