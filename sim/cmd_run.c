@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "device.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -20,7 +21,7 @@
 int cmd_run(int argc, char **argv) {
     g_auto(GStrv) sets = NULL;
     g_autofree char *format = NULL, *output = NULL, *trace_path = NULL, *ranks_spec = NULL;
-    gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE;
+    gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE, ops = FALSE;
     GOptionEntry entries[] = {
         {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
          "Override a scenario key by its dotted path (repeatable), e.g. parallel.tp=4, "
@@ -40,6 +41,10 @@ int cmd_run(int argc, char **argv) {
         {"trace-ranks", 0, 0, G_OPTION_ARG_STRING, &ranks_spec,
          "Ranks to trace: all, or ranks and ranges like 0-7,64 (default: the first 64 simulated)",
          "LIST"},
+        {"ops", 0, 0, G_OPTION_ARG_NONE, &ops,
+         "Print the time, FLOPs, TFLOP/s and bound of every kernel of one layer on the scenario's "
+         "GPU (text, or --format csv) instead of simulating",
+         NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -83,6 +88,26 @@ int cmd_run(int argc, char **argv) {
     if (!sc) {
         fprintf(stderr, "sim: %s\n", err->message);
         return 2;
+    }
+    if (ops) {
+        if (fmt == REPORT_JSON) {
+            fprintf(stderr, "sim: --ops writes text or csv, not json\n");
+            return 2;
+        }
+        FILE *o = output ? fopen(output, "w") : stdout;
+        if (!o) {
+            fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
+            return 1;
+        }
+        double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
+                            (sc->zero >= 1 ? sc->dp : 1);
+        device_write_ops(o, &sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
+                         sc->precision, sc->recompute, opt_params, fmt == REPORT_CSV);
+        if (fflush(o) != 0 || (o != stdout && fclose(o) != 0)) {
+            fprintf(stderr, "sim: error writing the table: %s\n", strerror(errno));
+            return 1;
+        }
+        return 0;
     }
     int dedup = all_ranks ? 0 : -1;
     g_autoptr(Trace) trace = NULL;

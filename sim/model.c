@@ -6,7 +6,8 @@
  * in Megatron-LM's ParallelTransformerLayer (Shoeybi et al. 2019); activation memory from
  * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models", Eq. 2
  * with tensor parallelism and no sequence parallelism); optimizer memory from Rajbhandari et al.
- * 2020 (ZeRO, mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter). */
+ * 2020 (ZeRO, mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter); the fused attention
+ * kernel from Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2). */
 #include "model.h"
 
 void model_config_clear(ModelConfig *m) {
@@ -116,54 +117,192 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
 
 /* --- operators ------------------------------------------------------------------------------ */
 
-static void add_gemm(GArray *ops, const char *name, OpKind kind, int64_t batch, int64_t mm,
-                     int64_t nn, int64_t kk, int e) {
+/* Appends kernels to one list; e is the activation element size, bytes. */
+typedef struct {
+    GArray *ops;
+    int e;
+} OpList;
+
+/* C[m x n] = A[m x k] B[k x n], batch times: 2mnk FLOPs, each operand read or written once. */
+static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm,
+                      int64_t nn, int64_t kk, gboolean core, unsigned lead) {
     double b = (double)batch, M = (double)mm, N = (double)nn, K = (double)kk;
-    ModelOp op = {name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * e, mm, nn,
-                  kk,   batch};
-    g_array_append_val(ops, op);
+    ModelOp op = {
+        name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * l->e, mm, nn, kk, batch,
+        core, lead};
+    g_array_append_val(l->ops, op);
 }
 
-static void add_elem(GArray *ops, const char *name, double bytes) {
-    ModelOp op = {name, OP_ELEMENTWISE, 0.0, bytes, 0, 0, 0, 1};
-    g_array_append_val(ops, op);
+static void gemm(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm, int64_t nn,
+                 int64_t kk, gboolean core) {
+    gemm_lead(l, name, kind, batch, mm, nn, kk, core, OP_LEAD_N | OP_LEAD_K);
 }
 
-void model_segment_ops(const ModelConfig *m, Segment seg, int b, int s, int tp, Precision prec,
-                       GArray *ops) {
-    int e = model_elem_bytes(prec);
-    int64_t h = m->hidden, a = m->heads, f = m->ffn_hidden, bs = (int64_t)b * s;
-    int64_t d = h / a;            /* head dimension */
-    int64_t heads_local = a / tp; /* attention heads on this rank */
+/* The two gradient GEMMs of C = A B (m, n, k): dA = dC B^T is (m, k, n), dB = A^T dC is
+ * (k, n, m). For a linear layer A is the activation and B the weight: data and weight gradient. */
+static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind kind,
+                       int64_t batch, int64_t mm, int64_t nn, int64_t kk, gboolean core) {
+    gemm_lead(l, grad_a, kind, batch, mm, kk, nn, core, OP_LEAD_N | OP_LEAD_K);
+    gemm_lead(l, grad_b, kind, batch, kk, nn, mm, core, OP_LEAD_M | OP_LEAD_N);
+}
+
+/* A memory-bound kernel moving `bytes`. Element-wise kernels (OP_ELEMENTWISE) have no shape;
+ * row reductions (OP_REDUCTION) record their row length as n (a device may reach a different
+ * share of its bandwidth on long rows). */
+static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
+                    int64_t row) {
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0};
+    g_array_append_val(l->ops, op);
+}
+
+static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
+    mem_row(l, name, kind, bytes, core, 0);
+}
+
+/* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
+ * s x s matrix kept on chip; reads Q, K, V, writes O and the row log-sum-exp (fp32). Backward
+ * (FlashAttention-2, Dao 2023, Alg. 2): recomputes S and P, then dV, dP, dQ, dK: 5 products,
+ * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. */
+static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d) {
+    double B = (double)batch, S = (double)s, D = (double)d;
+    gboolean fwd = pass == PASS_FWD;
+    ModelOp op = {fwd ? "flash_attention" : "flash_attention_bwd",
+                  OP_ATTENTION,
+                  (fwd ? 4.0 : 10.0) * B * S * S * D,
+                  B * S * ((fwd ? 4.0 : 8.0) * D * l->e + (fwd ? 4.0 : 8.0)),
+                  s,
+                  s,
+                  d,
+                  batch,
+                  TRUE,
+                  OP_LEAD_K}; /* the head dimension */
+    g_array_append_val(l->ops, op);
+}
+
+/* Attention block: layer norm, QKV projection (column-parallel), rotary embedding, the core,
+ * output projection (row-parallel), bias-dropout-add (Megatron-LM's ParallelAttention as
+ * GPT-NeoX runs it: without softmax fusion the causal mask is a masked_fill pass of its own; a
+ * dropout of probability 0 runs no kernel). */
+static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64_t s, int tp) {
+    int e = l->e;
+    int64_t h = m->hidden, bs = b * s, d = h / m->heads, ht = h / tp;
+    int64_t batch = b * (m->heads / tp); /* (sequence, head) pairs on this rank */
+    double bsh = (double)bs * h, bsht = (double)bs * ht;
+    double scores = (double)batch * s * s; /* attention matrix elements */
+    gboolean rotary = m->pos_emb == POS_ROTARY, flash_attn = m->attention == ATTN_FLASH;
+    gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
+    if (pass == PASS_FWD) {
+        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+        gemm(l, "qkv", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
+        if (rotary) /* rotate q and k */
+            mem(l, "rotary", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
+        if (flash_attn) {
+            flash(l, pass, batch, s, d);
+        } else {
+            gemm(l, "attn_scores", OP_BMM, batch, s, s, d, TRUE);
+            if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
+                mem(l, "attn_mask", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
+            /* read the scores, write the probabilities */
+            mem_row(l, "softmax", OP_REDUCTION, 2.0 * scores * e, TRUE, s);
+            if (adrop) /* and a 1-byte mask */
+                mem(l, "attn_dropout", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
+            gemm(l, "attn_context", OP_BMM, batch, s, d, s, TRUE);
+        }
+        gemm(l, "attn_out", OP_GEMM, 1, bs, h, ht, FALSE);
+        /* read x and the residual, write the sum (and a 1-byte dropout mask) */
+        mem(l, hdrop ? "dropout_residual" : "bias_residual", OP_ELEMENTWISE,
+            bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)), FALSE);
+        return;
+    }
+    if (hdrop) /* the residual's gradient passes through; the dropout's is masked */
+        mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
+    gemm_grads(l, "attn_out_dgrad", "attn_out_wgrad", OP_GEMM, 1, bs, h, ht, FALSE);
+    if (flash_attn) {
+        flash(l, pass, batch, s, d);
+    } else {
+        gemm_grads(l, "attn_context_dgrad", "attn_context_dv", OP_BMM, batch, s, d, s, TRUE);
+        if (adrop)
+            mem(l, "attn_dropout_bwd", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
+        /* read the probabilities and their gradient, write the scores' gradient */
+        mem_row(l, "softmax_bwd", OP_REDUCTION, 3.0 * scores * e, TRUE, s);
+        if (!m->softmax_fusion) /* zero the masked positions of the gradient */
+            mem(l, "attn_mask_bwd", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
+        gemm_grads(l, "attn_scores_dq", "attn_scores_dk", OP_BMM, batch, s, s, d, TRUE);
+    }
+    if (rotary)
+        mem(l, "rotary_bwd", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
+    gemm_grads(l, "qkv_dgrad", "qkv_wgrad", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
+    /* read the input and the gradient, write the input's gradient */
+    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+}
+
+/* MLP block: layer norm, h -> ffn (column-parallel), bias and GeLU (one kernel when fused),
+ * ffn -> h (row-parallel), bias-dropout-add. */
+static void mlp_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64_t s, int tp) {
+    int e = l->e;
+    int64_t h = m->hidden, bs = b * s, ft = m->ffn_hidden / tp;
+    double bsh = (double)bs * h, bsf = (double)bs * ft;
+    gboolean hdrop = m->hidden_dropout > 0;
+    if (pass == PASS_FWD) {
+        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+        gemm(l, "mlp_fc1", OP_GEMM, 1, bs, ft, h, FALSE);
+        if (!m->bias_gelu_fusion)
+            mem(l, "mlp_bias", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
+        mem(l, "gelu", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
+        gemm(l, "mlp_fc2", OP_GEMM, 1, bs, h, ft, FALSE);
+        mem(l, hdrop ? "dropout_residual" : "bias_residual", OP_ELEMENTWISE,
+            bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)), FALSE);
+        return;
+    }
+    if (hdrop)
+        mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
+    gemm_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", OP_GEMM, 1, bs, h, ft, FALSE);
+    mem(l, "gelu_bwd", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
+    gemm_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", OP_GEMM, 1, bs, ft, h, FALSE);
+    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+}
+
+void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int s, int tp,
+                       Precision prec, GArray *ops) {
+    OpList l = {ops, model_elem_bytes(prec)};
+    int e = l.e;
+    int64_t h = m->hidden, bs = (int64_t)b * s;
     double bsh = (double)bs * h;
-    double scores = (double)b * heads_local * s * s; /* attention matrix elements */
     switch (seg) {
     case SEG_ATTN:
-        add_elem(ops, "layernorm", 2.0 * bsh * e);
-        add_gemm(ops, "qkv", OP_GEMM, 1, bs, 3 * h / tp, h, e);
-        add_gemm(ops, "attn_scores", OP_BMM, (int64_t)b * heads_local, s, s, d, e);
-        add_elem(ops, "softmax", 2.0 * scores * e);
-        add_elem(ops, "attn_dropout", scores * (2.0 * e + 1.0));
-        add_gemm(ops, "attn_context", OP_BMM, (int64_t)b * heads_local, s, d, s, e);
-        add_gemm(ops, "attn_out", OP_GEMM, 1, bs, h, h / tp, e);
-        add_elem(ops, "dropout_residual", bsh * (3.0 * e + 1.0));
+        attn_ops(m, pass, &l, b, s, tp);
         break;
     case SEG_MLP:
-        add_elem(ops, "layernorm", 2.0 * bsh * e);
-        add_gemm(ops, "mlp_fc1", OP_GEMM, 1, bs, f / tp, h, e);
-        add_elem(ops, "gelu", 2.0 * (double)bs * (double)(f / tp) * e);
-        add_gemm(ops, "mlp_fc2", OP_GEMM, 1, bs, h, f / tp, e);
-        add_elem(ops, "dropout_residual", bsh * (3.0 * e + 1.0));
+        mlp_ops(m, pass, &l, b, s, tp);
         break;
     case SEG_EMBED:
-        add_elem(ops, "embedding", 2.0 * bsh * e);
-        add_elem(ops, "embed_dropout", bsh * (2.0 * e + 1.0));
+        if (pass == PASS_FWD) {
+            /* gather b s rows of the (vocabulary-parallel) table, write them */
+            mem(&l, "embedding", OP_ELEMENTWISE, 2.0 * bsh * e, FALSE);
+            if (m->hidden_dropout > 0)
+                mem(&l, "embed_dropout", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
+        } else {
+            if (m->hidden_dropout > 0)
+                mem(&l, "embed_dropout_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
+            /* scatter-add the gradient rows into the fp32 gradient: read dy, read-modify-write */
+            mem(&l, "embedding_bwd", OP_ELEMENTWISE, bsh * (e + 8.0), FALSE);
+        }
         break;
     case SEG_HEAD: {
         int64_t v = model_padded_vocab(m, tp) / tp;
-        add_elem(ops, "final_layernorm", 2.0 * bsh * e);
-        add_gemm(ops, "logits", OP_GEMM, 1, bs, v, h, e);
-        add_elem(ops, "cross_entropy", 2.0 * (double)bs * (double)v * (e + 4.0));
+        double bsv = (double)bs * (double)v;
+        if (pass == PASS_FWD) {
+            mem_row(&l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+            gemm(&l, "logits", OP_GEMM, 1, bs, v, h, FALSE);
+            /* vocabulary-parallel cross-entropy: logits to fp32, max, sum of exponentials, and the
+             * probabilities kept (fp32) for backward */
+            mem_row(&l, "cross_entropy", OP_REDUCTION, 2.0 * bsv * (e + 4.0), FALSE, v);
+        } else {
+            /* the logits' gradient: probabilities minus the one-hot target */
+            mem(&l, "cross_entropy_bwd", OP_ELEMENTWISE, bsv * (4.0 + e), FALSE);
+            gemm_grads(&l, "logits_dgrad", "logits_wgrad", OP_GEMM, 1, bs, v, h, FALSE);
+            mem_row(&l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+        }
         break;
     }
     default:
@@ -196,6 +335,8 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
     double scale = e / 2.0;
     double full_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t)) * scale;
+    if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5) */
+        full_layer = s * b * h * (10.0 + 24.0 / t) * scale;
     double per_layer;
     double working = 0.0;
     switch (rc) {

@@ -13,6 +13,10 @@
 typedef enum { POS_LEARNED, POS_ROTARY } PosEmb;
 typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_COUNT } Precision;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
+/* How attention's core (scores, softmax, dropout, context) runs: as separate kernels that write
+ * the s x s score matrix to HBM (Megatron-LM), or as one fused kernel that keeps it on chip
+ * (FlashAttention, Dao et al. 2022/2023). Same FLOPs, different memory traffic. */
+typedef enum { ATTN_STANDARD, ATTN_FLASH } AttentionImpl;
 
 typedef struct {
     char *name;                 /* e.g. "gpt-neox-13b" */
@@ -27,6 +31,12 @@ typedef struct {
     gboolean parallel_residual; /* GPT-J style attention+MLP in parallel (20B) */
     int layer_vector_params_h;  /* per-layer bias + layer-norm parameters, in units of h:
                                    8 in the study's Eq. 1, 13 in GPT-NeoX's code */
+    AttentionImpl attention;    /* standard (default) or flash; GPT-NeoX's attention_config */
+    double attention_dropout;   /* probability; 0 runs no dropout kernel (GPT-NeoX configs: 0) */
+    double hidden_dropout;      /* after the embedding and each block's output; 0: no kernel */
+    gboolean softmax_fusion;    /* one fused scale-mask-softmax kernel instead of a mask kernel
+                                   and a softmax kernel (scaled_upper_triang_masked_softmax_fusion) */
+    gboolean bias_gelu_fusion;  /* bias add fused into the GeLU kernel (bias_gelu_fusion) */
 } ModelConfig;
 
 void model_config_clear(ModelConfig *m);
@@ -67,26 +77,47 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
 
 /* --- operators ------------------------------------------------------------------------------ */
 
-typedef enum { OP_GEMM, OP_BMM, OP_ELEMENTWISE, OP_COUNT } OpKind;
+/* What bounds an operator's kernel: GEMMs and batched GEMMs (tensor cores, shape-dependent), the
+ * fused attention kernel, and two kinds of memory-bound kernels: streaming (each element read and
+ * written once: GeLU, dropout, residual adds, the optimizer) and row reductions (layer norm,
+ * softmax, cross-entropy), which reach less of the HBM bandwidth. */
+typedef enum { OP_GEMM, OP_BMM, OP_ATTENTION, OP_ELEMENTWISE, OP_REDUCTION, OP_COUNT } OpKind;
+
+typedef enum { PASS_FWD, PASS_BWD, PASS_COUNT } Pass;
 
 typedef struct {
     const char *name; /* static string */
     OpKind kind;
-    double flops;    /* floating-point operations (multiply-add = 2) */
-    double bytes;    /* bytes read and written in HBM */
-    int64_t m, n, k; /* GEMM/BMM shape per batch (0 for element-wise) */
-    int64_t batch;   /* BMM batch count (1 for GEMM) */
+    double flops;       /* floating-point operations executed (multiply-add = 2) */
+    double bytes;       /* bytes read and written in HBM, each operand once */
+    int64_t m, n, k;    /* GEMM/BMM shape per batch: C[m x n] = A[m x k] B[k x n]; the fused
+                           attention kernel: m = n = s, k = d; a row reduction: n = row length;
+                           else 0 */
+    int64_t batch;      /* BMM batch count: (micro-batch x heads on this rank); 1 for a GEMM */
+    gboolean attn_core; /* attention's core (scores, softmax, dropout, context, or the fused
+                           kernel): what selective recomputation redoes */
+    unsigned lead;      /* OP_LEAD_* of the dimensions that are contiguous in some operand (their
+                           alignment decides the kernel's vector width) */
 } ModelOp;
+
+/* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
+ * along k and write C along n; dA = dC B^T likewise; dB = A^T dC reads A^T along m. */
+#define OP_LEAD_M 1u
+#define OP_LEAD_N 2u
+#define OP_LEAD_K 4u
 
 /* Where an op sits in a Megatron layer: the attention block ends with the first TP allreduce,
  * the MLP block with the second. */
 typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
 
-/* Forward operators of one segment for one micro-batch of b sequences of s tokens on one TP rank.
- * Appends ModelOp to ops. Backward is modelled as twice the forward cost of each operator
- * (a GEMM's data and weight gradients are two GEMMs of the forward's size). */
-void model_segment_ops(const ModelConfig *m, Segment seg, int b, int s, int tp, Precision prec,
-                       GArray *ops);
+/* The kernels of one segment, forward or backward, for one micro-batch of b sequences of s tokens
+ * on one TP rank, in the order they run. Appends ModelOp to ops.
+ * Backward is written out kernel by kernel: each GEMM C = A B (m, n, k) becomes its two gradient
+ * GEMMs, dA = dC B^T (m, k, n) and dB = A^T dC (k, n, m), with their own shapes; memory-bound
+ * kernels read the saved input and the incoming gradient and write the outgoing one; the fused
+ * attention kernel's backward recomputes the scores (5 products instead of 2, FlashAttention-2). */
+void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int s, int tp,
+                       Precision prec, GArray *ops);
 
 /* Model FLOPs of one forward pass of one micro-batch over the whole model (all TP ranks, all
  * stages), GEMMs and batched GEMMs only: the numerator of MFU. */

@@ -42,6 +42,7 @@ typedef struct {
     int stage;
     GArray *units;          /* ParamUnit, forward order */
     SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
+    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
     SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
                                recomputation redoes */
     double act_bytes;       /* b s h activations, bytes */
@@ -212,7 +213,7 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
         int layer = unit_layer(b, u);
         switch (u->kind) {
         case UNIT_HEAD:
-            last = compute(b, 2 * b->fwd[SEG_HEAD], PHASE_BWD, layer, micro, in, ag);
+            last = compute(b, b->bwd[SEG_HEAD], PHASE_BWD, layer, micro, in, ag);
             in = NO_TASK;
             break;
         case UNIT_LAYER: {
@@ -228,17 +229,17 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
                 if (dep == NO_TASK)
                     dep = c;
             }
-            guint32 c = compute(b, 2 * b->fwd[SEG_MLP], PHASE_BWD, layer, micro, dep, ag);
+            guint32 c = compute(b, b->bwd[SEG_MLP], PHASE_BWD, layer, micro, dep, ag);
             guint32 ar =
                 collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
             SimTime attn =
-                2 * b->fwd[SEG_ATTN] + (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
+                b->bwd[SEG_ATTN] + (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
             last = compute(b, attn, PHASE_BWD, layer, micro, ar, NO_TASK);
             in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, last);
             break;
         }
         case UNIT_EMBED:
-            last = compute(b, 2 * b->fwd[SEG_EMBED], PHASE_BWD, layer, micro, in, ag);
+            last = compute(b, b->bwd[SEG_EMBED], PHASE_BWD, layer, micro, in, ag);
             in = NO_TASK;
             break;
         }
@@ -251,17 +252,19 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in != NO_TASK ? in : last);
 }
 
-static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg,
+/* Time of one segment's kernels in one pass, picoseconds; attn_core (when not NULL) receives the
+ * time of the attention core's kernels (what selective recomputation redoes). */
+static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
                             SimTime *attn_core) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-    model_segment_ops(&sc->model, seg, sc->micro_batch, sc->seq_len, sc->tp, sc->precision, ops);
+    model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
+                      ops);
     SimTime total = 0;
     for (guint i = 0; i < ops->len; i++) {
         const ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = device_op_time(dev, op, sc->precision);
         total += t;
-        if (attn_core && (op->kind == OP_BMM || g_str_equal(op->name, "softmax") ||
-                          g_str_equal(op->name, "attn_dropout")))
+        if (attn_core && op->attn_core)
             *attn_core += t;
     }
     return total;
@@ -284,8 +287,10 @@ static void build_stage(Workload *wl, int stage) {
     b.units = model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp, stage);
     b.e = model_elem_bytes(sc->precision);
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
-    for (int s = 0; s < SEG_COUNT; s++)
-        b.fwd[s] = segment_time(sc, dev, s, s == SEG_ATTN ? &b.attn_core : NULL);
+    for (int s = 0; s < SEG_COUNT; s++) {
+        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL);
+    }
     b.unit_done_fwd = g_new(guint32, b.units->len);
     b.unit_done_bwd = g_new(guint32, b.units->len);
     pg->params = 0;

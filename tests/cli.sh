@@ -51,5 +51,16 @@ check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
 check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
 check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
 check collective-bad-topology 2 "$sim" collective --op allreduce --ranks 8 --topology summit
+check ops 0 "$sim" "$s/1.3B_ddp.yaml" --ops
+expect_grep ops-gemm "^fwd   qkv .*compute" "$tmp/out"
+expect_grep ops-summary "where the layer's time goes" "$tmp/out"
+check ops-csv 0 "$sim" "$s/13B_tp8.yaml" --ops --format csv --set topology.device=h100-sxm
+expect_grep ops-csv-header "^pass,kernel,kind,batch,m,n,k,flops" "$tmp/out"
+expect_grep ops-csv-row "^bwd,mlp_fc1_wgrad,gemm,1,5120,2560,8192," "$tmp/out"
+check ops-json 2 "$sim" "$s/1.3B_ddp.yaml" --ops --format json
+check bad-device 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=nope
+expect_grep bad-device-text "device 'nope' not found" "$tmp/err"
+check device-swap 0 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=a100-80gb
+expect_grep device-swap-text "NVIDIA A100 SXM4 80GB" "$tmp/out"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
