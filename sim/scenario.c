@@ -39,6 +39,18 @@ void scenario_free(Scenario *s) {
 
 /* --- references to model and topology files ------------------------------------------------ */
 
+/* The first of n candidate paths (NULL entries skipped) that is a regular file, newly allocated,
+ * or NULL; frees every candidate. */
+static char *first_existing(char **cands, int n) {
+    char *found = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!found && cands[i] && g_file_test(cands[i], G_FILE_TEST_IS_REGULAR))
+            found = g_strdup(cands[i]);
+        g_free(cands[i]);
+    }
+    return found;
+}
+
 /* Find models/NAME.yaml (dir "models") or topologies/NAME.yaml: beside the scenario's folder,
  * then under $SIM_DATA_DIR, then in the source tree the binary was built from. */
 static char *find_ref(const char *scenario_path, const char *dir, const char *name) {
@@ -52,13 +64,7 @@ static char *find_ref(const char *scenario_path, const char *dir, const char *na
     char *cands[3] = {g_build_filename(sdir, "..", dir, file, NULL),
                       env ? g_build_filename(env, dir, file, NULL) : NULL,
                       g_build_filename(SIM_SOURCE_DIR, dir, file, NULL)};
-    char *found = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (!found && cands[i] && g_file_test(cands[i], G_FILE_TEST_IS_REGULAR))
-            found = g_strdup(cands[i]);
-        g_free(cands[i]);
-    }
-    return found;
+    return first_existing(cands, 3);
 }
 
 static gint cmp_names(gconstpointer a, gconstpointer b) {
@@ -238,13 +244,7 @@ static char *find_device_file(const ConfNode *ref) {
     char *cands[3] = {from_file ? g_build_filename(base, "devices", file, NULL) : NULL,
                       env ? g_build_filename(env, DEVICE_DIR, file, NULL) : NULL,
                       g_build_filename(SIM_SOURCE_DIR, DEVICE_DIR, file, NULL)};
-    char *found = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (!found && cands[i] && g_file_test(cands[i], G_FILE_TEST_IS_REGULAR))
-            found = g_strdup(cands[i]);
-        g_free(cands[i]);
-    }
-    return found;
+    return first_existing(cands, 3);
 }
 
 /* The tree of the device file that ref (a scalar) names; NULL and err when there is none. */
