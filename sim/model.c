@@ -77,8 +77,8 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
     return sum;
 }
 
-int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
-                       double *sizes, int max) {
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
+                       int max) {
     double h = m->hidden, f = m->ffn_hidden, v = (double)model_padded_vocab(m, tp);
     int n = 0;
 #define PUSH(x)                                                                                    \

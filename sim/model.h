@@ -72,8 +72,8 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
  * A layer: QKV, attention-output and two MLP weights (sharded by TP), then its vector parameters
  * (layer norm weights and biases, QKV, output and MLP biases) until the model's
  * layer_vector_params_h x h are used up. ZeRO-3 gathers parameters tensor by tensor. */
-int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
-                       double *sizes, int max);
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
+                       int max);
 
 /* --- operators ------------------------------------------------------------------------------ */
 

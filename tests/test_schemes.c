@@ -63,7 +63,8 @@ START_TEST(test_eq4_zero3) {
         for (guint k = 0; k < r->sizes->len; k++)
             if (g_array_index(r->sizes, SizeCount, k).bytes < 65536)
                 small += g_array_index(r->sizes, SizeCount, k).calls;
-        ck_assert_msg(small > r->calls / 2, "%.0f of %.0f allgathers under 64 KiB", small, r->calls);
+        ck_assert_msg(small > r->calls / 2, "%.0f of %.0f allgathers under 64 KiB", small,
+                      r->calls);
     }
     stats_rows_free(rows);
 }
