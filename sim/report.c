@@ -153,6 +153,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
         kv_num(out, i3, "time_s", ps_to_s(r->time), FALSE);
         kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
+        kv_num(out, i3, "hidden_s", r->hidden / (double)SIM_PS_PER_S, FALSE);
         fprintf(out, "%s\"sizes\": [", i3);
         for (guint k = 0; k < r->sizes->len; k++) {
             const SizeCount *c = &g_array_index(r->sizes, SizeCount, k);
