@@ -3,18 +3,7 @@
 # Usage: cli.sh PATH/TO/sim SOURCE_DIR
 set -u
 sim="$1"; src="$2"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() { # name, expected status, command...
-    local name="$1" want="$2"; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-    if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fi
-}
-expect_grep() { # name, pattern, file
-    if grep -q -- "$2" "$3"; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); echo "FAIL $1: '$2' not in $3:"; cat "$3"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 s="$src/scenarios"
 check help 0 "$sim" --help
 expect_grep help-text "KEY=VALUE" "$tmp/out"
@@ -62,5 +51,4 @@ check bad-device 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=nope
 expect_grep bad-device-text "device 'nope' not found" "$tmp/err"
 check device-swap 0 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=a100-80gb
 expect_grep device-swap-text "NVIDIA A100 SXM4 80GB" "$tmp/out"
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

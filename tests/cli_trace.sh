@@ -3,18 +3,7 @@
 # Usage: cli_trace.sh PATH/TO/sim SOURCE_DIR
 set -u
 sim="$1"; src="$2"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() { # name, expected status, command...
-    local name="$1" want="$2"; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-    if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fi
-}
-expect_grep() { # name, pattern, file
-    if grep -q -- "$2" "$3"; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); echo "FAIL $1: '$2' not in $3:"; head -c 2000 "$3"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 s="$src/scenarios"
 check trace 0 "$sim" "$s/1.3B_pp.yaml" --trace "$tmp/t.json" --format json -o "$tmp/r.json"
 expect_grep trace-events '"traceEvents"' "$tmp/t.json"
@@ -31,5 +20,4 @@ expect_grep trace-unsimulated-note "add --all-ranks" "$tmp/err"
 check trace-bad-ranks 2 "$sim" "$s/20B_tp8.yaml" --trace "$tmp/t5.json" --trace-ranks 99
 check trace-ranks-alone 2 "$sim" "$s/20B_tp8.yaml" --trace-ranks 0
 check trace-unwritable 1 "$sim" "$s/20B_tp8.yaml" --trace /nonexistent/dir/t.json
-echo "cli_trace: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_trace

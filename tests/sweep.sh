@@ -5,15 +5,9 @@
 # Usage: sweep.sh PATH/TO/sim SOURCE_DIR
 set -u
 sim="$1"; src="$2"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { # name, expected status, command...
-    local name="$1" want="$2"; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-    if [ "$got" -eq "$want" ]; then ok; else bad "$name: exit $got, want $want"; cat "$tmp/err"; fi
-}
 same() { # name, file, file
     if cmp -s "$2" "$3"; then ok; else bad "$1: $2 and $3 differ"; diff "$2" "$3" | head -5; fi
 }
@@ -96,5 +90,4 @@ head -1 "$tmp/out" | grep -q '^tp,pp,dp,zero,micro_batch,micro_batches,recompute
 check search-no-nodes 2 "$sim" search "$s/13B_tp8.yaml"
 check search-bad-micro 2 "$sim" search "$s/13B_tp8.yaml" --nodes 2 --micro-batches 0,x
 check search-nothing-fits 2 "$sim" search "$s/20B_tp8.yaml" --nodes 1 --set training.seq_len=65536
-echo "sweep: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish sweep

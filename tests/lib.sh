@@ -1,0 +1,18 @@
+# Shared helpers of the shell tests (sourced): a scratch folder, counters, and two checks.
+# Each test script ends with `finish`, which prints "NAME: N passed, N failed" and sets the status.
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() { # name, expected status, command...: runs it with stdout in $tmp/out, stderr in $tmp/err
+    local name="$1" want="$2"; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+    if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fi
+}
+expect_grep() { # name, pattern, file
+    if grep -q -- "$2" "$3"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL $1: '$2' not in $3:"; head -c 2000 "$3"; fi
+}
+finish() { # name
+    echo "$1: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+}
