@@ -22,20 +22,26 @@ static void num(FILE *out, double v) {
     fputs(report_format_number(v, buf), out);
 }
 
-static void json_str(FILE *out, const char *s) {
-    fputc('"', out);
+void report_json_quote(GString *g, const char *s) {
+    g_string_append_c(g, '"');
     for (const char *p = s ? s : ""; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
+            g_string_append_printf(g, "\\%c", c);
         else if (c == '\n')
-            fputs("\\n", out);
+            g_string_append(g, "\\n");
         else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
+            g_string_append_printf(g, "\\u%04x", c);
         else
-            fputc(c, out);
+            g_string_append_c(g, (char)c);
     }
-    fputc('"', out);
+    g_string_append_c(g, '"');
+}
+
+static void json_str(FILE *out, const char *s) {
+    g_autoptr(GString) g = g_string_new(NULL);
+    report_json_quote(g, s);
+    fputs(g->str, out);
 }
 
 /* key: number, with a comma before it unless first */

@@ -17,6 +17,10 @@ typedef enum { REPORT_TEXT, REPORT_JSON, REPORT_CSV } ReportFormat;
  * digits, so that identical runs give identical bytes. buf holds at least 32 bytes; returns it. */
 const char *report_format_number(double v, char *buf);
 
+/* s as a JSON string literal (quotes, backslashes and control characters escaped), appended to g;
+ * NULL is written as "". */
+void report_json_quote(GString *g, const char *s);
+
 /* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);
 

@@ -311,20 +311,6 @@ static gboolean is_json_number(const char *s) {
     return *p == '\0';
 }
 
-static void json_string(GString *g, const char *s) {
-    g_string_append_c(g, '"');
-    for (const char *p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\')
-            g_string_append_printf(g, "\\%c", c);
-        else if (c < 0x20)
-            g_string_append_printf(g, "\\u%04x", c);
-        else
-            g_string_append_c(g, (char)c);
-    }
-    g_string_append_c(g, '"');
-}
-
 static void csv_string(GString *g, const char *s) {
     if (!strpbrk(s, ",\"\r\n")) {
         g_string_append(g, s);
@@ -350,7 +336,7 @@ static void cell_start(Row *r) {
     g_assert(r->col < r->sw->columns->len);
     if (r->sw->fmt == SWEEP_JSONL) {
         g_string_append(r->s, r->col ? ", " : "{");
-        json_string(r->s, r->sw->columns->pdata[r->col]);
+        report_json_quote(r->s, r->sw->columns->pdata[r->col]);
         g_string_append(r->s, ": ");
     } else if (r->col) {
         g_string_append_c(r->s, ',');
@@ -367,7 +353,7 @@ static void cell_num(Row *r, double v) {
 static void cell_str(Row *r, const char *v) {
     cell_start(r);
     if (r->sw->fmt == SWEEP_JSONL)
-        json_string(r->s, v);
+        report_json_quote(r->s, v);
     else
         csv_string(r->s, v);
 }

@@ -40,17 +40,9 @@ static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 
 static void put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const char *p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    g_autoptr(GString) g = g_string_new(NULL);
+    report_json_quote(g, s);
+    fputs(g->str, f);
 }
 
 static gboolean simulated(const Trace *t, int rank) {

@@ -251,11 +251,11 @@ END_TEST
 /* --- shape effects (Anthony et al. 2024, "The Case for Co-Designing Model Architectures with
  * Hardware") ---------------------------------------------------------------------------------- */
 
-/* Time per model FLOP of one layer forward + backward, seconds per FLOP. */
-static double layer_s_per_flop(const Scenario *sc, int tp) {
+/* Time per model FLOP of segments first..last, forward + backward, seconds per FLOP. */
+static double s_per_flop(const Scenario *sc, int tp, Segment first, Segment last) {
     const DeviceSpec *d = &sc->topo.device;
     double t = 0, flops = 0;
-    for (int seg = SEG_ATTN; seg <= SEG_MLP; seg++)
+    for (int seg = first; seg <= (int)last; seg++)
         for (int p = 0; p < PASS_COUNT; p++) {
             g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
             model_segment_ops(&sc->model, seg, p, sc->micro_batch, sc->seq_len, tp, sc->precision,
@@ -269,20 +269,13 @@ static double layer_s_per_flop(const Scenario *sc, int tp) {
     return t / flops;
 }
 
+/* One transformer layer; the output layer (head). */
+static double layer_s_per_flop(const Scenario *sc, int tp) {
+    return s_per_flop(sc, tp, SEG_ATTN, SEG_MLP);
+}
+
 static double head_s_per_flop(const Scenario *sc, int tp) {
-    const DeviceSpec *d = &sc->topo.device;
-    double t = 0, flops = 0;
-    for (int p = 0; p < PASS_COUNT; p++) {
-        g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-        model_segment_ops(&sc->model, SEG_HEAD, p, sc->micro_batch, sc->seq_len, tp, sc->precision,
-                          ops);
-        for (guint i = 0; i < ops->len; i++) {
-            const ModelOp *op = &g_array_index(ops, ModelOp, i);
-            t += secs(device_op_time(d, op, sc->precision));
-            flops += op->flops;
-        }
-    }
-    return t / flops;
+    return s_per_flop(sc, tp, SEG_HEAD, SEG_HEAD);
 }
 
 START_TEST(test_shape_effects) {

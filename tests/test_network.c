@@ -35,17 +35,6 @@ static void on_done(void *ctx, uint64_t i) {
     f->at[i] = engine_now(f->eng);
 }
 
-static void flow_on_path(Network *net, const Topology *topo, int src, int dst, double bytes,
-                         Finish *f, uint64_t i) {
-    TopoPath p;
-    topo_path(topo, src, dst, 0, &p);
-    net_loads_reset(net);
-    net_loads_add_path(net, &p);
-    int n;
-    const NetLoad *loads = net_loads_get(net, &n);
-    net_flow(net, loads, n, bytes, 0, 0, on_done, f, i);
-}
-
 START_TEST(test_two_flows_share_a_link) {
     int pairs[] = {0, 1, 10}; /* 10 GB/s */
     TopologySpec s = spec_with(2, pairs, 1, 1e9);
@@ -54,14 +43,14 @@ START_TEST(test_two_flows_share_a_link) {
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, topo);
     Finish f = {{0}, eng};
-    flow_on_path(net, topo, 0, 1, 10e9, &f, 0); /* alone: 1 s */
+    net_transfer(net, 0, 1, 10e9, 0, 0, on_done, &f, 0); /* alone: 1 s */
     engine_run(eng);
     ck_assert_int_eq(f.at[0], SIM_PS_PER_S);
     g_autoptr(Engine) eng2 = engine_new();
     g_autoptr(Network) net2 = net_new(eng2, topo);
     Finish f2 = {{0}, eng2};
-    flow_on_path(net2, topo, 0, 1, 10e9, &f2, 0);
-    flow_on_path(net2, topo, 0, 1, 10e9, &f2, 1);
+    net_transfer(net2, 0, 1, 10e9, 0, 0, on_done, &f2, 0);
+    net_transfer(net2, 0, 1, 10e9, 0, 0, on_done, &f2, 1);
     engine_run(eng2);
     ck_assert_int_eq(f2.at[0], 2 * SIM_PS_PER_S); /* each takes twice as long */
     ck_assert_int_eq(f2.at[1], 2 * SIM_PS_PER_S);
@@ -69,8 +58,8 @@ START_TEST(test_two_flows_share_a_link) {
     g_autoptr(Engine) eng3 = engine_new();
     g_autoptr(Network) net3 = net_new(eng3, topo);
     Finish f3 = {{0}, eng3};
-    flow_on_path(net3, topo, 0, 1, 10e9, &f3, 0);
-    flow_on_path(net3, topo, 1, 0, 10e9, &f3, 1);
+    net_transfer(net3, 0, 1, 10e9, 0, 0, on_done, &f3, 0);
+    net_transfer(net3, 1, 0, 10e9, 0, 0, on_done, &f3, 1);
     engine_run(eng3);
     ck_assert_int_eq(f3.at[0], SIM_PS_PER_S);
     ck_assert_int_eq(f3.at[1], SIM_PS_PER_S);
@@ -86,7 +75,7 @@ START_TEST(test_n_flows_into_one_nic) {
     g_autoptr(Network) net = net_new(eng, topo);
     Finish f = {{0}, eng};
     for (int src = 1; src <= 4; src++) /* 4 nodes send 25 GB each to node 0 */
-        flow_on_path(net, topo, src, 0, 25e9, &f, (uint64_t)src);
+        net_transfer(net, src, 0, 25e9, 0, 0, on_done, &f, (uint64_t)src);
     engine_run(eng);
     for (int src = 1; src <= 4; src++)
         ck_assert_int_eq(f.at[src], 4 * SIM_PS_PER_S); /* shared 4 ways */
