@@ -30,10 +30,11 @@ struct Executor {
     int nsim;
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
-    int *arrived[DIM_COUNT]; /* per group of TP and DP: members arrived at the current call */
-    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;            /* scratch, largest group */
-    const ExecObserver *obs; /* NULL: nobody is watching */
+    int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
+                                   arrived at the stream's current call */
+    Channel *chan[2];           /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;               /* scratch, largest group */
+    const ExecObserver *obs;    /* NULL: nobody is watching */
 };
 
 static int sim_index(const Executor *ex, int rank) {
@@ -59,8 +60,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[DIM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    ex->arrived[DIM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
+    ex->arrived[STREAM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_DP_GATHER] = g_new0(int, workload_group_count(wl, DIM_DP));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
@@ -72,8 +74,8 @@ void exec_free(Executor *ex) {
         return;
     g_free(ex->job_rank);
     g_free(ex->rs);
-    g_free(ex->arrived[DIM_TP]);
-    g_free(ex->arrived[DIM_DP]);
+    for (int s = 0; s < STREAM_COUNT; s++)
+        g_free(ex->arrived[s]);
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
@@ -128,19 +130,15 @@ static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
     complete(ex, (int)i, STREAM_COMPUTE);
 }
 
-static StreamId dim_stream(Dim d) {
-    return d == DIM_TP ? STREAM_TP : STREAM_DP;
-}
-
-/* arg: dim << 32 | group. Each simulated member's head task on the dimension's stream is the
+/* arg: stream << 40 | dim << 32 | group. Each simulated member's head task on that stream is the
  * collective that finished. */
 static void on_coll_done(void *ctx, uint64_t arg) {
     Executor *ex = ctx;
-    Dim dim = (Dim)(arg >> 32);
+    StreamId s = (StreamId)(arg >> 40);
+    Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
     int n = workload_group_members(ex->wl, dim, group, ex->members);
-    StreamId s = dim_stream(dim);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, ex->members[k]);
         if (i < 0)
@@ -158,9 +156,10 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     int n = workload_group_size(ex->wl, dim);
     int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
     int expected = ex->dedup && dim == DIM_DP ? 1 : n;
-    if (++ex->arrived[dim][group] < expected)
+    StreamId s = t->stream;
+    if (++ex->arrived[s][group] < expected)
         return;
-    ex->arrived[dim][group] = 0;
+    ex->arrived[s][group] = 0;
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     for (int k = 0; k < n; k++) {
@@ -169,12 +168,12 @@ static void start_collective(Executor *ex, int i, const Task *t) {
             continue;
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
-        observe_begin(ex, j, dim_stream(dim));
+        observe_begin(ex, j, s);
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
     coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, dim, rep, on_coll_done, ex,
-                         (uint64_t)dim << 32 | (uint32_t)group);
+                         (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */

@@ -77,13 +77,16 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
     return sum;
 }
 
-int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
-                       int max) {
+int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                               double *sizes, Segment *segs, int max) {
     double h = m->hidden, f = m->ffn_hidden, v = (double)model_padded_vocab(m, tp);
     int n = 0;
+    Segment seg = u->kind == UNIT_EMBED ? SEG_EMBED : u->kind == UNIT_HEAD ? SEG_HEAD : SEG_ATTN;
 #define PUSH(x)                                                                                    \
     do {                                                                                           \
         g_assert(n < max);                                                                         \
+        if (segs)                                                                                  \
+            segs[n] = seg;                                                                         \
         sizes[n++] = (x);                                                                          \
     } while (0)
     double rest = u->params;
@@ -99,12 +102,14 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
     } else {
         PUSH(3 * h * h / tp);
         PUSH(h * h / tp);
+        seg = SEG_MLP;
         PUSH(h * f / tp);
         PUSH(f * h / tp);
         /* ln1 weight, bias; QKV bias; output bias; ln2 weight, bias; MLP biases */
         const double vec[] = {h, h, 3 * h, h, h, h, f, h};
         double budget = (double)m->layer_vector_params_h * h;
         for (size_t i = 0; i < G_N_ELEMENTS(vec) && budget > 0; i++) {
+            seg = i < 4 ? SEG_ATTN : SEG_MLP;
             PUSH(MIN(vec[i], budget));
             budget -= vec[i];
         }
@@ -113,6 +118,11 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
     }
 #undef PUSH
     return n;
+}
+
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
+                       int max) {
+    return model_unit_tensor_segments(m, u, seq_len, tp, sizes, NULL, max);
 }
 
 /* --- operators ------------------------------------------------------------------------------ */

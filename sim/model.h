@@ -110,6 +110,12 @@ typedef struct {
  * the MLP block with the second. */
 typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
 
+/* model_unit_tensors, and for each tensor the segment whose backward produces its gradient (a
+ * layer's QKV and output weights, first layer norm and attention biases: SEG_ATTN; its MLP
+ * weights and biases and second layer norm: SEG_MLP). segs may be NULL. */
+int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                               double *sizes, Segment *segs, int max);
+
 /* The kernels of one segment, forward or backward, for one micro-batch of b sequences of s tokens
  * on one TP rank, in the order they run. Appends ModelOp to ops.
  * Backward is written out kernel by kernel: each GEMM C = A B (m, n, k) becomes its two gradient
@@ -130,6 +136,8 @@ typedef struct {
     double grads_bytes;       /* gradients held */
     double optimizer_bytes;   /* Adam state (fp32 master, momentum, variance) */
     double activations_bytes; /* stored activations at the peak of the schedule */
+    double buffers_bytes;     /* communication buffers: the gradient bucket being reduced and
+                                 ZeRO-3's gathered parameters (workload_memory) */
     double total_bytes;
 } ModelMemory;
 

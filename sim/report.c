@@ -141,6 +141,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
     kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
     kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
+    kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
     kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
     kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
     fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
@@ -199,7 +200,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     const Scenario *sc = sim_scenario(run);
     const ModelConfig *m = &sc->model;
     double it = ps_to_s(s->iteration);
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
@@ -234,10 +235,12 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     human_bytes(b4, sizeof b4, s->memory.activations_bytes);
     human_bytes(b5, sizeof b5, s->memory.total_bytes);
     human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
+    human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
     fprintf(out,
-            "memory     params %s + grads %s + optimizer %s + activations %s = %s of %s: %s\n\n",
-            b1, b2, b3, b4, b5, b6, fits ? "fits" : "DOES NOT FIT");
+            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s = %s of "
+            "%s: %s\n\n",
+            b1, b2, b3, b4, b7, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
         fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",

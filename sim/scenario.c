@@ -775,10 +775,17 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
                                        "training",    "sim",   "sweep", /* sim sweep's axes */
                                        NULL};
-    static const char *const par_keys[] = {"tp",       "pp",          "dp", "zero",
-                                           "schedule", "bucket_size", NULL};
-    static const char *const train_keys[] = {
-        "micro_batch", "grad_accum", "global_batch", "seq_len", "precision", "recompute", NULL};
+    static const char *const par_keys[] = {"tp",
+                                           "pp",
+                                           "dp",
+                                           "zero",
+                                           "schedule",
+                                           "bucket_size",
+                                           "prefetch_bucket_size",
+                                           "max_live_parameters",
+                                           NULL};
+    static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch", "seq_len",
+                                             "precision",   "recompute",  "framework",    NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention", "collectives", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
@@ -801,6 +808,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->contention = TRUE;
     int coll_mode = 0;
     s->bucket_bytes = -1;
+    s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
+    s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
+    int fw = FW_DEEPSPEED;
     if (!int_in(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
     const ConfNode *par = conf_get(root, "parallel"), *tr = conf_get(root, "training"),
@@ -816,7 +826,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !int_in(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !int_in(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
-        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err))
+        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
+        !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
+        !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
         if (!int_in(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
@@ -827,7 +839,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
         !int_in(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
-        !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err))
+        !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
+        !conf_enum(tr, "framework", FALSE, framework_names, &fw, err))
         return FALSE;
     if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
                 !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||
@@ -838,6 +851,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->schedule = sched;
     s->precision = prec;
     s->recompute = rc;
+    s->framework = fw;
 
     /* Layout checks: the errors the study's own runs hit first. */
     const ModelConfig *m = &s->model;
@@ -893,9 +907,16 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (s->bucket_bytes < 0) /* PyTorch DDP bucket_cap_mb 25; DeepSpeed reduce_bucket_size 5e8
-                                elements of fp16 */
-        s->bucket_bytes = s->zero == 0 ? 25.0 * 1024 * 1024 : 5e8 * model_elem_bytes(s->precision);
+    const Framework *f = framework_get(s->framework);
+    if (s->zero > f->max_zero)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),
+                         "%s has no ZeRO stage %d (at most %d%s); use training.framework: "
+                         "deepspeed for stages 2 and 3",
+                         f->name, s->zero, f->max_zero,
+                         s->framework == FW_MEGATRON ? ": its distributed optimizer" : "");
+    if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
+        s->bucket_bytes = framework_default_bucket_bytes(s->framework, s->zero, s->dp,
+                                                         model_elem_bytes(s->precision));
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");

@@ -8,6 +8,7 @@
 #define SIM_SCENARIO_H
 
 #include "conf.h"
+#include "framework.h"
 #include "model.h"
 #include "topology.h"
 
@@ -23,11 +24,14 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
-    double bucket_bytes;  /* gradient bucket (DDP, ZeRO-1/2 reduction), bytes */
-    int micro_batch;      /* sequences per micro-batch per rank */
-    int grad_accum;       /* micro-batches per rank per iteration */
-    int64_t global_batch; /* sequences per iteration: micro_batch x grad_accum x dp */
-    int seq_len;          /* tokens per sequence */
+    FrameworkId framework; /* training.framework: whose bucketing, overlap and prefetch */
+    double bucket_bytes;   /* gradient bucket (DDP, ZeRO reduction), bytes */
+    double prefetch_elems; /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
+    double max_live_elems; /* ZeRO-3: stage3_max_live_parameters, elements */
+    int micro_batch;       /* sequences per micro-batch per rank */
+    int grad_accum;        /* micro-batches per rank per iteration */
+    int64_t global_batch;  /* sequences per iteration: micro_batch x grad_accum x dp */
+    int seq_len;           /* tokens per sequence */
     Precision precision;
     Recompute recompute;
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */

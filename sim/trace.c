@@ -35,7 +35,7 @@ struct Trace {
 };
 
 static const char *const stream_names[STREAM_COUNT] = {
-    "compute", "TP", "DP", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
+    "compute", "TP", "DP", "DP gather", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 

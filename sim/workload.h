@@ -21,7 +21,8 @@ const char *workload_dim_name(Dim d);
 typedef enum {
     STREAM_COMPUTE,
     STREAM_TP,
-    STREAM_DP,
+    STREAM_DP,          /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
+    STREAM_DP_GATHER,   /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
     STREAM_PP_SEND_FWD, /* activations to the next stage */
     STREAM_PP_RECV_FWD, /* activations from the previous stage */
     STREAM_PP_SEND_BWD, /* gradients to the previous stage */
@@ -59,6 +60,7 @@ typedef struct {
     GArray *deps;                  /* guint32 task indices each task waits for */
     GArray *streams[STREAM_COUNT]; /* guint32 task indices, in stream order */
     double params;                 /* parameters one rank of the stage holds */
+    double gathered_peak;          /* ZeRO-3: most gathered parameters alive at once */
 } Program;
 
 typedef struct Workload Workload;

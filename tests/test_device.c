@@ -330,7 +330,8 @@ static double tflops(const char *scen_file, int s, const char *attention) {
 /* GPT-NeoX 1.3B on 2 Frontier nodes (16 GCDs), micro-batch 4: throughput per GPU rises from 512
  * to 1024 tokens under DDP, ZeRO-1 and ZeRO-3 (communication that does not grow with s is
  * amortised; GEMMs and attention's batched GEMMs gain efficiency), and with flash attention
- * ZeRO-1 and ZeRO-3 keep rising to 2048. The study's rise through 4096 is not reproduced: the
+ * DDP and ZeRO-1 keep rising to 2048 (ZeRO-3, whose gathers now hide under compute, has little
+ * fixed cost to amortise). The study's rise through 4096 is not reproduced: the
  * unfused s^2 softmax and masking kernels (standard attention) and the flash kernels' ceiling
  * (assumed for the MI250X from H100 measurements) take over; the README says so. */
 START_TEST(test_throughput_rises_with_sequence_length) {
@@ -340,7 +341,7 @@ START_TEST(test_throughput_rises_with_sequence_length) {
         ck_assert_msg(t1k > 1.05 * t512, "%s: %.1f, %.1f TFLOP/s at 512, 1024", scens[i], t512,
                       t1k);
     }
-    static const char *const flash_scens[] = {"1.3B_zero1.yaml", "1.3B_zero3.yaml"};
+    static const char *const flash_scens[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(flash_scens); i++) {
         double f[3];
         for (int j = 0; j < 3; j++)

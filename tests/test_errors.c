@@ -57,6 +57,17 @@ START_TEST(test_negative_size) {
 }
 END_TEST
 
+/* A framework without the ZeRO stage asked for; an unknown framework name; a negative prefetch. */
+START_TEST(test_framework_choices) {
+    const char *n[] = {"%s:5:9:", "megatron has no ZeRO stage 3", "distributed optimizer", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  framework: megatron\n", NULL, n);
+    const char *n2[] = {"%s:6:14:", "deepspeed", "pytorch", NULL};
+    expect_error(BASE "parallel: {}\ntraining:\n  framework: jax\n", NULL, n2);
+    const char *n3[] = {"%s:5:25:", "prefetch_bucket_size", NULL};
+    expect_error(BASE "parallel:\n  prefetch_bucket_size: -1\ntraining: {}\n", NULL, n3);
+}
+END_TEST
+
 START_TEST(test_tp_not_dividing_heads) {
     /* the study: 125M cannot run with pure TP = 8, 12 heads */
     const char *n[] = {"%s:5:7:", "tensor parallelism 8 does not divide the 12 attention heads",
@@ -129,6 +140,7 @@ int main(void) {
     tcase_add_test(tc, test_missing_model);
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
+    tcase_add_test(tc, test_framework_choices);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -106,10 +106,10 @@ START_TEST(test_structure) {
             if (tid == STREAM_COMPUTE)
                 ck_assert_double_eq(bytes, 0);
             else
-                ck_assert_str_eq(json_object_get_string_member(a, "dim"), tid == STREAM_TP ? "tp"
-                                                                          : tid == STREAM_DP
-                                                                              ? "dp"
-                                                                              : "pp");
+                ck_assert_str_eq(json_object_get_string_member(a, "dim"),
+                                 tid == STREAM_TP                              ? "tp"
+                                 : tid == STREAM_DP || tid == STREAM_DP_GATHER ? "dp"
+                                                                               : "pp");
             if (tid >= STREAM_PP_SEND_FWD)
                 ck_assert_double_eq(bytes, act);
             Slice s = {ts, json_object_get_double_member(e, "dur")};
