@@ -127,9 +127,17 @@ typedef struct {
 static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm,
                       int64_t nn, int64_t kk, gboolean core, unsigned lead) {
     double b = (double)batch, M = (double)mm, N = (double)nn, K = (double)kk;
-    ModelOp op = {
-        name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * l->e, mm, nn, kk, batch,
-        core, lead};
+    ModelOp op = {name,
+                  kind,
+                  2.0 * b * M * N * K,
+                  b * (M * K + K * N + M * N) * l->e,
+                  mm,
+                  nn,
+                  kk,
+                  batch,
+                  core,
+                  lead,
+                  FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -151,7 +159,7 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
  * share of its bandwidth on long rows). */
 static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
                     int64_t row) {
-    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0};
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -162,20 +170,24 @@ static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
  * s x s matrix kept on chip; reads Q, K, V, writes O and the row log-sum-exp (fp32). Backward
  * (FlashAttention-2, Dao 2023, Alg. 2): recomputes S and P, then dV, dP, dQ, dK: 5 products,
- * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. */
-static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d) {
+ * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. Causal: only the s(s+1)/2 scores on
+ * and below the diagonal count here; which blocks the kernel visits is the device's business
+ * (device.c), since it depends on the kernel's block sizes. */
+static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gboolean causal) {
     double B = (double)batch, S = (double)s, D = (double)d;
     gboolean fwd = pass == PASS_FWD;
+    double scores = causal ? S * (S + 1.0) / 2.0 : S * S; /* per (sequence, head) */
     ModelOp op = {fwd ? "flash_attention" : "flash_attention_bwd",
                   OP_ATTENTION,
-                  (fwd ? 4.0 : 10.0) * B * S * S * D,
+                  (fwd ? 4.0 : 10.0) * B * scores * D,
                   B * S * ((fwd ? 4.0 : 8.0) * D * l->e + (fwd ? 4.0 : 8.0)),
                   s,
                   s,
                   d,
                   batch,
                   TRUE,
-                  OP_LEAD_K}; /* the head dimension */
+                  OP_LEAD_K, /* the head dimension */
+                  causal};
     g_array_append_val(l->ops, op);
 }
 
@@ -197,7 +209,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         if (rotary) /* rotate q and k */
             mem(l, "rotary", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
         if (flash_attn) {
-            flash(l, pass, batch, s, d);
+            flash(l, pass, batch, s, d, m->causal);
         } else {
             gemm(l, "attn_scores", OP_BMM, batch, s, s, d, TRUE);
             if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
@@ -218,7 +230,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
     gemm_grads(l, "attn_out_dgrad", "attn_out_wgrad", OP_GEMM, 1, bs, h, ht, FALSE);
     if (flash_attn) {
-        flash(l, pass, batch, s, d);
+        flash(l, pass, batch, s, d, m->causal);
     } else {
         gemm_grads(l, "attn_context_dgrad", "attn_context_dv", OP_BMM, batch, s, d, s, TRUE);
         if (adrop)
