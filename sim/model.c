@@ -342,32 +342,47 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
     mem.grads_bytes = psi * e / (zero >= 2 ? dp : 1);
     mem.optimizer_bytes = psi * opt_per_param / (zero >= 1 ? dp : 1);
 
-    /* Korthikanti et al. 2022, bytes per layer per micro-batch with TP and no sequence
-     * parallelism: sbh(10 + 24/t + 5as/(ht)); written for 2-byte activations, scaled by e/2. */
+    /* Korthikanti et al. 2022 (Sec. 4.1, Eq. 2), bytes per layer per micro-batch with TP and no
+     * sequence parallelism, 2-byte activations and 1-byte dropout masks: sbh(10 + 24/t + 5as/(ht)).
+     * Replicated over TP: the two layer-norm inputs (4), the QKV and fc1 inputs (2 + 2), the two
+     * hidden-dropout masks (1 + 1); split: Q, K, V (6), the projection input (2), GeLU's input
+     * and output (16): 24/t; the s^2 terms: softmax output (2), attention-dropout mask (1) and
+     * output (2): 5as/(ht). A dropout of probability 0 stores nothing: PyTorch's dropout returns
+     * its input (aten/src/ATen/native/Dropout.cpp: is_fused_kernel_acceptable needs p > 0,
+     * _dropout_impl returns input when p == 0), and the compute side runs no dropout kernel
+     * (attn_ops). So the masks, and the attention-dropout output (the context product reads the
+     * softmax output instead), count only when their probability is > 0; with both 0 (every
+     * shipped model) a layer keeps sbh(8 + 24/t + 2as/(ht)). Scaled by e/2 for the activations;
+     * masks stay 1 byte. */
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
-    double scale = e / 2.0;
-    double full_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t)) * scale;
-    if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5) */
-        full_layer = s * b * h * (10.0 + 24.0 / t) * scale;
+    double scale = e / 2.0, sbh = s * b * h;
+    gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
+    double masks = hdrop ? 2.0 * sbh : 0.0;                 /* two hidden-dropout masks, 1 byte */
+    double linear = sbh * (8.0 + 24.0 / t) * scale + masks; /* what selective recompute keeps */
+    double scores = a * s * s * b / t;                      /* attention matrix elements per rank */
+    double full_layer = linear + scores * (2.0 * scale + (adrop ? 1.0 + 2.0 * scale : 0.0));
+    if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5); */
+        full_layer = linear;        /* FlashAttention regenerates its dropout mask */
     double per_layer;
     double working = 0.0;
     switch (rc) {
     case RECOMPUTE_FULL: /* only each layer's input is kept; one layer is rebuilt at a time */
-        per_layer = 2.0 * s * b * h * scale;
+        per_layer = 2.0 * sbh * scale;
         working = full_layer;
         break;
     case RECOMPUTE_SELECTIVE: /* the s^2 attention terms are recomputed */
-        per_layer = s * b * h * (10.0 + 24.0 / t) * scale;
+        per_layer = linear;
         break;
     default:
         per_layer = full_layer;
     }
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
-    if (stage == 0) /* embedding dropout mask, 1 byte per element */
-        act += s * b * h * inflight;
-    if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3) */
-        act += 4.0 * s * b * h / t * (1.0 + (double)model_padded_vocab(m, tp) / h);
+    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
+        act += sbh * inflight;
+    if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
+                            for every micro-batch in flight (1 under 1F1B on the last stage) */
+        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * inflight;
     mem.activations_bytes = act;
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;

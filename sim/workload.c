@@ -425,9 +425,10 @@ ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
     for (int s = 0; s < sc->pp; s++) {
-        int inflight = sc->pp == 1                   ? 1
-                       : sc->schedule == SCHED_GPIPE ? sc->grad_accum
-                                                     : MIN(sc->grad_accum, sc->pp - s);
+        /* build_stage runs GPipe as all forwards, then all backwards, whatever pp is: every
+         * micro-batch is in flight at once, pp = 1 included. 1F1B holds p - stage (1 at pp 1). */
+        int inflight =
+            sc->schedule == SCHED_GPIPE ? sc->grad_accum : MIN(sc->grad_accum, sc->pp - s);
         ModelMemory m = model_memory(&sc->model, sc->seq_len, sc->micro_batch, sc->tp, sc->pp, s,
                                      sc->dp, sc->zero, sc->precision, sc->recompute, inflight);
         if (m.total_bytes > best.total_bytes)
