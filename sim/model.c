@@ -322,10 +322,19 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
     }
 }
 
-double model_forward_flops(const ModelConfig *m, int b, int s) {
+double model_forward_flops(const ModelConfig *m, int b, int s, int tp) {
     double h = m->hidden, f = m->ffn_hidden, bs = (double)b * s;
     double layer = 2.0 * bs * (4.0 * h * h + 2.0 * h * f) + 4.0 * (double)b * s * s * h;
-    return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, 1);
+    return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, tp);
+}
+
+double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int tp,
+                        gboolean checkpoint_activations) {
+    /* in get_flops's order of operations, so the figure matches GPT-NeoX's to the last bit */
+    double v = (double)model_padded_vocab(m, tp), h = m->hidden, L = m->layers, seq = s;
+    double factor = checkpoint_activations ? 4 : 3;
+    return 24 * factor * (double)global_batch * seq * L * (h * h) *
+           (1.0 + (seq / (6.0 * h)) + (v / (16.0 * L * h)));
 }
 
 /* --- memory --------------------------------------------------------------------------------- */

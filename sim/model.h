@@ -129,8 +129,18 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
                        Precision prec, GArray *ops);
 
 /* Model FLOPs of one forward pass of one micro-batch over the whole model (all TP ranks, all
- * stages), GEMMs and batched GEMMs only: the numerator of MFU. */
-double model_forward_flops(const ModelConfig *m, int b, int s);
+ * stages), GEMMs and batched GEMMs only: the numerator of MFU. The output projection runs over
+ * the vocabulary padded for tp, as the run (and the report's model.vocab) has it. Attention
+ * counts all s^2 scores, causal or not (the convention of Narayanan et al. 2021). */
+double model_forward_flops(const ModelConfig *m, int b, int s, int tp);
+
+/* FLOPs of one iteration as GPT-NeoX logs them (megatron/logging.py, get_flops, after
+ * Megatron-DeepSpeed and Narayanan et al. 2021): 24 f B s L h^2 (1 + s/(6h) + V/(16 L h)) with
+ * B the global batch in sequences, V the vocabulary padded for tp, and f = 4 when activations are
+ * checkpointed (it counts the recomputed forward), else 3. It assumes a 4h MLP whatever
+ * ffn_hidden is. */
+double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int tp,
+                        gboolean checkpoint_activations);
 
 /* --- memory --------------------------------------------------------------------------------- */
 

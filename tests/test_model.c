@@ -151,6 +151,41 @@ START_TEST(test_gpipe_inflight) {
 }
 END_TEST
 
+/* GPT-NeoX's logged TFLOP/s (megatron/logging.py, get_flops) on 20B_tp8.yaml: global batch 8 of
+ * 2048 tokens, 44 layers, hidden 6144, vocabulary padded for TP 8 to 51200, activations
+ * checkpointed (factor 4), 16 GPUs. The same run's model FLOPs use the same padded vocabulary;
+ * without recomputation GPT-NeoX counts 3 where it counts 4. */
+START_TEST(test_neox_flops) {
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", NULL);
+    ck_assert_int_eq(sc->recompute, RECOMPUTE_FULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *sum = sim_summary(run);
+    double B = 8, s = 2048, L = 44, h = 6144, V = 51200, world = 16;
+    double it = (double)sum->iteration / (double)SIM_PS_PER_S;
+    /* get_flops, in its order of operations */
+    double flops = 24 * 4 * B * s * L * (h * h) * (1.0 + (s / (6.0 * h)) + (V / (16.0 * L * h)));
+    ck_assert_int_eq(sc->global_batch, 8);
+    ck_assert_int_eq(sc->gpus, 16);
+    ck_assert_msg(sum->neox_flops == flops, "neox_flops %.17g, get_flops %.17g", sum->neox_flops,
+                  flops);
+    double tflops = flops / (it * world) / 1e12;
+    ck_assert_msg(fabs(sum->neox_tflops_per_gpu - tflops) <= 1e-12 * tflops,
+                  "neox TFLOP/s %.17g, get_flops %.17g", sum->neox_tflops_per_gpu, tflops);
+    /* model FLOPs: 3 x (L(24bsh^2 + 4bs^2h) + 2bshV), V padded for the run's TP 8 */
+    double model = 3 * B * (L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V);
+    ck_assert_msg(fabs(sum->model_flops - model) <= 1e-12 * model, "model_flops %.17g, want %.17g",
+                  sum->model_flops, model);
+    const char *none[] = {"training.recompute=none", NULL};
+    g_autoptr(Scenario) sn = load_ok("20B_tp8.yaml", none);
+    g_autoptr(SimRun) rn = run_ok(sn, -1);
+    ck_assert_double_eq_tol(sum->neox_flops / sim_summary(rn)->neox_flops, 4.0 / 3.0, 1e-15);
+    /* for the same time, GPT-NeoX's figure under full recompute is 4/3 of the 3x count */
+    double three = 24 * 3 * B * s * L * (h * h) * (1.0 + (s / (6.0 * h)) + (V / (16.0 * L * h)));
+    ck_assert_double_eq_tol(sum->neox_tflops_per_gpu / (three / (it * world) / 1e12), 4.0 / 3.0,
+                            1e-12);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("core");
@@ -162,6 +197,7 @@ int main(void) {
     tcase_add_test(tc, test_activation_memory);
     tcase_add_test(tc, test_dropout_free_activations);
     tcase_add_test(tc, test_gpipe_inflight);
+    tcase_add_test(tc, test_neox_flops);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
