@@ -331,25 +331,22 @@ static double tflops(const char *scen_file, int s, const char *attention) {
 
 /* GPT-NeoX 1.3B on 2 Frontier nodes (16 GCDs), micro-batch 4: throughput per GPU rises from 512
  * to 1024 tokens under DDP, ZeRO-1 and ZeRO-3 (communication that does not grow with s is
- * amortised; GEMMs and attention's batched GEMMs gain efficiency), and with flash attention
- * ZeRO-1 and ZeRO-3 keep rising to 2048. The study's rise through 4096 is not reproduced: the
- * unfused s^2 softmax and masking kernels (standard attention) and the flash kernels' ceiling
- * (assumed for the MI250X from H100 measurements) take over; the README says so. */
+ * amortised; GEMMs and attention's batched GEMMs gain efficiency), and with causal flash attention
+ * (about half the tiles of the non-causal kernel) it keeps rising through 4096 under all three.
+ * With standard attention the unfused s^2 softmax and masking kernels take over at 4096; and the
+ * study's 2-2.5x rise is not reached (DDP flash: 1.27x); the README says so. */
 START_TEST(test_throughput_rises_with_sequence_length) {
     static const char *const scens[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero3.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(scens); i++) {
         double t512 = tflops(scens[i], 512, "standard"), t1k = tflops(scens[i], 1024, "standard");
         ck_assert_msg(t1k > 1.05 * t512, "%s: %.1f, %.1f TFLOP/s at 512, 1024", scens[i], t512,
                       t1k);
-    }
-    static const char *const flash_scens[] = {"1.3B_zero1.yaml", "1.3B_zero3.yaml"};
-    for (size_t i = 0; i < G_N_ELEMENTS(flash_scens); i++) {
-        double f[3];
-        for (int j = 0; j < 3; j++)
-            f[j] = tflops(flash_scens[i], 512 << j, "flash");
-        for (int j = 1; j < 3; j++)
-            ck_assert_msg(f[j] > f[j - 1], "%s, flash: %.1f TFLOP/s at %d < %.1f at %d",
-                          flash_scens[i], f[j], 512 << j, f[j - 1], 256 << j);
+        double f[4];
+        for (int j = 0; j < 4; j++)
+            f[j] = tflops(scens[i], 512 << j, "flash");
+        for (int j = 1; j < 4; j++)
+            ck_assert_msg(f[j] > f[j - 1], "%s, flash: %.1f TFLOP/s at %d < %.1f at %d", scens[i],
+                          f[j], 512 << j, f[j - 1], 256 << j);
     }
 }
 END_TEST
