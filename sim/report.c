@@ -136,6 +136,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "model_flops", s->model_flops, FALSE);
     kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
     kv_num(out, i1, "mfu", s->mfu, FALSE);
+    kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
+    kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
     fprintf(out, "%s\"memory\": {\n", i1);
     kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
     kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
@@ -227,8 +229,11 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.bubble) * pct);
     fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
             ps_to_s(s->critical.comm), 100.0 * s->overlap);
-    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n\n", s->tflops_per_gpu,
+    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
             100.0 * s->mfu);
+    fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n\n",
+            s->neox_tflops_per_gpu,
+            sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted" : "3x forward");
     human_bytes(b1, sizeof b1, s->memory.params_bytes);
     human_bytes(b2, sizeof b2, s->memory.grads_bytes);
     human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
@@ -291,7 +296,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     const Scenario *sc = sim_scenario(run);
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
-          "memory_total_bytes,fits\n",
+          "memory_total_bytes,fits,neox_tflops_per_gpu\n",
           out);
     fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
             sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
@@ -304,7 +309,9 @@ static void write_csv(FILE *out, const SimRun *run) {
         num(out, v[i]);
         fputc(',', out);
     }
-    fprintf(out, "%s\n", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
+    fprintf(out, "%s,", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
+    num(out, s->neox_tflops_per_gpu);
+    fputc('\n', out);
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {

@@ -180,6 +180,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "parallel_residual",
                                        "layer_vector_params_h",
                                        "attention",
+                                       "causal",
                                        "attention_dropout",
                                        "hidden_dropout",
                                        "softmax_fusion",
@@ -195,6 +196,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->ffn_hidden = 0;
     m->attention_dropout = m->hidden_dropout = 0.0;  /* GPT-NeoX configs: no dropout */
     m->softmax_fusion = m->bias_gelu_fusion = FALSE; /* GPT-NeoX's defaults */
+    m->causal = TRUE;                                /* GPT models are causal */
     int pos = m->pos_emb, attn = ATTN_STANDARD;
     if (!conf_string(n, "name", TRUE, &m->name, err) ||
         !int_in(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
@@ -208,6 +210,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
         !conf_bool(n, "parallel_residual", FALSE, &m->parallel_residual, err) ||
         !int_in(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err) ||
         !conf_enum(n, "attention", FALSE, attn_names, &attn, err) ||
+        !conf_bool(n, "causal", FALSE, &m->causal, err) ||
         !conf_double(n, "attention_dropout", FALSE, 0.0, 1.0, &m->attention_dropout, err) ||
         !conf_double(n, "hidden_dropout", FALSE, 0.0, 1.0, &m->hidden_dropout, err) ||
         !conf_bool(n, "softmax_fusion", FALSE, &m->softmax_fusion, err) ||

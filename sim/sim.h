@@ -26,10 +26,13 @@ typedef struct {
     double overlap;     /* hidden communication / communication, 0..1 (0 when none) */
     double model_flops; /* per iteration, whole job */
     double tflops_per_gpu;
-    double mfu;         /* tflops_per_gpu / device peak at the run's precision */
-    ModelMemory memory; /* the rank with the largest footprint */
-    double params;      /* whole model, Eq. 1 */
-    uint64_t events;    /* engine events */
+    double mfu;                 /* tflops_per_gpu / device peak at the run's precision */
+    double neox_flops;          /* per iteration, whole job, as GPT-NeoX logs them (recomputation
+                                   counted with full recompute) */
+    double neox_tflops_per_gpu; /* GPT-NeoX's logged "approx flops per GPU", in TFLOP/s */
+    ModelMemory memory;         /* the rank with the largest footprint */
+    double params;              /* whole model, Eq. 1 */
+    uint64_t events;            /* engine events */
     int ranks_simulated;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */

@@ -548,7 +548,13 @@ double workload_model_flops(const Workload *wl) {
     const Scenario *sc = wl->sc;
     /* forward + backward (2x forward), no recomputation: the MFU convention of Chowdhery et al.
      * 2022 and Narayanan et al. 2021 */
-    return 3.0 * model_forward_flops(&sc->model, 1, sc->seq_len) * (double)sc->global_batch;
+    return 3.0 * model_forward_flops(&sc->model, 1, sc->seq_len, sc->tp) * (double)sc->global_batch;
+}
+
+double workload_neox_flops(const Workload *wl) {
+    const Scenario *sc = wl->sc;
+    return model_neox_flops(&sc->model, sc->global_batch, sc->seq_len, sc->tp,
+                            sc->recompute == RECOMPUTE_FULL);
 }
 
 ModelMemory workload_memory(const Workload *wl) {
@@ -556,9 +562,10 @@ ModelMemory workload_memory(const Workload *wl) {
     ModelMemory best = {0};
     int e = model_elem_bytes(sc->precision);
     for (int s = 0; s < sc->pp; s++) {
-        int inflight = sc->pp == 1                   ? 1
-                       : sc->schedule == SCHED_GPIPE ? sc->grad_accum
-                                                     : MIN(sc->grad_accum, sc->pp - s);
+        /* build_stage runs GPipe as all forwards, then all backwards, whatever pp is: every
+         * micro-batch is in flight at once, pp = 1 included. 1F1B holds p - stage (1 at pp 1). */
+        int inflight =
+            sc->schedule == SCHED_GPIPE ? sc->grad_accum : MIN(sc->grad_accum, sc->pp - s);
         ModelMemory m = model_memory(&sc->model, sc->seq_len, sc->micro_batch, sc->tp, sc->pp, s,
                                      sc->dp, sc->zero, sc->precision, sc->recompute, inflight);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its

@@ -88,6 +88,11 @@ int workload_group_count(const Workload *wl, Dim dim);
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);
 
+/* FLOPs of one iteration, whole job, as GPT-NeoX's get_flops counts them (model_neox_flops):
+ * recomputation included when the scenario recomputes full layers (GPT-NeoX's
+ * checkpoint_activations; selective recomputation has no GPT-NeoX switch and counts 3x). */
+double workload_neox_flops(const Workload *wl);
+
 /* Memory of the rank with the largest footprint. */
 ModelMemory workload_memory(const Workload *wl);
 
