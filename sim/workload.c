@@ -45,6 +45,9 @@ typedef struct {
     SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
     SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
                                recomputation redoes */
+    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
+    int ncore;              /* kernels of the attention core */
     double act_bytes;       /* b s h activations, bytes */
     int e;                  /* bytes per element */
     double bucket_params;   /* gradients waiting in the open bucket, parameters */
@@ -71,16 +74,36 @@ static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     return idx;
 }
 
-static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
-                       guint32 dep2) {
+static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
+                         guint32 dep1, guint32 dep2) {
     Task t = {.kind = TASK_COMPUTE,
               .stream = STREAM_COMPUTE,
               .phase = ph,
+              .kernels = (uint16_t)MIN(kernels, G_MAXUINT16),
               .layer = layer,
               .micro = micro,
               .duration = dur};
     guint32 deps[2] = {dep1, dep2};
     return emit(b, t, deps, 2);
+}
+
+/* The kernels of a segment whose time is dur (the segment tables of b), for the host's launch
+ * count; 1 for a time that is no segment's (the optimizer step). */
+static int kernels_of(const Builder *b, SimTime dur) {
+    for (int s = 0; s < SEG_COUNT; s++) {
+        if (dur == b->fwd[s])
+            return b->nfwd[s];
+        if (dur == b->bwd[s])
+            return b->nbwd[s];
+        if (s == SEG_ATTN && dur == b->bwd[s] + b->attn_core)
+            return b->nbwd[s] + b->ncore;
+    }
+    return 1;
+}
+
+static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
+                       guint32 dep2) {
+    return compute_k(b, dur, kernels_of(b, dur), ph, layer, micro, dep1, dep2);
 }
 
 /* A collective on dimension dim, after `after`. Returns NO_TASK when the group is one rank. */
@@ -253,9 +276,10 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
 }
 
 /* Time of one segment's kernels in one pass, picoseconds; attn_core (when not NULL) receives the
- * time of the attention core's kernels (what selective recomputation redoes). */
+ * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
+ * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
-                            SimTime *attn_core) {
+                            SimTime *attn_core, int *ncore, int *kernels) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
                       ops);
@@ -264,9 +288,12 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
         const ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = device_op_time(dev, op, sc->precision);
         total += t;
-        if (attn_core && op->attn_core)
+        if (attn_core && op->attn_core) {
             *attn_core += t;
+            ++*ncore;
+        }
     }
+    *kernels = (int)ops->len;
     return total;
 }
 
@@ -288,8 +315,9 @@ static void build_stage(Workload *wl, int stage) {
     b.e = model_elem_bytes(sc->precision);
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     for (int s = 0; s < SEG_COUNT; s++) {
-        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL);
+        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
+                                &b.nfwd[s]);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s]);
     }
     b.unit_done_fwd = g_new(guint32, b.units->len);
     b.unit_done_bwd = g_new(guint32, b.units->len);
