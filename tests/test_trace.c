@@ -74,6 +74,8 @@ static gint cmp_slice(gconstpointer a, gconstpointer b) {
     return (x > y) - (x < y);
 }
 
+#define HOST_TID STREAM_COUNT /* the host thread's track */
+
 /* TP 4 x PP 2 on one node, 8 micro-batches: every rank simulated. */
 START_TEST(test_structure) {
     Traced t = {0};
@@ -82,9 +84,9 @@ START_TEST(test_structure) {
     ck_assert_int_eq(count_meta(&t, "process_name"), 8);
     ck_assert_int_ge(count_meta(&t, "thread_name"), 8 * 3);
     /* slices per (rank, stream) */
-    GArray *slices[8][STREAM_COUNT];
+    GArray *slices[8][STREAM_COUNT + 1];
     for (int r = 0; r < 8; r++)
-        for (int s = 0; s < STREAM_COUNT; s++)
+        for (int s = 0; s <= HOST_TID; s++)
             slices[r][s] = g_array_new(FALSE, FALSE, sizeof(Slice));
     g_autoptr(GHashTable) starts =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -97,8 +99,13 @@ START_TEST(test_structure) {
         int pid = (int)json_object_get_int_member(e, "pid");
         int tid = (int)json_object_get_int_member(e, "tid");
         double ts = json_object_get_double_member(e, "ts");
-        ck_assert(pid >= 0 && pid < 8 && tid >= 0 && tid < STREAM_COUNT);
-        if (!strcmp(ph(e), "X")) {
+        ck_assert(pid >= 0 && pid < 8 && tid >= 0 && tid <= HOST_TID);
+        if (!strcmp(ph(e), "X") && tid == HOST_TID) { /* launches: one CPU thread, in turn */
+            ck_assert_str_eq(json_object_get_string_member(e, "cat"), "host");
+            Slice s = {ts, json_object_get_double_member(e, "dur")};
+            ck_assert(s.dur > 0);
+            g_array_append_val(slices[pid][tid], s);
+        } else if (!strcmp(ph(e), "X")) {
             JsonObject *a = json_object_get_object_member(e, "args");
             ck_assert(json_object_has_member(a, "layer") && json_object_has_member(a, "micro") &&
                       json_object_has_member(a, "bytes"));
@@ -150,7 +157,8 @@ START_TEST(test_structure) {
     for (int r = 0; r < 8; r++) {
         int i = sim_index_of(t.run, r);
         double busy = 0;
-        for (int s = 0; s < STREAM_COUNT; s++) {
+        ck_assert_uint_gt(slices[r][HOST_TID]->len, 0);
+        for (int s = 0; s <= HOST_TID; s++) {
             GArray *a = slices[r][s];
             g_array_sort(a, cmp_slice);
             for (guint k = 1; k < a->len; k++) {
@@ -168,7 +176,7 @@ START_TEST(test_structure) {
                       busy, want);
         ck_assert_double_eq(slices[r][STREAM_TP]->len,
                             stats_rank_calls(st, i, COLL_ALLREDUCE, DIM_TP));
-        for (int s = 0; s < STREAM_COUNT; s++)
+        for (int s = 0; s <= HOST_TID; s++)
             g_array_unref(slices[r][s]);
     }
     traced_clear(&t);
