@@ -228,13 +228,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.bubble) * pct);
     fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
             ps_to_s(s->critical.comm), 100.0 * s->overlap);
-    fprintf(out,
-            "  host wait        %10.6f s  compute idle, its next kernel not yet launched "
-            "(within exposed and bubble)\n",
+    fprintf(out, "  host wait        %10.6f s  of exposed + bubble: kernel ready, not launched\n",
             ps_to_s(s->critical.host_wait));
-    fprintf(out,
-            "  interference     %10.6f s  compute slowed by communication under it "
-            "(within compute)\n",
+    fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
             ps_to_s(s->critical.interference));
     fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n\n", s->tflops_per_gpu,
             100.0 * s->mfu);
