@@ -87,15 +87,18 @@ static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int lay
     return emit(b, t, deps, 2);
 }
 
-/* The kernels of a segment whose time is dur (the segment tables of b), for the host's launch
- * count; 1 for a time that is no segment's (the optimizer step). */
-static int kernels_of(const Builder *b, SimTime dur) {
+/* The kernels of the segment of pass ph whose time is dur (b's segment tables), for the host's
+ * launch count; 1 for a time that is no segment's (the optimizer step). Found by time so that the
+ * passes' calls to compute() need not change; two segments of one pass with equal times (to the
+ * picosecond) would both get the first one's count. */
+static int kernels_of(const Builder *b, SimTime dur, Phase ph) {
+    gboolean fwd = ph == PHASE_FWD || ph == PHASE_RECOMPUTE, bwd = ph == PHASE_BWD;
     for (int s = 0; s < SEG_COUNT; s++) {
-        if (dur == b->fwd[s])
+        if (fwd && dur == b->fwd[s])
             return b->nfwd[s];
-        if (dur == b->bwd[s])
+        if (bwd && dur == b->bwd[s])
             return b->nbwd[s];
-        if (s == SEG_ATTN && dur == b->bwd[s] + b->attn_core)
+        if (bwd && s == SEG_ATTN && dur == b->bwd[s] + b->attn_core)
             return b->nbwd[s] + b->ncore;
     }
     return 1;
@@ -103,7 +106,7 @@ static int kernels_of(const Builder *b, SimTime dur) {
 
 static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
                        guint32 dep2) {
-    return compute_k(b, dur, kernels_of(b, dur), ph, layer, micro, dep1, dep2);
+    return compute_k(b, dur, kernels_of(b, dur, ph), ph, layer, micro, dep1, dep2);
 }
 
 /* A collective on dimension dim, after `after`. Returns NO_TASK when the group is one rank. */
