@@ -90,7 +90,7 @@ START_TEST(test_structure) {
             slices[r][s] = g_array_new(FALSE, FALSE, sizeof(Slice));
     g_autoptr(GHashTable) starts =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    int flows_s = 0, flows_f = 0;
+    int flows_s = 0, flows_f = 0, slowed = 0;
     double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * 2;
     for (guint i = 0; i < json_array_get_length(t.events); i++) {
         JsonObject *e = json_array_get_object_element(t.events, i);
@@ -121,6 +121,11 @@ START_TEST(test_structure) {
                 ck_assert_double_eq(bytes, act);
             Slice s = {ts, json_object_get_double_member(e, "dur")};
             ck_assert(s.dur >= 0);
+            if (json_object_has_member(a, "slowed")) { /* communication ran under it */
+                ck_assert_int_eq(tid, STREAM_COMPUTE);
+                ck_assert(s.dur > json_object_get_double_member(a, "alone_us"));
+                slowed++;
+            }
             g_array_append_val(slices[pid][tid], s);
         } else {
             gint64 id = json_object_get_int_member(e, "id");
@@ -153,6 +158,7 @@ START_TEST(test_structure) {
     /* 8 micro-batches, 4 TP ranks, one stage boundary, both directions */
     ck_assert_int_eq(flows_s, 8 * 4 * 2);
     ck_assert_int_eq(flows_f, flows_s);
+    ck_assert_int_gt(slowed, 0); /* pipeline sends under the next micro-batch's compute */
     const Stats *st = sim_stats(t.run);
     for (int r = 0; r < 8; r++) {
         int i = sim_index_of(t.run, r);
