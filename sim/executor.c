@@ -9,9 +9,11 @@
  * each costing host_op_dispatch per kernel (compute) or host_comm_dispatch per call, back to back
  * from time 0, so task k is issued at base + sum of the costs of tasks first..k. It runs ahead of
  * the GPU except at the optimizer step: there it waits until every task issued before has
- * finished (the synchronisation of the gradient-norm / overflow check: Megatron-LM's
- * clip_grad_norm_fp32 calls total_norm.item(), DeepSpeed's ZeRO step reads the overflow flag
- * with .item(), PyTorch's GradScaler reads found_inf), spends host_step, and goes on. A task
+ * finished (the overflow check's device-to-host read: Megatron-LM's MixedPrecisionOptimizer
+ * (megatron/core/optimizer/optimizer.py, _unscale_main_grads_and_check_for_nan) does
+ * found_inf.item(), DeepSpeed's ZeRO optimizers (has_overflow) overflow_gpu[0].item() after
+ * all-reducing the flag, PyTorch's GradScaler.step found_inf.item()), spends host_step, and goes
+ * on. A task
  * starts no earlier than it is issued.
  *
  * Interference: while any communication of a rank moves data, its running compute task
