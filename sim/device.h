@@ -74,7 +74,10 @@ typedef struct {
     double hbm_bandwidth;                   /* bytes/s */
     double mem_efficiency[MEM_CLASS_COUNT]; /* fraction of hbm_bandwidth each class reaches */
     SimTime launch_overhead;                /* per kernel, picoseconds */
-    int nkernels;                           /* measured kernels that override their class */
+    double interference_intra; /* compute takes 1 + this times as long while an intra-node
+                                  communication of its GPU moves data (0: unaffected) */
+    double interference_inter; /* the same while only inter-node communication does */
+    int nkernels;              /* measured kernels that override their class */
     DeviceKernel kernels[DEVICE_MAX_KERNELS];
     /* GEMM model */
     int compute_units;        /* CUs / SMs: tiles run this many at a time */

@@ -132,6 +132,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "comm_s", ps_to_s(s->critical.comm), FALSE);
     kv_num(out, i1, "exposed_comm_s", ps_to_s(s->critical.exposed), FALSE);
     kv_num(out, i1, "bubble_s", ps_to_s(s->critical.bubble), FALSE);
+    kv_num(out, i1, "host_wait_s", ps_to_s(s->critical.host_wait), FALSE);
+    kv_num(out, i1, "interference_s", ps_to_s(s->critical.interference), FALSE);
     kv_num(out, i1, "overlap", s->overlap, FALSE);
     kv_num(out, i1, "model_flops", s->model_flops, FALSE);
     kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
@@ -229,6 +231,10 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.bubble) * pct);
     fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
             ps_to_s(s->critical.comm), 100.0 * s->overlap);
+    fprintf(out, "  host wait        %10.6f s  of exposed + bubble: kernel ready, not launched\n",
+            ps_to_s(s->critical.host_wait));
+    fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
+            ps_to_s(s->critical.interference));
     fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
             100.0 * s->mfu);
     fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n\n",
@@ -296,7 +302,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     const Scenario *sc = sim_scenario(run);
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
-          "memory_total_bytes,fits,neox_tflops_per_gpu\n",
+          "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s\n",
           out);
     fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
             sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
@@ -311,6 +317,10 @@ static void write_csv(FILE *out, const SimRun *run) {
     }
     fprintf(out, "%s,", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
     num(out, s->neox_tflops_per_gpu);
+    fputc(',', out);
+    num(out, ps_to_s(s->critical.host_wait));
+    fputc(',', out);
+    num(out, ps_to_s(s->critical.interference));
     fputc('\n', out);
 }
 

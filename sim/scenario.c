@@ -458,7 +458,9 @@ static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
                                        "gemm",
                                        "kernels",
                                        "efficiency",
+                                       "interference",
                                        NULL};
+    static const char *const intf_keys[] = {"intra_node", "inter_node", NULL};
     static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
     g_autoptr(ConfNode) file = NULL;
@@ -487,8 +489,12 @@ static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
         !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
         !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))
         return FALSE;
-    const ConfNode *kernels = conf_get(n, "kernels");
+    const ConfNode *kernels = conf_get(n, "kernels"), *intf = conf_get(n, "interference");
     if (kernels && !load_kernels(kernels, d, err))
+        return FALSE;
+    if (intf && (!conf_check_keys(intf, intf_keys, "device.interference", err) ||
+                 !conf_double(intf, "intra_node", TRUE, 0.0, 10.0, &d->interference_intra, err) ||
+                 !conf_double(intf, "inter_node", TRUE, 0.0, 10.0, &d->interference_inter, err)))
         return FALSE;
     if (gemm)
         return load_mem_efficiency(n, d, err) && load_gemm_model(gemm, d, err);
@@ -524,7 +530,9 @@ static gboolean load_int_seq(const ConfNode *n, const char *what, int *out, int 
 }
 
 static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
-    static const char *const node_keys[] = {"gpus", "link", "links", "switch", "nics", NULL};
+    static const char *const node_keys[] = {"gpus", "link", "links", "switch",
+                                            "nics", "host", NULL};
+    static const char *const host_keys[] = {"op_dispatch", "comm_dispatch", "step", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const switch_keys[] = {"bandwidth", NULL};
     static const char *const nic_keys[] = {"count",          "attach",  "bandwidth",
@@ -533,7 +541,13 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
         !int_in(node, "gpus", TRUE, 1, TOPO_MAX_GPUS, &t->gpus_per_node, err))
         return FALSE;
     const ConfNode *link = conf_get(node, "link"), *links = conf_get(node, "links"),
-                   *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics");
+                   *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics"),
+                   *host = conf_get(node, "host");
+    if (host && (!conf_check_keys(host, host_keys, "node.host", err) ||
+                 !conf_time(host, "op_dispatch", TRUE, &t->host_op_dispatch, err) ||
+                 !conf_time(host, "comm_dispatch", TRUE, &t->host_comm_dispatch, err) ||
+                 !conf_time(host, "step", TRUE, &t->host_step, err)))
+        return FALSE;
     t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
     if (link && (!conf_check_keys(link, link_keys, "node.link", err) ||
                  !conf_rate(link, "bandwidth", !sw, &t->link_bandwidth, err) ||
@@ -789,7 +803,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            NULL};
     static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch", "seq_len",
                                              "precision",   "recompute",  "framework",    NULL};
-    static const char *const sim_keys[] = {"dedup_replicas", "contention", "collectives", NULL};
+    static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
+                                           "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
@@ -809,6 +824,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->recompute = RECOMPUTE_NONE;
     s->dedup_replicas = TRUE;
     s->contention = TRUE;
+    s->host = TRUE;
+    s->interference = TRUE;
     int coll_mode = 0;
     s->bucket_bytes = -1;
     s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
@@ -848,6 +865,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
                 !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||
                 !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
+                !conf_bool(sim, "host", FALSE, &s->host, err) ||
+                !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
                 !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;

@@ -37,6 +37,9 @@ typedef struct {
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */
     gboolean contention;     /* links shared max-min fairly (else each flow alone) */
     gboolean detailed;       /* collectives step by step (else one aggregated flow) */
+    gboolean host;           /* host dispatch modelled (topology node.host); off: kernels start
+                                when their GPU dependencies allow */
+    gboolean interference;   /* compute slowed while communication runs (device interference) */
 } Scenario;
 
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */

@@ -103,6 +103,10 @@ const Network *sim_network(const SimRun *run) {
     return run->net;
 }
 
+const Workload *sim_workload(const SimRun *run) {
+    return run->wl;
+}
+
 const Topology *sim_topology(const SimRun *run) {
     return run->topo;
 }

@@ -53,6 +53,8 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err);
 const SimSummary *sim_summary(const SimRun *run);
 const Scenario *sim_scenario(const SimRun *run);
 const Stats *sim_stats(const SimRun *run);
+/* The rank programs the run executed. */
+const Workload *sim_workload(const SimRun *run);
 /* The network and machine of the run, for link statistics. */
 const Network *sim_network(const SimRun *run);
 const Topology *sim_topology(const SimRun *run);

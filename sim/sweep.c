@@ -75,7 +75,10 @@ static const char *const headline[] = {"model",
                                        "memory_total_bytes",
                                        "fits",
                                        "events",
-                                       "neox_tflops_per_gpu"};
+                                       "neox_tflops_per_gpu",
+
+                                       "host_wait_s",
+                                       "interference_s"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
 G_STATIC_ASSERT(H_COUNT <= 32);
 
@@ -447,6 +450,8 @@ static char *format_row(const Sweep *sw, const Point *p, const SimRun *run, cons
         {BOOL, s->memory.total_bytes <= sc->topo.device.hbm_capacity, NULL},
         {NUM, (double)s->events, NULL},
         {NUM, s->neox_tflops_per_gpu, NULL},
+        {NUM, ps_s((double)c->host_wait), NULL},
+        {NUM, ps_s((double)c->interference), NULL},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {

@@ -83,6 +83,11 @@ typedef struct {
     double taper;            /* fat tree: leaf downlink / uplink capacity (1 = full bisection) */
     int machine_nodes;       /* nodes the machine has (0 = as many as the job needs) */
     CollSpec coll;
+    /* The host CPU thread that drives each GPU (node.host); all 0 when not given */
+    SimTime host_op_dispatch;   /* CPU time to launch one compute kernel from eager PyTorch, ps */
+    SimTime host_comm_dispatch; /* CPU time of one collective or send/recv call, ps */
+    SimTime host_step;          /* CPU time of the optimizer step's framework code after the
+                                   synchronisation (loss scaler, grad norm, schedulers), ps */
 } TopologySpec;
 
 void topo_spec_clear(TopologySpec *t);

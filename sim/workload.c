@@ -53,6 +53,9 @@ typedef struct {
     SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
     SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
                                recomputation redoes */
+    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
+    int ncore;              /* kernels of the attention core */
     double act_bytes;       /* b s h activations, bytes */
     double ce_bytes;        /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
     int e;                  /* bytes per element */
@@ -84,16 +87,25 @@ static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     return idx;
 }
 
-static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
-                       guint32 dep2) {
+static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
+                         guint32 dep1, guint32 dep2) {
     Task t = {.kind = TASK_COMPUTE,
               .stream = STREAM_COMPUTE,
               .phase = ph,
+              .kernels = (uint16_t)MIN(kernels, G_MAXUINT16),
               .layer = layer,
               .micro = micro,
               .duration = dur};
     guint32 deps[2] = {dep1, dep2};
     return b->last_compute = emit(b, t, deps, 2);
+}
+
+/* One segment's kernels in one pass (bwd FALSE: forward or its recomputation) as one compute
+ * task. */
+static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
+                           guint32 dep1, guint32 dep2) {
+    return compute_k(b, bwd ? b->bwd[seg] : b->fwd[seg], bwd ? b->nbwd[seg] : b->nfwd[seg], ph,
+                     layer, micro, dep1, dep2);
 }
 
 /* A collective on dimension dim and stream s, after `after`. Returns NO_TASK when the group is one
@@ -259,11 +271,11 @@ static guint32 zero3_gather(Builder *b, const ParamUnit *u, Phase ph, int micro)
  * reduce_from_model_parallel_region sums attention + MLP (megatron/model/transformer.py,
  * ParallelTransformerLayer.forward). Returns the task the next layer waits for. */
 static guint32 layer_forward(Builder *b, Phase ph, int layer, int micro, guint32 in, guint32 ag) {
-    guint32 c = compute(b, b->fwd[SEG_ATTN], ph, layer, micro, in, ag);
+    guint32 c = seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, in, ag);
     guint32 ar = NO_TASK;
     if (!b->sc->model.parallel_residual)
         ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
-    c = compute(b, b->fwd[SEG_MLP], ph, layer, micro, ar, NO_TASK);
+    c = seg_compute(b, SEG_MLP, FALSE, ph, layer, micro, ar, NO_TASK);
     guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
     return out != NO_TASK ? out : c;
 }
@@ -276,12 +288,14 @@ static guint32 layer_forward(Builder *b, Phase ph, int layer, int micro, guint32
 static guint32 layer_backward(Builder *b, int layer, int micro, guint32 dep, guint32 ag,
                               guint32 *seg_task) {
     const Scenario *sc = b->sc;
-    guint32 c = compute(b, b->bwd[SEG_MLP], PHASE_BWD, layer, micro, dep, ag);
+    guint32 c = seg_compute(b, SEG_MLP, TRUE, PHASE_BWD, layer, micro, dep, ag);
     seg_task[SEG_MLP] = c;
     guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-    SimTime attn = b->bwd[SEG_ATTN] + (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
+    gboolean sel = sc->recompute == RECOMPUTE_SELECTIVE; /* the attention core redone first */
+    SimTime attn = b->bwd[SEG_ATTN] + (sel ? b->attn_core : 0);
+    int nattn = b->nbwd[SEG_ATTN] + (sel ? b->ncore : 0);
     guint32 attn_dep = sc->model.parallel_residual ? dep : ar;
-    c = compute(b, attn, PHASE_BWD, layer, micro, attn_dep, NO_TASK);
+    c = compute_k(b, attn, nattn, PHASE_BWD, layer, micro, attn_dep, NO_TASK);
     seg_task[SEG_ATTN] = c;
     guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
     return out != NO_TASK ? out : c;
@@ -291,7 +305,7 @@ static guint32 layer_backward(Builder *b, int layer, int micro, guint32 dep, gui
  * entropy's three allreduces of b s fp32 values (the logits' max, the target logit, the sum of
  * exponentials: mpu/cross_entropy.py _VocabParallelCrossEntropy.forward). */
 static guint32 head_forward(Builder *b, int layer, int micro, guint32 in, guint32 ag) {
-    guint32 last = compute(b, b->fwd[SEG_HEAD], PHASE_FWD, layer, micro, in, ag);
+    guint32 last = seg_compute(b, SEG_HEAD, FALSE, PHASE_FWD, layer, micro, in, ag);
     for (int k = 0; k < 3; k++) {
         guint32 ar =
             collective(b, COLL_ALLREDUCE, DIM_TP, b->ce_bytes, PHASE_FWD, layer, micro, last);
@@ -312,7 +326,7 @@ static void forward_pass(Builder *b, int micro) {
         int layer = unit_layer(b, u);
         switch (u->kind) {
         case UNIT_EMBED: { /* VocabParallelEmbedding: allreduce of the partial embeddings */
-            guint32 c = compute(b, b->fwd[SEG_EMBED], PHASE_FWD, layer, micro, in, ag);
+            guint32 c = seg_compute(b, SEG_EMBED, FALSE, PHASE_FWD, layer, micro, in, ag);
             in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, c);
             if (in == NO_TASK)
                 in = c;
@@ -346,7 +360,7 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         switch (u->kind) {
         case UNIT_HEAD: { /* ColumnParallelLinear's input gradient is allreduced */
-            guint32 c = compute(b, b->bwd[SEG_HEAD], PHASE_BWD, layer, micro, in, ag);
+            guint32 c = seg_compute(b, SEG_HEAD, TRUE, PHASE_BWD, layer, micro, in, ag);
             seg_task[SEG_HEAD] = c;
             in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
             if (in == NO_TASK)
@@ -361,7 +375,7 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
             in = layer_backward(b, layer, micro, in, ag, seg_task);
             break;
         case UNIT_EMBED:
-            in = compute(b, b->bwd[SEG_EMBED], PHASE_BWD, layer, micro, in, ag);
+            in = seg_compute(b, SEG_EMBED, TRUE, PHASE_BWD, layer, micro, in, ag);
             seg_task[SEG_EMBED] = in;
             break;
         }
@@ -377,9 +391,10 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
 }
 
 /* Time of one segment's kernels in one pass, picoseconds; attn_core (when not NULL) receives the
- * time of the attention core's kernels (what selective recomputation redoes). */
+ * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
+ * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
-                            SimTime *attn_core) {
+                            SimTime *attn_core, int *ncore, int *kernels) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
                       ops);
@@ -388,9 +403,12 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
         const ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = device_op_time(dev, op, sc->precision);
         total += t;
-        if (attn_core && op->attn_core)
+        if (attn_core && op->attn_core) {
             *attn_core += t;
+            ++*ncore;
+        }
     }
+    *kernels = (int)ops->len;
     return total;
 }
 
@@ -419,8 +437,9 @@ static void build_stage(Workload *wl, int stage) {
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
-        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL);
+        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
+                                &b.nfwd[s]);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s]);
     }
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -447,8 +466,8 @@ static void build_stage(Workload *wl, int stage) {
 
     /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced. */
     double opt_params = pg->params / (sc->zero >= 1 ? sc->dp : 1);
-    guint32 opt = compute(&b, device_optimizer_time(dev, opt_params, sc->precision),
-                          PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
+    guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
+                            PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
     if (sc->zero == 1 || sc->zero == 2) { /* gather the updated parameters, in buckets */
         double open = 0;
         for (guint i = 0; i < b.units->len; i++) {

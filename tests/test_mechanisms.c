@@ -2,12 +2,14 @@
  * prefetch window (and its buffers in memory), DeepSpeed's data parallelism after backward,
  * PyTorch DDP's parameter-by-parameter buckets, GPT-NeoX's parallel residual, and the
  * vocabulary-parallel head and cross entropy. Each case is built so that every collective on the
- * critical path runs alone on the network, so its time is the one coll_time_alone gives. */
+ * critical path runs alone on the network, so its time is the one coll_time_alone gives. The host
+ * and interference are off (test_host.c pins them): these cases pin the workload's structure. */
 #include <math.h>
 
 #include "util.h"
 
 #define E 2.0 /* fp16 bytes */
+#define OFF "sim.host=false", "sim.interference=false"
 
 static double ps(SimTime t) {
     return (double)t;
@@ -83,7 +85,7 @@ static void idle_end(void *ctx, int rank, const Task *t, SimTime now) {
  * a shared in-order stream would put each layer's reduce-scatters between two gathers and idle
  * compute for a gather and a reduce-scatter per layer (4.5 ms each at 16 GCDs). */
 START_TEST(test_zero3_prefetch_hides_gathers) {
-    const char *sets[] = {"parallel.bucket_size=1B", NULL};
+    const char *sets[] = {"parallel.bucket_size=1B", OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     IdleWatch w = {0};
     ExecObserver obs = {.ctx = &w, .begin = idle_begin, .end = idle_end};
@@ -101,7 +103,7 @@ END_TEST
  * after backward. Gathered buffers: only the unit in use. */
 START_TEST(test_zero3_on_demand) {
     const char *sets[] = {"nodes=1", "parallel.prefetch_bucket_size=0",
-                          "parallel.bucket_size=100GB", NULL};
+                          "parallel.bucket_size=100GB", OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const SimSummary *s = sim_summary(run);
@@ -121,14 +123,14 @@ END_TEST
  * gathered buffers peak just under it (within one unit), and a window of one unit gives the
  * on-demand timing's buffers. */
 START_TEST(test_zero3_live_window_memory) {
-    const char *sets[] = {"nodes=1", NULL};
+    const char *sets[] = {"nodes=1", OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     double live = sim_summary(run)->memory.buffers_bytes / E - 5e8; /* less the 5e8 bucket */
     double layer = unit_params(sc, UNIT_LAYER), head = unit_params(sc, UNIT_HEAD);
     ck_assert_msg(live <= 1e9 && live > 1e9 - MAX(layer, head), "gathered peak %.0f parameters",
                   live);
-    const char *one[] = {"nodes=1", "parallel.max_live_parameters=1", NULL};
+    const char *one[] = {"nodes=1", "parallel.max_live_parameters=1", OFF, NULL};
     g_autoptr(Scenario) s1 = load_ok("1.3B_zero3.yaml", one);
     g_autoptr(SimRun) r1 = run_ok(s1, -1);
     double biggest = MAX(unit_params(sc, UNIT_EMBED), MAX(layer, head));
@@ -139,7 +141,8 @@ END_TEST
 /* DeepSpeed at ZeRO stage 0 allreduces after backward, in buckets of at most 5e8 elements in
  * forward order: nothing overlaps, so the iteration is compute plus every bucket's allreduce. */
 START_TEST(test_deepspeed_ddp_after_backward) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", NULL);
+    const char *sets[] = {OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const SimSummary *s = sim_summary(run);
     g_autofree int *dp = dp_group(sc);
@@ -199,8 +202,8 @@ END_TEST
  * allreduce, which then hides under it. TP alone in one node, every allreduce alone: the
  * iteration is shorter by exactly 3 L allreduces of b s h. */
 START_TEST(test_parallel_residual) {
-    const char *seq[] = {"model.parallel_residual=false", NULL};
-    const char *par[] = {"model.parallel_residual=true", NULL};
+    const char *seq[] = {"model.parallel_residual=false", OFF, NULL};
+    const char *par[] = {"model.parallel_residual=true", OFF, NULL};
     g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", seq);
     g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", par);
     g_autoptr(SimRun) ra = run_ok(a, -1);
@@ -219,7 +222,8 @@ END_TEST
 /* The vocabulary-parallel head allreduces its input gradient (b s h) and the cross entropy three
  * b s fp32 values; TP allreduces block compute, so the iteration is compute plus all of them. */
 START_TEST(test_tp_head_and_cross_entropy) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
+    const char *sets[] = {OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const SimSummary *s = sim_summary(run);
     double L = sc->model.layers, b = sc->micro_batch, sl = sc->seq_len;
