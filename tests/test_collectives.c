@@ -228,6 +228,39 @@ START_TEST(test_frontier_two_nodes_nics) {
 }
 END_TEST
 
+START_TEST(test_symmetric_form_over_channels) {
+    /* The deduplicated form (only GCD 8's node carries node-local links) over RCCL's channels and
+     * NICs, on the real dragonfly: the same time as the full form, ring and tree. */
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    int members[32];
+    for (int i = 0; i < 32; i++)
+        members[i] = i;
+    for (int algo = ALGO_RING; algo <= ALGO_TREE; algo++)
+        for (int op = COLL_ALLREDUCE; op <= COLL_REDUCE_SCATTER; op++) {
+            if (algo == ALGO_TREE && op != COLL_ALLREDUCE)
+                continue;
+            SimTime t[2];
+            for (int sym = 0; sym < 2; sym++) {
+                g_autoptr(Topology) topo = topo_new(&spec, 4, &err);
+                g_autoptr(Engine) eng = engine_new();
+                g_autoptr(Network) net = net_new(eng, topo);
+                g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+                coll_force(coll, algo, PROTO_SIMPLE);
+                Done d = {0, 0};
+                coll_start_symmetric(coll, op, members, 32, 64e6, 0, sym ? 8 : -1, on_done, &d, 0);
+                t[sym] = engine_run(eng);
+                ck_assert_int_eq(d.calls, 1);
+            }
+            ck_assert_msg(t[0] == t[1], "%s %s: full %" PRId64 ", symmetric %" PRId64,
+                          coll_algo_name(algo), coll_op_name(op), t[0], t[1]);
+        }
+    topo_spec_clear(&spec);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("collectives");
     TCase *tc = tcase_create("core");
@@ -237,6 +270,7 @@ int main(void) {
     tcase_add_test(tc, test_frontier_ring);
     tcase_add_test(tc, test_double_tree_closed_form);
     tcase_add_test(tc, test_frontier_two_nodes_nics);
+    tcase_add_test(tc, test_symmetric_form_over_channels);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
