@@ -54,7 +54,14 @@ typedef struct {
     int backend;       /* index in CollSpec.backends, -1 for the library itself */
     SimTime predicted; /* uncontended time, picoseconds */
     SimTime latency;   /* its latency part */
+    int32_t limit;     /* the busiest link of its slowest phase (most streams for its capacity);
+                          COLL_LIMIT_LATENCY when the latency part is the larger,
+                          COLL_LIMIT_BACKEND when a backend's bandwidth cap binds */
+    int limit_ties;    /* links as busy as limit (1 = it alone) */
 } CollChoice;
+
+#define COLL_LIMIT_LATENCY (-1)
+#define COLL_LIMIT_BACKEND (-2)
 
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo);
 void coll_free(Collectives *c);
@@ -66,6 +73,10 @@ void coll_force(Collectives *c, int algo, int proto);
 
 /* The algorithm, protocol and backend a call would use, and its uncontended time. */
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes);
+
+/* What limits a choice, into buf: "latency", "backend", or the busiest link as
+ * topo_link_describe names it ("node 0 GPU 1->3"), with " (1 of K)" when K links tie. */
+void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, size_t size);
 
 /* Run op over the n GPUs in members (global GPU indices, any order, no repeats) with message
  * size `bytes`; done(ctx, arg) runs when every member has finished. For COLL_SEND, members are

@@ -53,6 +53,10 @@ gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec
                                 GError **err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
 
+/* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
+ * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
+gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
+
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);
 const char *scenario_schedule_name(PipeSchedule s);
