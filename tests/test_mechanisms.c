@@ -172,9 +172,7 @@ END_TEST
 START_TEST(test_pytorch_ddp_buckets) {
     const char *sets[] = {"training.framework=pytorch", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
-    g_autoptr(SimRun) run = run_ok(sc, -1);
-    ck_assert_msg(sim_summary(run)->overlap > 0.5, "DDP buckets hide %.3f of communication",
-                  sim_summary(run)->overlap);
+    g_autoptr(SimRun) run = run_ok(sc, -1); /* its overlap: test_schemes.c test_overlap */
     /* replay the assignment: 1.3B's tensors in reverse registration order */
     g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
     double open = 0, cap = 1024.0 * 1024.0;
