@@ -8,8 +8,10 @@
  * The host: one CPU thread per rank issues the program's tasks in issue order (Program.tasks),
  * each costing host_op_dispatch per kernel (compute) or host_comm_dispatch per call, back to back
  * from time 0, so task k is issued at base + sum of the costs of tasks first..k. It runs ahead of
- * the GPU except at the optimizer step: there it waits until every task issued before has
- * finished (the overflow check's device-to-host read: Megatron-LM's MixedPrecisionOptimizer
+ * the GPU except before a task marked host_sync (workload.c: the optimizer step, and with
+ * GPT-NeoX's synchronize_each_layer every checkpointed layer's boundaries): there it waits until
+ * every task issued before has finished (a device-wide synchronize). At the optimizer step that
+ * is (the overflow check's device-to-host read: Megatron-LM's MixedPrecisionOptimizer
  * (megatron/core/optimizer/optimizer.py, _unscale_main_grads_and_check_for_nan) does
  * found_inf.item(), DeepSpeed's ZeRO optimizers (has_overflow) overflow_gpu[0].item() after
  * all-reducing the flag, PyTorch's GradScaler.step found_inf.item()), spends host_step, and goes
@@ -32,7 +34,7 @@ typedef struct {
     guint32 done[STREAM_COUNT];
     uint8_t busy[STREAM_COUNT];
     uint8_t finished;
-    uint8_t synced;      /* the host has passed the optimizer step's synchronisation */
+    guint32 next_sync;   /* index in the stage's sync list of the next synchronisation */
     guint32 completed;   /* tasks finished, all streams */
     guint32 host_first;  /* first task the host issued since its last synchronisation */
     SimTime host_base;   /* when it began issuing that task, ps */
@@ -70,7 +72,7 @@ struct Executor {
     gboolean host;              /* host dispatch modelled */
     gboolean interference;      /* compute slowed by communication */
     SimTime **host_cum;         /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    guint32 *sync_at;           /* per stage: the task the host synchronises before (G_MAXUINT32) */
+    GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
 static int sim_index(const Executor *ex, int rank) {
@@ -108,18 +110,18 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->interference = sc->interference &&
                        (ts->device.interference_intra > 0 || ts->device.interference_inter > 0);
     ex->host_cum = g_new0(SimTime *, sc->pp);
-    ex->sync_at = g_new(guint32, sc->pp);
+    ex->syncs = g_new(GArray *, sc->pp);
     for (int s = 0; s < sc->pp; s++) {
         const Program *pg = workload_program(wl, s);
         SimTime *cum = ex->host_cum[s] = g_new(SimTime, pg->tasks->len + 1);
-        ex->sync_at[s] = G_MAXUINT32;
+        ex->syncs[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
         cum[0] = 0;
         for (guint k = 0; k < pg->tasks->len; k++) {
             const Task *t = &g_array_index(pg->tasks, Task, k);
             cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE ? t->kernels * ts->host_op_dispatch
                                                            : ts->host_comm_dispatch);
-            if (t->phase == PHASE_OPTIMIZER && ex->sync_at[s] == G_MAXUINT32 && k > 0)
-                ex->sync_at[s] = k;
+            if (t->host_sync && k > 0)
+                g_array_append_val(ex->syncs[s], k);
         }
     }
     return ex;
@@ -138,7 +140,9 @@ void exec_free(Executor *ex) {
     for (int s = 0; s < ex->sc->pp; s++)
         g_free(ex->host_cum[s]);
     g_free(ex->host_cum);
-    g_free(ex->sync_at);
+    for (int s = 0; s < ex->sc->pp; s++)
+        g_array_unref(ex->syncs[s]);
+    g_free(ex->syncs);
     g_free(ex);
 }
 
@@ -356,14 +360,21 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
     return TRUE;
 }
 
-/* When the host of simulated rank i has issued task k: SIM_TIME_MAX while it waits at the
+/* The next synchronisation of simulated rank i's host: a task index, G_MAXUINT32 when none. */
+static guint32 next_sync(const Executor *ex, int i) {
+    const GArray *syncs = ex->syncs[workload_stage_of(ex->wl, ex->job_rank[i])];
+    guint32 n = ex->rs[i].next_sync;
+    return n < syncs->len ? g_array_index(syncs, guint32, n) : G_MAXUINT32;
+}
+
+/* When the host of simulated rank i has issued task k: SIM_TIME_MAX while it waits at a
  * synchronisation before k. */
 static SimTime issue_time(const Executor *ex, int i, guint32 k) {
     if (!ex->host)
         return 0;
     const RankState *rs = &ex->rs[i];
     int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
-    if (k >= ex->sync_at[stage] && !rs->synced)
+    if (k >= next_sync(ex, i))
         return SIM_TIME_MAX;
     const SimTime *cum = ex->host_cum[stage];
     return rs->host_base + cum[k + 1] - cum[rs->host_first];
@@ -382,20 +393,22 @@ static void wake_at(Executor *ex, int i, SimTime at) {
     engine_timer_set(ex->eng, w, at - engine_now(ex->eng));
 }
 
-/* The host of rank i waits at its synchronisation: once every task issued before it has
- * finished, it runs the optimizer step's framework code and resumes issuing. */
+/* The host of rank i waits at its synchronisations: once every task issued before one has
+ * finished, it resumes issuing (at the optimizer step after running the step's framework code,
+ * host_step). */
 static void host_sync(Executor *ex, int i) {
     RankState *rs = &ex->rs[i];
-    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
-    guint32 sync = ex->sync_at[stage];
-    if (!ex->host || rs->synced || sync == G_MAXUINT32 || rs->completed < sync)
-        return;
-    SimTime now = engine_now(ex->eng);
-    rs->synced = 1;
-    rs->host_first = sync;
-    rs->host_base = now + ex->sc->topo.host_step;
-    if (ex->obs && ex->obs->host)
-        ex->obs->host(ex->obs->ctx, ex->job_rank[i], NULL, now, rs->host_base);
+    const Program *pg = program_of(ex, i);
+    for (guint32 sync; ex->host && (sync = next_sync(ex, i)) != G_MAXUINT32 &&
+                       rs->completed >= sync;) {
+        SimTime now = engine_now(ex->eng);
+        const Task *t = &g_array_index(pg->tasks, Task, sync);
+        rs->next_sync++;
+        rs->host_first = sync;
+        rs->host_base = now + (t->phase == PHASE_OPTIMIZER ? ex->sc->topo.host_step : 0);
+        if (ex->obs && ex->obs->host)
+            ex->obs->host(ex->obs->ctx, ex->job_rank[i], NULL, now, rs->host_base);
+    }
 }
 
 static void try_advance(Executor *ex, int i) {

@@ -803,7 +803,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "max_live_parameters",
                                            NULL};
     static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch", "seq_len",
-                                             "precision",   "recompute",  "framework",    NULL};
+                                             "precision",   "recompute",  "framework",    "synchronize_each_layer",
+                                             NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
@@ -861,7 +862,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !int_in(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
-        !conf_enum(tr, "framework", FALSE, framework_names, &fw, err))
+        !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||
+        !conf_bool(tr, "synchronize_each_layer", FALSE, &s->sync_each_layer, err))
         return FALSE;
     if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
                 !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||

@@ -28,6 +28,8 @@ typedef struct {
     double bucket_bytes;   /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems; /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
     double max_live_elems; /* ZeRO-3: stage3_max_live_parameters, elements */
+    gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
+                                 checkpointed layer's forward and backward boundaries */
     int micro_batch;       /* sequences per micro-batch per rank */
     int grad_accum;        /* micro-batches per rank per iteration */
     int64_t global_batch;  /* sequences per iteration: micro_batch x grad_accum x dp */

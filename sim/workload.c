@@ -36,11 +36,19 @@ const char *workload_dim_name(Dim d) {
 
 /* --- building one stage's program ----------------------------------------------------------- */
 
+/* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
 typedef struct {
-    double params; /* parameters the use gathers */
-    guint32 pre;   /* compute task just before the unit's first compute: its end is the moment the
-                      unit starts, when DeepSpeed's pre-forward hook fetches and prefetches */
+    guint unit;       /* index in Builder.units */
+    int micro;        /* micro-batch */
+    guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
+
+/* One pass of the schedule: a micro-batch's forward or backward. */
+typedef struct {
+    gboolean fwd;
+    int micro;
+} PassRef;
 
 typedef struct {
     const Scenario *sc;
@@ -65,13 +73,17 @@ typedef struct {
     guint32 last_dp;        /* last task on the DP reduction stream */
     guint32 last_compute;   /* last compute task emitted */
     guint32 *loss;          /* per micro-batch on the last stage: the task that ends the loss */
-    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses, in program order */
-    guint use_first;        /* first use still inside the live window */
-    double use_live;        /* parameters of uses use_first..last */
+    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
+    guint use_next;         /* the use the program reaches next */
+    guint gather_next;      /* the first use whose gathers are not emitted yet */
+    gboolean sync_layers;   /* the host synchronises at checkpointed layers' boundaries */
+    gboolean sync_next;     /* the next task emitted is such a boundary */
 } Builder;
 
 static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     Program *pg = b->pg;
+    t.host_sync = b->sync_next;
+    b->sync_next = FALSE;
     t.seq = pg->streams[t.stream]->len;
     t.dep_first = pg->deps->len;
     t.dep_count = 0;
@@ -227,39 +239,71 @@ static void reduce_after_backward(Builder *b, int micro) {
 
 /* --- ZeRO-3 parameters --------------------------------------------------------------------- */
 
-/* Gather unit u's parameters for its next use (forward; or recompute and backward, which share
- * one gather), one allgather per tensor as DeepSpeed's stage 3 fetches a module's parameters
- * (the study saw mostly kilobyte-sized ZeRO-3 allgathers: biases and norms). They go on their
- * own stream (PartitionedParameterCoordinator's __allgather_stream), released when the unit k
- * at the front of the live window starts computing: DeepSpeed's pre-forward hooks prefetch from
- * the recorded trace up to prefetch_bucket_size new elements each, several hooks per unit, until
- * stage3_max_live_parameters are available (partitioned_param_coordinator.py fetch_sub_module),
- * so in steady state the window holds the uses k..j whose parameters fit in max_live. With
- * prefetch_bucket_size 0 a unit is fetched on demand when it starts. Returns the last gather. */
-static guint32 zero3_gather(Builder *b, const ParamUnit *u, Phase ph, int micro) {
-    if (b->sc->zero != 3 || b->sc->dp <= 1)
+/* ZeRO-3's parameter uses, planned before the program is built. DeepSpeed's stage 3 fetches a
+ * module's parameters one allgather per tensor (the study saw mostly kilobyte-sized ZeRO-3
+ * allgathers: biases and norms) on the PartitionedParameterCoordinator's own allgather stream, and
+ * its pre-forward hooks prefetch from the recorded trace up to stage3_prefetch_bucket_size new
+ * elements each, several hooks per unit, while fewer than stage3_max_live_parameters are
+ * available (partitioned_param_coordinator.py, fetch_sub_module). We model the steady state: the
+ * gathers of use j are issued when use front(j) starts, the oldest use such that the parameters of
+ * uses front(j)..j fit in max_live_parameters; with prefetch_bucket_size 0 front(j) = j (fetched
+ * when it starts). A unit's recomputation and backward share one use. The gathered buffers peak
+ * at the largest such window. */
+static void zero3_plan(Builder *b, const GArray *passes) {
+    const Scenario *sc = b->sc;
+    if (sc->zero != 3 || sc->dp <= 1)
+        return;
+    b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
+    guint n = b->units->len;
+    for (guint p = 0; p < passes->len; p++) {
+        const PassRef *pr = &g_array_index(passes, PassRef, p);
+        for (guint k = 0; k < n; k++) {
+            UnitUse use = {.unit = pr->fwd ? k : n - 1 - k, .micro = pr->micro,
+                           .gathered = NO_TASK};
+            g_array_append_val(b->uses, use);
+        }
+    }
+    guint first = 0;
+    double live = 0;
+    for (guint j = 0; j < b->uses->len; j++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        double params = g_array_index(b->units, ParamUnit, u->unit).params;
+        live += params;
+        while (first < j && live > sc->max_live_elems) {
+            guint unit = g_array_index(b->uses, UnitUse, first).unit;
+            live -= g_array_index(b->units, ParamUnit, unit).params;
+            first++;
+        }
+        if (sc->prefetch_elems <= 0) {
+            first = j;
+            live = params;
+        }
+        u->front = first;
+        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live);
+    }
+}
+
+/* The program reaches the next ZeRO-3 use: issue the gathers of every use whose window starts
+ * here (after the compute before it), and return the last gather this use waits for. */
+static guint32 zero3_use(Builder *b, Phase ph) {
+    if (!b->uses)
         return NO_TASK;
-    UnitUse use = {.params = u->params, .pre = b->last_compute};
-    g_array_append_val(b->uses, use);
-    guint j = b->uses->len - 1;
-    b->use_live += u->params;
-    while (b->use_first < j && b->use_live > b->sc->max_live_elems) {
-        b->use_live -= g_array_index(b->uses, UnitUse, b->use_first).params;
-        b->use_first++;
+    guint now = b->use_next++;
+    g_assert(now < b->uses->len);
+    guint32 after = b->last_compute;
+    for (; b->gather_next < b->uses->len; b->gather_next++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, b->gather_next);
+        if (u->front > now)
+            break;
+        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
+        double sizes[32];
+        int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
+        for (int k = 0; k < n; k++)
+            u->gathered =
+                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph,
+                              unit_layer(b, pu), u->micro, after);
     }
-    if (b->sc->prefetch_elems <= 0) { /* on demand: only this use is gathered */
-        b->use_live = u->params;
-        b->use_first = j;
-    }
-    b->pg->gathered_peak = MAX(b->pg->gathered_peak, b->use_live);
-    guint32 after = g_array_index(b->uses, UnitUse, b->use_first).pre;
-    double sizes[32];
-    int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
-    guint32 last = NO_TASK;
-    for (int k = 0; k < n; k++)
-        last = collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph,
-                             unit_layer(b, u), micro, after);
-    return last;
+    return g_array_index(b->uses, UnitUse, now).gathered;
 }
 
 /* --- tensor parallelism (Megatron-LM as GPT-NeoX uses it) ------------------------------------ */
@@ -322,7 +366,9 @@ static void forward_pass(Builder *b, int micro) {
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_FWD, PHASE_FWD, micro, NO_TASK);
     for (guint i = 0; i < b->units->len; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        guint32 ag = zero3_gather(b, u, PHASE_PARAMS, micro);
+        gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
+        b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
+        guint32 ag = zero3_use(b, PHASE_PARAMS);
         int layer = unit_layer(b, u);
         switch (u->kind) {
         case UNIT_EMBED: { /* VocabParallelEmbedding: allreduce of the partial embeddings */
@@ -339,6 +385,7 @@ static void forward_pass(Builder *b, int micro) {
             in = head_forward(b, layer, micro, in, ag);
             break;
         }
+        b->sync_next |= ckpt; /* ... and on exit */
     }
     if (b->stage < sc->pp - 1)
         p2p(b, TASK_SEND, STREAM_PP_SEND_FWD, PHASE_FWD, micro, in);
@@ -355,7 +402,9 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
     b->buckets_flushed = 0;
     for (int i = (int)b->units->len - 1; i >= 0; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        guint32 ag = zero3_gather(b, u, PHASE_PARAMS, micro);
+        gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
+        b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
+        guint32 ag = zero3_use(b, PHASE_PARAMS);
         int layer = unit_layer(b, u);
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         switch (u->kind) {
@@ -379,8 +428,9 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
             seg_task[SEG_EMBED] = in;
             break;
         }
-        if (overlap)
+        if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
+        b->sync_next |= ckpt; /* ... and on exit */
     }
     if (overlap)
         flush_bucket(b, micro);
@@ -412,6 +462,24 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     return total;
 }
 
+/* The order of a stage's passes. GPipe: every forward, then every backward. 1F1B (Narayanan et
+ * al. 2021): p - stage - 1 warm-up forwards, then one forward and one backward alternately, then
+ * the cool-down backwards. */
+static GArray *schedule_passes(const Scenario *sc, int stage) {
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(PassRef));
+    int m = sc->grad_accum;
+    int warm = sc->schedule == SCHED_GPIPE ? m : MIN(sc->pp - stage - 1, m);
+    for (int mb = 0; mb < warm; mb++)
+        g_array_append_val(out, ((PassRef){TRUE, mb}));
+    for (int i = 0; i < m - warm; i++) {
+        g_array_append_val(out, ((PassRef){TRUE, warm + i}));
+        g_array_append_val(out, ((PassRef){FALSE, i}));
+    }
+    for (int mb = m - warm; mb < m; mb++)
+        g_array_append_val(out, ((PassRef){FALSE, mb}));
+    return out;
+}
+
 static void build_stage(Workload *wl, int stage) {
     const Scenario *sc = wl->sc;
     const DeviceSpec *dev = &topo_spec(wl->topo)->device;
@@ -428,7 +496,7 @@ static void build_stage(Workload *wl, int stage) {
                  .last_dp = NO_TASK,
                  .last_compute = NO_TASK,
                  .bucket_ready = NO_TASK,
-                 .uses = g_array_new(FALSE, FALSE, sizeof(UnitUse)),
+                 .sync_layers = sc->sync_each_layer && sc->recompute == RECOMPUTE_FULL,
                  .loss = g_new(guint32, sc->grad_accum)};
     for (int mb = 0; mb < sc->grad_accum; mb++)
         b.loss[mb] = NO_TASK;
@@ -446,25 +514,19 @@ static void build_stage(Workload *wl, int stage) {
     for (guint i = 0; i < b.units->len; i++)
         pg->params += g_array_index(b.units, ParamUnit, i).params;
 
-    int m = sc->grad_accum, p = sc->pp;
-    if (sc->schedule == SCHED_GPIPE) {
-        for (int mb = 0; mb < m; mb++)
-            forward_pass(&b, mb);
-        for (int mb = 0; mb < m; mb++)
-            backward_pass(&b, mb, mb == m - 1);
-    } else {
-        int warm = MIN(p - stage - 1, m);
-        for (int mb = 0; mb < warm; mb++)
-            forward_pass(&b, mb);
-        for (int i = 0; i < m - warm; i++) {
-            forward_pass(&b, warm + i);
-            backward_pass(&b, i, i == m - 1);
-        }
-        for (int mb = m - warm; mb < m; mb++)
-            backward_pass(&b, mb, mb == m - 1);
+    g_autoptr(GArray) passes = schedule_passes(sc, stage);
+    zero3_plan(&b, passes);
+    for (guint k = 0; k < passes->len; k++) {
+        const PassRef *pr = &g_array_index(passes, PassRef, k);
+        if (pr->fwd)
+            forward_pass(&b, pr->micro);
+        else
+            backward_pass(&b, pr->micro, pr->micro == sc->grad_accum - 1);
     }
 
-    /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced. */
+    /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced;
+     * the host synchronises before it (executor.c: the overflow check). */
+    b.sync_next = TRUE;
     double opt_params = pg->params / (sc->zero >= 1 ? sc->dp : 1);
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
                             PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
@@ -478,7 +540,8 @@ static void build_stage(Workload *wl, int stage) {
             }
         }
     }
-    g_array_unref(b.uses);
+    if (b.uses)
+        g_array_unref(b.uses);
     g_free(b.loss);
     g_array_unref(b.units);
 }

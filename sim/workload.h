@@ -46,6 +46,7 @@ typedef struct {
     uint8_t op;         /* CollOp, for communication tasks */
     uint8_t dim;        /* Dim, for communication tasks */
     uint8_t phase;      /* Phase */
+    uint8_t host_sync;  /* the host synchronises with the device before issuing this task */
     uint16_t kernels;   /* compute tasks: kernels the host launches for it */
     int32_t layer;      /* transformer layer; -1 embedding, layers = head, -2 none */
     int32_t micro;      /* micro-batch, -1 none */
