@@ -399,8 +399,8 @@ static void wake_at(Executor *ex, int i, SimTime at) {
 static void host_sync(Executor *ex, int i) {
     RankState *rs = &ex->rs[i];
     const Program *pg = program_of(ex, i);
-    for (guint32 sync; ex->host && (sync = next_sync(ex, i)) != G_MAXUINT32 &&
-                       rs->completed >= sync;) {
+    for (guint32 sync;
+         ex->host && (sync = next_sync(ex, i)) != G_MAXUINT32 && rs->completed >= sync;) {
         SimTime now = engine_now(ex->eng);
         const Task *t = &g_array_index(pg->tasks, Task, sync);
         rs->next_sync++;

@@ -802,9 +802,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
                                            NULL};
-    static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch", "seq_len",
-                                             "precision",   "recompute",  "framework",    "synchronize_each_layer",
-                                             NULL};
+    static const char *const train_keys[] = {
+        "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
+        "recompute",   "framework",  "synchronize_each_layer", NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};

@@ -24,16 +24,16 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
-    FrameworkId framework; /* training.framework: whose bucketing, overlap and prefetch */
-    double bucket_bytes;   /* gradient bucket (DDP, ZeRO reduction), bytes */
-    double prefetch_elems; /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
-    double max_live_elems; /* ZeRO-3: stage3_max_live_parameters, elements */
+    FrameworkId framework;    /* training.framework: whose bucketing, overlap and prefetch */
+    double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
+    double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
+    double max_live_elems;    /* ZeRO-3: stage3_max_live_parameters, elements */
     gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
                                  checkpointed layer's forward and backward boundaries */
-    int micro_batch;       /* sequences per micro-batch per rank */
-    int grad_accum;        /* micro-batches per rank per iteration */
-    int64_t global_batch;  /* sequences per iteration: micro_batch x grad_accum x dp */
-    int seq_len;           /* tokens per sequence */
+    int micro_batch;          /* sequences per micro-batch per rank */
+    int grad_accum;           /* micro-batches per rank per iteration */
+    int64_t global_batch;     /* sequences per iteration: micro_batch x grad_accum x dp */
+    int seq_len;              /* tokens per sequence */
     Precision precision;
     Recompute recompute;
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */

@@ -258,8 +258,8 @@ static void zero3_plan(Builder *b, const GArray *passes) {
     for (guint p = 0; p < passes->len; p++) {
         const PassRef *pr = &g_array_index(passes, PassRef, p);
         for (guint k = 0; k < n; k++) {
-            UnitUse use = {.unit = pr->fwd ? k : n - 1 - k, .micro = pr->micro,
-                           .gathered = NO_TASK};
+            UnitUse use = {
+                .unit = pr->fwd ? k : n - 1 - k, .micro = pr->micro, .gathered = NO_TASK};
             g_array_append_val(b->uses, use);
         }
     }
@@ -299,9 +299,8 @@ static guint32 zero3_use(Builder *b, Phase ph) {
         double sizes[32];
         int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
         for (int k = 0; k < n; k++)
-            u->gathered =
-                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph,
-                              unit_layer(b, pu), u->micro, after);
+            u->gathered = collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP,
+                                        sizes[k] * b->e, ph, unit_layer(b, pu), u->micro, after);
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
 }

@@ -283,6 +283,44 @@ static void check_interference(const char *file, int *full_out, int *partial_out
 }
 
 /* ZeRO-3's parameter allgathers and DDP's gradient buckets, on one node (xGMI: intra-node). */
+/* GPT-NeoX's synchronize_each_layer: the host waits for the device at every checkpointed layer's
+ * entry and exit, forward and backward (one wait where an exit meets the next entry), and at the
+ * optimizer. After each wait the GPU idles while the first task is launched; elsewhere it stays
+ * ahead (GPU-bound, 100 ns per kernel):
+ *   iteration = sum d + sum over S of K_k x op,  S = task 0 and every task after a wait,
+ * with 2 (L + 1) + 1 waits per micro-batch; without the switch only the optimizer's. */
+START_TEST(test_sync_each_layer) {
+    const char *sets[] = {"topology.node.host.op_dispatch=100ns", "training.recompute=full",
+                          "training.synchronize_each_layer=true", NULL};
+    g_autoptr(Scenario) sc = load_text(one_gpu, sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const Program *pg = program(run);
+    check_chain(pg);
+    SimTime op = sc->topo.host_op_dispatch, want = 0;
+    int syncs = 0;
+    for (guint k = 0; k < pg->tasks->len; k++) {
+        const Task *t = task(pg, k);
+        want += t->duration;
+        if (k == 0 || t->host_sync)
+            want += t->kernels * op;
+        syncs += t->host_sync;
+        if (k + 1 < pg->tasks->len) /* GPU-bound: each task outlasts the next one's launch */
+            ck_assert_int_ge(t->duration, task(pg, k + 1)->kernels * op);
+    }
+    ck_assert_int_eq(syncs, 2 * (sc->model.layers + 1) + 1);
+    const SimSummary *s = sim_summary(run);
+    ck_assert_msg(s->iteration == want, "iteration %ld ps, closed form %ld ps", (long)s->iteration,
+                  (long)want);
+    const char *off[] = {"topology.node.host.op_dispatch=100ns", "training.recompute=full", NULL};
+    g_autoptr(Scenario) s2 = load_text(one_gpu, off);
+    g_autoptr(SimRun) r2 = run_ok(s2, -1);
+    int syncs2 = 0;
+    for (guint k = 0; k < program(r2)->tasks->len; k++)
+        syncs2 += task(program(r2), k)->host_sync;
+    ck_assert_int_eq(syncs2, 1);
+}
+END_TEST
+
 START_TEST(test_interference_closed_form) {
     int full = 0, partial = 0;
     check_interference("1.3B_zero3.yaml", &full, &partial);
@@ -345,6 +383,7 @@ int main(void) {
     tcase_add_test(tc, test_host_bound_chain);
     tcase_add_test(tc, test_gpu_bound_chain);
     tcase_add_test(tc, test_mixed_chain);
+    tcase_add_test(tc, test_sync_each_layer);
     tcase_add_test(tc, test_interference_closed_form);
     tcase_add_test(tc, test_interference_off);
     tcase_add_test(tc, test_breakdown_with_both);
