@@ -10,10 +10,8 @@ static const struct {
     const char *name;
     CmdFn fn;
 } commands[] = {
-    {"run", cmd_run},
-    {"collective", cmd_collective},
-    {"sweep", cmd_sweep},
-    {"search", cmd_search},
+    {"run", cmd_run},       {"collective", cmd_collective}, {"sweep", cmd_sweep},
+    {"search", cmd_search}, {"validate", cmd_validate},
 };
 
 int main(int argc, char **argv) {
