@@ -105,6 +105,7 @@ static gboolean parse_number(const char *s, double *out) {
     return TRUE;
 }
 
+/* Metrics of a scenario row (the JSON report's keys and a few derived figures, README). */
 static const char *const scenario_metrics[] = {"iteration_time_s",
                                                "tflops_per_gpu",
                                                "mfu",
@@ -117,6 +118,7 @@ static const char *const scenario_metrics[] = {"iteration_time_s",
                                                "exposed_comm_share",
                                                "megatron_tflops_per_gpu",
                                                "megatron_peak_fraction",
+                                               "memory_capacity_fraction",
                                                NULL};
 static const char *const collective_metrics[] = {"time_us", "algbw_GBps", "busbw_GBps", NULL};
 
@@ -416,7 +418,8 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
                   it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0,
                   it > 0 ? (double)s->critical.exposed / (double)s->iteration : 0,
                   mt,
-                  mt * 1e12 / sc->topo.device.peak_flops[sc->precision]};
+                  mt * 1e12 / sc->topo.device.peak_flops[sc->precision],
+                  s->memory.total_bytes / sc->topo.device.hbm_capacity};
     G_STATIC_ASSERT(G_N_ELEMENTS(v) == G_N_ELEMENTS(scenario_metrics) - 1);
     memcpy(m->scen, v, sizeof v);
     return TRUE;
