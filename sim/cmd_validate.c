@@ -30,10 +30,11 @@ int cmd_validate(int argc, char **argv) {
         "[DIR|FILE]... - published measurements against the simulator's predictions");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
-        ctx, "Reads validation CSV files (a folder: its *.csv but baseline*.csv; default\n"
-             "validation/), simulates every row and prints predicted against measured with the\n"
-             "signed error, then per group the mean and max |error|. See README \"Validation\".\n\n"
-             "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
+        ctx,
+        "Reads validation CSV files (a folder: its *.csv but baseline*.csv; default validation/,\n"
+        "here or in the source tree), simulates every row and prints predicted against measured\n"
+        "with the signed error, then per group the mean and max |error|. README \"Validation\".\n\n"
+        "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
     g_autoptr(GError) err = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
         fprintf(stderr, "sim validate: %s (try --help)\n", err->message);
@@ -48,7 +49,11 @@ int cmd_validate(int argc, char **argv) {
         fprintf(stderr, "sim validate: --threshold must be at least 0\n");
         return 2;
     }
-    char *def[] = {"validation", NULL};
+    /* Default: validation/ here, else the source tree's (row commands resolve the same way). */
+    g_autofree char *here = g_file_test("validation", G_FILE_TEST_IS_DIR)
+                                ? g_strdup("validation")
+                                : g_build_filename(SIM_SOURCE_DIR, "validation", NULL);
+    char *def[] = {here, NULL};
     g_autoptr(Validation) v = validate_load(argc > 1 ? argv + 1 : def, group, &err);
     if (!v) {
         fprintf(stderr, "sim validate: %s\n", err->message);
