@@ -13,6 +13,7 @@
 int cmd_validate(int argc, char **argv) {
     g_autofree char *group = NULL, *format = NULL, *check = NULL, *write_baseline = NULL;
     double threshold = VALIDATE_DEFAULT_THRESHOLD_PP;
+    int jobs = (int)g_get_num_processors();
     GOptionEntry entries[] = {
         {"group", 'g', 0, G_OPTION_ARG_STRING, &group, "Only the rows of group G", "G"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "text (default) or csv", "FORMAT"},
@@ -22,6 +23,8 @@ int cmd_validate(int argc, char **argv) {
          "BASELINE"},
         {"threshold", 0, 0, G_OPTION_ARG_DOUBLE, &threshold,
          "Regression threshold of --check, percentage points of |error| (default 5)", "PP"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+         "Simulate N commands at once (default: every processor; the output does not change)", "N"},
         {"write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &write_baseline,
          "Write every row's prediction to FILE, the baseline for --check", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -64,7 +67,7 @@ int cmd_validate(int argc, char **argv) {
                 group ? group : "");
         return 2;
     }
-    if (!validate_run(v, &err)) {
+    if (!validate_run(v, jobs, &err)) {
         fprintf(stderr, "sim validate: %s\n", err->message);
         return 2;
     }

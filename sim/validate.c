@@ -425,31 +425,43 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     return TRUE;
 }
 
-/* The measures of one command, simulated once per distinct command (cache). */
-static const Measures *measure(GHashTable *cache, const char *command, GError **err) {
-    Measures *m = g_hash_table_lookup(cache, command);
-    if (m)
-        return m;
+/* One distinct command and what simulating it gave. */
+typedef struct {
+    char *command;
+    Measures m;
+    GError *err; /* set when it could not be simulated */
+} Job;
+
+static void job_free(gpointer p) {
+    Job *j = p;
+    g_free(j->command);
+    g_clear_error(&j->err);
+    g_free(j);
+}
+
+/* Simulate job->command (a collective or a scenario) into job->m, or set job->err. */
+static void job_run(Job *job) {
+    Measures *m = &job->m;
+    m->time_us = m->algbw_GBps = m->busbw_GBps = NAN;
+    for (size_t i = 0; i < G_N_ELEMENTS(m->scen); i++)
+        m->scen[i] = NAN;
     int argc;
     g_auto(GStrv) argv = NULL;
-    if (!g_shell_parse_argv(command, &argc, &argv, err))
-        return NULL;
+    if (!g_shell_parse_argv(job->command, &argc, &argv, &job->err))
+        return;
     /* GOption wants argv[0] to be the program: prepend one. */
     g_autofree char **args = g_new0(char *, argc + 2);
     args[0] = "sim";
     memcpy(args + 1, argv, sizeof(char *) * argc);
-    m = g_new(Measures, 1);
-    m->time_us = m->algbw_GBps = m->busbw_GBps = NAN;
-    for (size_t i = 0; i < G_N_ELEMENTS(m->scen); i++)
-        m->scen[i] = NAN;
-    gboolean ok = !strcmp(argv[0], "collective") ? run_collective(argc + 1, args, m, err)
-                                                 : run_scenario(argc + 1, args, m, err);
-    if (!ok) {
-        g_free(m);
-        return NULL;
-    }
-    g_hash_table_insert(cache, g_strdup(command), m);
-    return m;
+    if (!strcmp(argv[0], "collective"))
+        run_collective(argc + 1, args, m, &job->err);
+    else
+        run_scenario(argc + 1, args, m, &job->err);
+}
+
+static void job_thread(gpointer data, gpointer user) {
+    (void)user;
+    job_run(data);
 }
 
 static double metric_value(const Measures *m, const char *metric) {
@@ -471,8 +483,33 @@ double validate_error_pct(double predicted, double measured, ValidateBound bound
     return (predicted - measured) / fabs(measured) * 100;
 }
 
-gboolean validate_run(Validation *v, GError **err) {
-    g_autoptr(GHashTable) cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+gboolean validate_run(Validation *v, int jobs, GError **err) {
+    /* Each distinct command once, in order of first use; simulations own all their state, so
+     * they run in parallel and the results do not depend on jobs. */
+    g_autoptr(GPtrArray) todo = g_ptr_array_new_with_free_func(job_free);
+    g_autoptr(GHashTable) by_cmd = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < v->rows->len; i++) {
+        const ValidateRow *r = v->rows->pdata[i];
+        g_auto(GStrv) cmds = g_strsplit(r->command, RATIO_SEP, -1);
+        for (int k = 0; cmds[k]; k++) {
+            char *c = g_strstrip(cmds[k]);
+            if (g_hash_table_contains(by_cmd, c))
+                continue;
+            Job *j = g_new0(Job, 1);
+            j->command = g_strdup(c);
+            g_ptr_array_add(todo, j);
+            g_hash_table_insert(by_cmd, j->command, j);
+        }
+    }
+    if (jobs <= 1 || todo->len <= 1)
+        for (guint i = 0; i < todo->len; i++)
+            job_run(todo->pdata[i]);
+    else {
+        GThreadPool *pool = g_thread_pool_new(job_thread, NULL, jobs, TRUE, NULL);
+        for (guint i = 0; i < todo->len; i++)
+            g_thread_pool_push(pool, todo->pdata[i], NULL);
+        g_thread_pool_free(pool, FALSE, TRUE);
+    }
     for (guint i = 0; i < v->rows->len; i++) {
         ValidateRow *r = v->rows->pdata[i];
         gboolean ratio = g_str_has_prefix(r->metric, "ratio:");
@@ -480,12 +517,11 @@ gboolean validate_run(Validation *v, GError **err) {
         g_auto(GStrv) cmds = g_strsplit(r->command, RATIO_SEP, -1);
         double val[2] = {NAN, NAN};
         for (int k = 0; cmds[k]; k++) {
-            g_autoptr(GError) e = NULL;
-            const Measures *m = measure(cache, g_strstrip(cmds[k]), &e);
-            if (!m)
+            const Job *j = g_hash_table_lookup(by_cmd, g_strstrip(cmds[k]));
+            if (j->err)
                 return fail_at(err, VALIDATE_ERROR_RUN, r->file, r->line, "row %s: %s", r->id,
-                               e->message);
-            val[k] = metric_value(m, metric);
+                               j->err->message);
+            val[k] = metric_value(&j->m, metric);
         }
         r->predicted = ratio ? (val[1] != 0 ? val[0] / val[1] : NAN) : val[0];
         if (!isfinite(r->predicted))

@@ -61,8 +61,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Validation, validate_free)
 guint validate_count(const Validation *v);
 const ValidateRow *validate_row(const Validation *v, guint i);
 
-/* Simulate every row (each distinct command once) and fill predicted and error_pct. */
-gboolean validate_run(Validation *v, GError **err);
+/* Simulate every row (each distinct command once, on up to `jobs` threads; the results do not
+ * depend on it) and fill predicted and error_pct. A command that cannot be simulated fails with
+ * the FILE:LINE of the first row using it (VALIDATE_ERROR_RUN). */
+gboolean validate_run(Validation *v, int jobs, GError **err);
 
 /* Signed error of a prediction, percent: (predicted - measured) / measured x 100 for BOUND_EQ;
  * for a bound, 0 when it holds, else the signed distance to it in percent of it. */

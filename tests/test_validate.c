@@ -114,7 +114,7 @@ START_TEST(test_run_rows) {
     g_autofree char *path = NULL;
     g_autoptr(GError) err = NULL;
     g_autoptr(Validation) v = load_text(text, &path, &err);
-    ck_assert_msg(v && validate_run(v, &err), "%s", err ? err->message : "");
+    ck_assert_msg(v && validate_run(v, 2, &err), "%s", err ? err->message : "");
 
     TopologySpec spec;
     ck_assert(scenario_load_topology("frontier", NULL, &spec, NULL));
@@ -144,7 +144,7 @@ START_TEST(test_run_error) {
     g_autoptr(Validation) v =
         load_text(HEADER "a,g,check,no-such.yaml,mfu,1,r,s,t,n\n", &path, &err);
     ck_assert(v != NULL);
-    ck_assert(!validate_run(v, &err));
+    ck_assert(!validate_run(v, 2, &err));
     g_autofree char *where = g_strdup_printf("%s:2: row a:", path);
     ck_assert_msg(strstr(err->message, where), "message '%s' lacks '%s'", err->message, where);
     g_unlink(path);
@@ -173,7 +173,7 @@ START_TEST(test_check_baseline) {
         load_text(HEADER "c,coll,calibrate," COLL ",time_us,80,us,s,t,n\n"
                          "d,coll,calibrate," COLL ",busbw_GBps,17,GB/s,s,t,n\n",
                   &path, &err);
-    ck_assert(v && validate_run(v, &err));
+    ck_assert(v && validate_run(v, 2, &err));
     double pc = validate_row(v, 0)->predicted, pd = validate_row(v, 1)->predicted;
 
     /* The baseline written now passes, and is written the same twice. */
@@ -233,7 +233,7 @@ START_TEST(test_group_filter) {
     g_autoptr(Validation) v = validate_load(paths, "other", &err);
     ck_assert(v && validate_count(v) == 1);
     ck_assert_str_eq(validate_row(v, 0)->id, "d");
-    ck_assert(validate_run(v, &err));
+    ck_assert(validate_run(v, 2, &err));
     /* Baseline rows of groups not loaded are not missing. */
     g_autofree char *out = NULL;
     g_autofree char *base =

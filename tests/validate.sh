@@ -19,6 +19,9 @@ expect_grep "group summary" '^e2e  *1 ' "$tmp/out"
 check "csv" 0 "$sim" validate "$tmp/rows.csv" --format csv
 expect_grep "csv header" '^id,group,use,metric,predicted,measured,unit,error_pct$' "$tmp/out"
 expect_grep "csv bound" '^tp,e2e,check,ratio:tflops_per_gpu,1,>0.5,ratio,0.00$' "$tmp/out"
+"$sim" validate "$tmp/rows.csv" --jobs 1 >"$tmp/j1.txt" 2>&1
+"$sim" validate "$tmp/rows.csv" --jobs 3 >"$tmp/j3.txt" 2>&1
+cmp -s "$tmp/j1.txt" "$tmp/j3.txt" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL jobs change the table"; }
 check "group" 0 "$sim" validate "$tmp/rows.csv" --group e2e --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL group rows"; }
 
