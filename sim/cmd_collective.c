@@ -4,7 +4,9 @@
  * a range of message sizes doubling from the first to the last, printed as rccl-tests and the OSU
  * micro-benchmarks print theirs: size, time, algorithm bandwidth (size / time) and bus bandwidth
  * (algbw x 2(n-1)/n for allreduce, x (n-1)/n for allgather and reduce-scatter; rccl-tests'
- * convention), with the algorithm and protocol the cost model picked. */
+ * convention), with the algorithm and protocol the cost model picked and what limits it: the
+ * busiest link of the chosen algorithm (the one its streams crowd most for its capacity), or
+ * "latency" where the latency part of the time is the larger. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,16 +97,18 @@ int cmd_collective(int argc, char **argv) {
     }
     int nodes = (ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
     if (csv)
-        puts("op,ranks,nodes,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol");
+        puts("op,ranks,nodes,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,limit");
     else
-        printf("# %s over %d GPUs (%d nodes of %s), %s\n#%13s %12s %11s %11s  %s\n",
+        printf("# %s over %d GPUs (%d nodes of %s), %s\n#%13s %12s %11s %11s  %-13s %s\n",
                coll_op_name(op), ranks, nodes, spec.name,
                detailed ? "detailed rings" : "aggregated", "size (B)", "time (us)", "algbw GB/s",
-               "busbw GB/s", "algorithm");
+               "busbw GB/s", "algorithm", "limit");
     int status = 0;
     for (double size = lo; size <= hi * (1 + 1e-9); size *= 2) {
         CollChoice choice;
-        SimTime t = coll_time_alone(&spec, op, ranks, size, detailed, algo, proto, &choice, &err);
+        char limit[128];
+        SimTime t = coll_run_alone(&spec, op, ranks, size, detailed, algo, proto, &choice, limit,
+                                   sizeof limit, &err);
         if (t < 0) {
             fprintf(stderr, "sim collective: %s\n", err->message);
             status = 2;
@@ -117,14 +121,16 @@ int cmd_collective(int argc, char **argv) {
             choice.backend >= 0
                 ? g_array_index(spec.coll.backends, CollBackend, choice.backend).name
                 : NULL;
+        g_autofree char *algo_col =
+            g_strdup_printf("%s%s%s", backend ? backend : coll_algo_name(choice.algo),
+                            backend ? "" : "/", backend ? "" : coll_proto_name(choice.proto));
         if (csv)
-            printf("%s,%d,%d,%.0f,%.3f,%.3f,%.3f,%s,%s\n", coll_op_name(op), ranks, nodes, size,
+            printf("%s,%d,%d,%.0f,%.3f,%.3f,%.3f,%s,%s,%s\n", coll_op_name(op), ranks, nodes, size,
                    secs * 1e6, algbw, busbw, backend ? backend : coll_algo_name(choice.algo),
-                   backend ? "-" : coll_proto_name(choice.proto));
+                   backend ? "-" : coll_proto_name(choice.proto), limit);
         else
-            printf("%14.0f %12.2f %11.3f %11.3f  %s%s%s\n", size, secs * 1e6, algbw, busbw,
-                   backend ? backend : coll_algo_name(choice.algo), backend ? "" : "/",
-                   backend ? "" : coll_proto_name(choice.proto));
+            printf("%14.0f %12.2f %11.3f %11.3f  %-13s %s\n", size, secs * 1e6, algbw, busbw,
+                   algo_col, limit);
     }
     topo_spec_clear(&spec);
     return status;

@@ -1,10 +1,10 @@
 /* collectives: algorithms as sets of streams over topology paths, costed by the library's model.
  *
- * Ring choice: RCCL builds rings that follow the fastest links inside a node and cross between
- * nodes once per node (ROCm/rccl src/graph). We keep each node's members together and order them to
- * maximise the bottleneck bandwidth of the node's ring (then fewest hops, then most total
- * bandwidth), found by exhaustive search over at most 9 members, greedily beyond; cached per set of
- * local GPUs.
+ * Rings and channels (coll_channels.c): each node's members kept together; groups of whole nodes
+ * run over the library's own channels where the topology file lists them (Frontier: RCCL's
+ * rome_models.cc rings, each single xGMI link direction carrying one ring, and the NICs each ring
+ * enters and leaves a node by), other groups over the ring that maximises the node's slowest edge,
+ * split over `channels` rotations across nodes. Each channel carries 1/C of the data.
  *
  * Latency model (ROCm/rccl tuning.cc, as summarised in ../shared/reference/frontier.md):
  * base[proto] + intra-node steps x intra_hop[algo][proto] + network steps x inter_hop[algo][proto].
@@ -12,16 +12,22 @@
  * and nodes. Tree allreduce (NCCL's tuning model): 2((n/nodes - 1) intra + log2(nodes) inter).
  * Bandwidth: a protocol reaches bw_factor of the rate the network gives the flow.
  *
- * Tree: a chain through each node's GPUs (in ring order) and a binary tree over the nodes' first
- * GPUs; data goes up (reduce) and down (broadcast) every edge, m bytes each way. RCCL's double
- * binary tree halves the data per tree and runs two; on a link that is the same load. */
+ * Tree: NCCL's double binary tree (src/graph/trees.cc) over the nodes, per channel, with a chain
+ * through each node's GPUs in the channel's ring order; each tree carries m/2 (m/(2C) per channel
+ * and tree), reduce up and broadcast down at once. A node with two children in one tree is a leaf
+ * in the other, so its NICs move 2m per direction (3m/2 interior plus m/2 as a leaf), not the 3m
+ * of one binary tree carrying m. */
 #include "collectives.h"
 
 #include <math.h>
+
+#include "coll_channels.h"
 #include <string.h>
 
 typedef struct {
     double stream_bytes; /* per stream, before the protocol factor */
+    int streams;         /* parallel streams (channels, trees) per edge: a rank moves
+                            streams x stream_bytes over each of its edges */
     int intra_steps, inter_steps;
 } Shape;
 
@@ -34,9 +40,8 @@ typedef struct {
     int rep_node;      /* symmetric form: the only node whose local links are loaded, or -1 */
     int pending;       /* flows in flight of the current phase or step */
     int n;
-    int *ring;    /* members in ring order (owned) */
-    int channels; /* detailed ring: rings in chans */
-    int *chans;   /* detailed ring: channels x n members (owned) */
+    int *ring;       /* members in ring order (owned) */
+    CollChannels ch; /* detailed ring: its channels (owned) */
     double bytes;
     SimTime step_latency;
     NetDoneFn done;
@@ -167,7 +172,7 @@ void coll_free(Collectives *c) {
         return;
     for (guint i = 0; i < c->instances->len; i++) {
         g_free(g_array_index(c->instances, Instance, i).ring);
-        g_free(g_array_index(c->instances, Instance, i).chans);
+        coll_channels_clear(&g_array_index(c->instances, Instance, i).ch);
     }
     g_array_unref(c->instances);
     g_array_unref(c->free_slots);
@@ -189,88 +194,14 @@ void coll_force(Collectives *c, int algo, int proto) {
 
 /* --- ring order ---------------------------------------------------------------------------- */
 
-typedef struct {
-    double min_bw; /* slowest edge, bytes/s */
-    int hops;      /* links crossed in all */
-    double sum_bw; /* bytes/s */
-} RingScore;
-
-static gboolean score_better(const RingScore *a, const RingScore *b) {
-    if (a->min_bw != b->min_bw)
-        return a->min_bw > b->min_bw;
-    if (a->hops != b->hops)
-        return a->hops < b->hops;
-    return a->sum_bw > b->sum_bw;
-}
-
-static RingScore score_ring(const Topology *t, const int *ring, int k) {
-    RingScore s = {G_MAXDOUBLE, 0, 0.0};
-    for (int i = 0; i < k; i++) {
-        TopoRoute r = topo_route(t, ring[i], ring[(i + 1) % k]);
-        s.min_bw = MIN(s.min_bw, r.bandwidth);
-        s.hops += r.hops;
-        s.sum_bw += r.bandwidth;
-    }
-    return s;
-}
-
-/* Permute perm[pos..k-1] in lexicographic order, keeping the best ring in best. */
-static void search_rings(const Topology *t, int *perm, int pos, int k, int *best,
-                         RingScore *best_score) {
-    if (pos == k) {
-        RingScore s = score_ring(t, perm, k);
-        if (score_better(&s, best_score)) {
-            *best_score = s;
-            memcpy(best, perm, sizeof(int) * k);
-        }
-        return;
-    }
-    for (int i = pos; i < k; i++) {
-        int tmp = perm[i];
-        memmove(perm + pos + 1, perm + pos, sizeof(int) * (i - pos));
-        perm[pos] = tmp;
-        search_rings(t, perm, pos + 1, k, best, best_score);
-        memmove(perm + pos, perm + pos + 1, sizeof(int) * (i - pos));
-        perm[i] = tmp;
-    }
-}
-
 /* Best ring over the local GPUs in mask; returns k local indices (cached). */
 static const int *local_ring(Collectives *c, guint mask, int *k_out) {
     int *ring = g_hash_table_lookup(c->local_rings, GUINT_TO_POINTER(mask + 1));
-    int k = __builtin_popcount(mask);
-    *k_out = k;
+    *k_out = __builtin_popcount(mask);
     if (ring)
         return ring;
-    int members[TOPO_MAX_GPUS], n = 0;
-    for (int i = 0; i < TOPO_MAX_GPUS; i++)
-        if (mask & (1u << i))
-            members[n++] = i;
-    ring = g_new(int, k);
-    memcpy(ring, members, sizeof(int) * k);
-    if (k > 2 && k <= 9) {
-        RingScore best = {-1.0, 0, 0.0};
-        search_rings(c->topo, members, 1, k, ring, &best);
-    } else if (k > 9) { /* greedy: widest next hop from the current GPU */
-        guint left = mask;
-        int cur = members[0];
-        left &= ~(1u << cur);
-        for (int i = 1; i < k; i++) {
-            int best = -1;
-            double best_bw = -1;
-            for (int j = 0; j < TOPO_MAX_GPUS; j++) {
-                if (!(left & (1u << j)))
-                    continue;
-                double bw = topo_route(c->topo, cur, j).bandwidth;
-                if (bw > best_bw) {
-                    best_bw = bw;
-                    best = j;
-                }
-            }
-            ring[i] = cur = best;
-            left &= ~(1u << best);
-        }
-    }
+    ring = g_new(int, *k_out);
+    coll_best_local_ring(c->topo, mask, ring);
     g_hash_table_insert(c->local_rings, GUINT_TO_POINTER(mask + 1), ring);
     return ring;
 }
@@ -303,11 +234,13 @@ void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
 
 /* --- streams ------------------------------------------------------------------------------- */
 
-static void add_edge(Collectives *c, int a, int b) {
+/* One stream from GPU a to GPU b, leaving a's node by NIC nic_out and entering b's by nic_in
+ * (-1: the GPU's own; between nodes only). */
+static void add_edge_nics(Collectives *c, int a, int b, int nic_out, int nic_in) {
     if (a == b)
         return;
     TopoPath p;
-    topo_path(c->topo, a, b, topo_pair_salt(a, b), &p);
+    topo_path_nics(c->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
     if (c->rep_node >= 0) { /* symmetric form: drop other nodes' local links */
         int k = 0;
         for (int i = 0; i < p.n; i++) {
@@ -320,48 +253,51 @@ static void add_edge(Collectives *c, int a, int b) {
     net_loads_add_path(c->net, &p);
 }
 
-static int count_nodes(const Collectives *c, const int *ring, int n) {
-    int g = topo_gpus_per_node(c->topo), nodes = 0;
-    for (int i = 0; i < n; i++)
-        nodes += i == 0 || ring[i] / g != ring[i - 1] / g;
-    return nodes;
+static void add_edge(Collectives *c, int a, int b) {
+    add_edge_nics(c, a, b, -1, -1);
 }
 
-/* Rings of a multi-node ring collective: one per channel (1 inside a node). */
-static int channel_count(const Collectives *c, int nodes) {
-    return nodes > 1 ? c->spec->channels : 1;
-}
-
-/* C rings of n members (C x n, caller frees). Channel k rotates each node's part of the ring so
- * that the ring enters and leaves the node through NIC k mod nics, as RCCL's ring search keeps a
- * channel on one NIC rail across nodes (ROCm/rccl src/graph/search.cc); where no rotation enters
- * and leaves by that NIC, one that leaves by it, else a shift by k/C of the part. Each channel
- * carries 1/C of the data. */
-static int *channel_rings(const Collectives *c, const int *ring, int n, int C) {
-    int g = topo_gpus_per_node(c->topo), nics = topo_spec(c->topo)->nics;
-    int *rot = g_new(int, (size_t)C *n);
-    for (int k = 0; k < C; k++)
-        for (int i = 0; i < n;) {
-            int j = i;
-            while (j < n && ring[j] / g == ring[i] / g)
-                j++;
-            int len = j - i, shift = k * len / C, best = 0;
-            for (int r = 0; nics > 0 && r < len; r++) {
-                int nic_in = topo_nic_of(c->topo, ring[i + r] % g);
-                int nic_out = topo_nic_of(c->topo, ring[i + (r + len - 1) % len] % g);
-                int score = (nic_out == k % nics) * 2 + (nic_in == k % nics);
-                if (score > best) {
-                    best = score;
-                    shift = r;
-                }
-                if (score == 3)
-                    break;
-            }
-            for (int x = 0; x < len; x++)
-                rot[k * n + i + x] = ring[i + (x + shift) % len];
-            i = j;
+/* Tree allreduce: per channel k and per tree t of NCCL's double binary tree over the nodes, a
+ * chain through each node's GPUs in channel k's ring order, from its head (the first) down, and
+ * the tree's edges between heads through channel k's NIC at both ends; reduce up and broadcast
+ * down run at once, so every edge carries one stream each way. 2C streams of m/(2C) per edge
+ * direction: an interior node's NICs send m/2 to its parent and m/2 to each of two children in
+ * one tree, and m/2 up as a leaf of the other, 2m in all (the single tree of m sent 3m).
+ * Returns the channel count C. */
+static int tree_streams(Collectives *c, const int *ring, int n, int nodes) {
+    int g = topo_gpus_per_node(c->topo);
+    CollChannels ch;
+    coll_channels_build(c->topo, ring, n, &ch);
+    int *head = g_new(int, nodes), *start = g_new(int, nodes + 1);
+    for (int k = 0; k < ch.C; k++) {
+        const int *r = ch.ring + k * n;
+        int nic = ch.nic[2 * k + 1]; /* the NIC the channel enters a node by */
+        for (int j = 0, i = 0; i < n; j++) {
+            start[j] = i;
+            head[j] = r[i];
+            while (i < n && r[i] / g == head[j] / g)
+                i++;
         }
-    return rot;
+        start[nodes] = n;
+        for (int t = 0; t < 2; t++) {
+            for (int j = 0; j < nodes; j++) {
+                for (int x = start[j]; x + 1 < start[j + 1]; x++) {
+                    add_edge(c, r[x], r[x + 1]);
+                    add_edge(c, r[x + 1], r[x]);
+                }
+                int p = coll_dtree_parent(t, j, nodes);
+                if (p >= 0) {
+                    add_edge_nics(c, head[j], head[p], nic, nic);
+                    add_edge_nics(c, head[p], head[j], nic, nic);
+                }
+            }
+        }
+    }
+    g_free(head);
+    g_free(start);
+    int C = ch.C;
+    coll_channels_clear(&ch);
+    return C; /* channels */
 }
 
 /* Fill the network's load builder with the streams of one phase; return its shape.
@@ -369,8 +305,8 @@ static int *channel_rings(const Collectives *c, const int *ring, int n, int C) {
 static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
                            double m, int phase) {
     net_loads_reset(c->net);
-    Shape s = {0, 0, 0};
-    int g = topo_gpus_per_node(c->topo), nodes = count_nodes(c, ring, n);
+    Shape s = {0, 1, 0, 0};
+    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
     if (op == COLL_SEND) {
         add_edge(c, ring[0], ring[1]);
         s.stream_bytes = m;
@@ -397,25 +333,15 @@ static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *
     }
     if (algo == ALGO_TREE) { /* allreduce only */
         int first = 0;
-        int *leader = g_new(int, nodes);
-        for (int j = 0, i = 0; i < n; j++) {
-            leader[j] = ring[i];
+        for (int i = 0; i < n;) {
             int k = i;
             while (k < n && ring[k] / g == ring[i] / g)
                 k++;
-            for (int x = i; x + 1 < k; x++) { /* chain, both ways */
-                add_edge(c, ring[x], ring[x + 1]);
-                add_edge(c, ring[x + 1], ring[x]);
-            }
             first = MAX(first, k - i);
             i = k;
         }
-        for (int j = 1; j < nodes; j++) {
-            add_edge(c, leader[j], leader[(j - 1) / 2]);
-            add_edge(c, leader[(j - 1) / 2], leader[j]);
-        }
-        g_free(leader);
-        s.stream_bytes = m;
+        s.streams = 2 * tree_streams(c, ring, n, nodes);
+        s.stream_bytes = m / s.streams;
         s.intra_steps = 2 * (first - 1);
         s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
         return s;
@@ -425,13 +351,15 @@ static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *
     case COLL_ALLREDUCE:
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER: {
-        int C = channel_count(c, nodes);
-        int *rot = channel_rings(c, ring, n, C);
-        for (int k = 0; k < C; k++)
+        CollChannels ch;
+        coll_channels_build(c->topo, ring, n, &ch);
+        for (int k = 0; k < ch.C; k++)
             for (int i = 0; i < n; i++)
-                add_edge(c, rot[k * n + i], rot[k * n + (i + 1) % n]);
-        g_free(rot);
-        s.stream_bytes = (double)steps / n * m / C;
+                add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
+                              ch.nic[2 * k + 1]);
+        s.streams = ch.C;
+        s.stream_bytes = (double)steps / n * m / ch.C;
+        coll_channels_clear(&ch);
         s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
         break;
     }
@@ -493,6 +421,41 @@ static SimTime phase_time(Collectives *c, const Shape *s, double factor, SimTime
     return net_flow_time_alone(c->net, loads, nl, s->stream_bytes / factor, latency);
 }
 
+/* The busiest link in the builder (largest weight / capacity, lowest id first) and how many tie
+ * with it (relative 1e-9); the flow's streams move at capacity / weight there. */
+static int32_t busiest_load(Collectives *c, int *ties) {
+    int nl;
+    const NetLoad *loads = net_loads_get(c->net, &nl);
+    int32_t best = COLL_LIMIT_LATENCY;
+    double best_r = G_MAXDOUBLE;
+    *ties = 0;
+    for (int i = 0; i < nl; i++) {
+        double r = topo_link_capacity(c->topo, loads[i].link) / loads[i].weight;
+        if (r < best_r * (1 - 1e-9) || best < 0) {
+            best = loads[i].link;
+            best_r = r;
+            *ties = 1;
+        } else if (r <= best_r * (1 + 1e-9)) {
+            *ties += 1;
+            best = MIN(best, loads[i].link);
+        }
+    }
+    return best;
+}
+
+void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, size_t size) {
+    if (ch->limit == COLL_LIMIT_LATENCY || ch->limit == COLL_LIMIT_BACKEND) {
+        g_strlcpy(buf, ch->limit == COLL_LIMIT_LATENCY ? "latency" : "backend", size);
+        return;
+    }
+    char link[96];
+    topo_link_describe(c->topo, ch->limit, link, sizeof link);
+    if (ch->limit_ties > 1)
+        g_snprintf(buf, size, "%s (1 of %d)", link, ch->limit_ties);
+    else
+        g_strlcpy(buf, link, size);
+}
+
 /* Evaluate one (algo, proto) on the ring; fills choice. */
 static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, const int *ring,
                      int n, double bytes, CollChoice *out) {
@@ -503,15 +466,28 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     out->latency = sp->base[proto];
     int phases = algo == ALGO_HIER ? 3 : 1;
     const CollBackend *b = backend_for(sp, op, bytes, &out->backend);
+    SimTime slowest = -1; /* bandwidth part of the slowest phase */
+    out->limit = COLL_LIMIT_LATENCY;
+    out->limit_ties = 0;
     for (int ph = 0; ph < phases; ph++) {
         Shape s = build_streams(c, algo, op, ring, n, bytes, ph);
         SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                         : shape_latency(sp, algo, proto, &s);
         double factor = b ? 1.0 : sp->bw_factor[proto];
         SimTime t = phase_time(c, &s, factor, lat);
-        if (b) { /* the backend's own bandwidth caps each stream */
-            SimTime capped = lat + (SimTime)llround(s.stream_bytes / b->bandwidth * 1e12);
+        int ties;
+        int32_t busiest = busiest_load(c, &ties);
+        if (b) { /* the backend's own bandwidth caps what a rank moves (it has no channels) */
+            SimTime capped =
+                lat + (SimTime)llround(s.stream_bytes * s.streams / b->bandwidth * 1e12);
+            if (capped > t)
+                busiest = COLL_LIMIT_BACKEND;
             t = MAX(t, capped);
+        }
+        if (t - lat > slowest) {
+            slowest = t - lat;
+            out->limit = busiest;
+            out->limit_ties = ties;
         }
         out->predicted += t;
         out->latency += lat;
@@ -519,10 +495,14 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     if (b)
         out->latency = out->latency - sp->base[proto] + b->latency;
     out->predicted += b ? b->latency : sp->base[proto];
+    if (out->latency >= out->predicted - out->latency) { /* latency is the larger part */
+        out->limit = COLL_LIMIT_LATENCY;
+        out->limit_ties = 0;
+    }
 }
 
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes) {
-    CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0};
+    CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};
     if (n <= 1)
         return best;
     uint64_t h = 1469598103934665603u;
@@ -537,7 +517,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
         memcpy(ring, members, sizeof(int) * 2);
     else
         coll_ring_order(c, members, n, ring);
-    int nodes = count_nodes(c, ring, n);
+    int nodes = coll_count_nodes(c->topo, ring, n);
     gboolean found = FALSE;
     for (int a = 0; a < ALGO_COUNT; a++) {
         if ((c->force_algo >= 0 && a != c->force_algo) ||
@@ -572,7 +552,7 @@ static void finish(Collectives *c, guint slot) {
     void *ctx = in->ctx;
     uint64_t arg = in->arg;
     g_clear_pointer(&in->ring, g_free);
-    g_clear_pointer(&in->chans, g_free);
+    coll_channels_clear(&in->ch);
     g_array_append_val(c->free_slots, slot);
     done(ctx, arg);
 }
@@ -601,14 +581,14 @@ static void start_phase(Collectives *c, guint slot) {
     double factor = b ? 1.0 : sp->bw_factor[in->choice.proto];
     c->rep_node = in->rep_node;
     if (in->steps > 0) { /* detailed ring step: one flow per edge per channel, one chunk each */
-        int n = in->n, C = in->channels;
+        int n = in->n, C = in->ch.C;
         double chunk = in->bytes / n / C / factor;
         in->pending = n * C;
         for (int e = 0; e < n * C; e++) {
-            const int *r = in->chans + e / n * n;
+            const int *r = in->ch.ring + e / n * n, *nic = in->ch.nic + e / n * 2;
             int i = e % n;
             net_loads_reset(c->net);
-            add_edge(c, r[i], r[(i + 1) % n]);
+            add_edge_nics(c, r[i], r[(i + 1) % n], nic[0], nic[1]);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency +
@@ -628,7 +608,7 @@ static void start_phase(Collectives *c, guint slot) {
     const NetLoad *loads = net_loads_get(c->net, &nl);
     if (b) { /* cap the stream at the backend's bandwidth, uncontended */
         double alone = net_flow_time_alone(c->net, loads, nl, bytes, 0) / 1e12;
-        double capped = s.stream_bytes / b->bandwidth;
+        double capped = s.stream_bytes * s.streams / b->bandwidth;
         if (alone > 0 && capped > alone)
             bytes *= capped / alone;
     }
@@ -688,8 +668,7 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
         const CollBackend *b = backend_for(c->spec, op, bytes, &bi);
         SimTime base = b ? b->latency : c->spec->base[in.choice.proto];
         in.step_latency = (in.choice.latency - base) / in.steps;
-        in.channels = channel_count(c, count_nodes(c, in.ring, n));
-        in.chans = channel_rings(c, in.ring, n, in.channels);
+        coll_channels_build(c->topo, in.ring, n, &in.ch);
     }
     g_array_index(c->instances, Instance, slot) = in;
     start_phase(c, slot);
@@ -700,8 +679,9 @@ static void on_alone_done(void *ctx, uint64_t arg) {
     *(int *)ctx = 1;
 }
 
-SimTime coll_time_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
-                        int algo, int proto, CollChoice *choice, GError **err) {
+SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
+                       int algo, int proto, CollChoice *choice, char *limit, size_t limit_size,
+                       GError **err) {
     int nodes = (n + spec->gpus_per_node - 1) / spec->gpus_per_node;
     g_autoptr(Topology) topo = topo_new(spec, nodes, err);
     if (!topo)
@@ -718,6 +698,8 @@ SimTime coll_time_alone(const TopologySpec *spec, CollOp op, int n, double bytes
     CollChoice c = coll_choose(coll, op, members, m, bytes);
     if (choice)
         *choice = c;
+    if (limit)
+        coll_limit_describe(coll, &c, limit, limit_size);
     int done = 0;
     coll_start(coll, op, members, m, bytes, 0, on_alone_done, &done, 0);
     SimTime end = engine_run(eng);

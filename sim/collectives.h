@@ -54,7 +54,14 @@ typedef struct {
     int backend;       /* index in CollSpec.backends, -1 for the library itself */
     SimTime predicted; /* uncontended time, picoseconds */
     SimTime latency;   /* its latency part */
+    int32_t limit;     /* the busiest link of its slowest phase (most streams for its capacity);
+                          COLL_LIMIT_LATENCY when the latency part is the larger,
+                          COLL_LIMIT_BACKEND when a backend's bandwidth cap binds */
+    int limit_ties;    /* links as busy as limit (1 = it alone) */
 } CollChoice;
+
+#define COLL_LIMIT_LATENCY (-1)
+#define COLL_LIMIT_BACKEND (-2)
 
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo);
 void coll_free(Collectives *c);
@@ -66,6 +73,10 @@ void coll_force(Collectives *c, int algo, int proto);
 
 /* The algorithm, protocol and backend a call would use, and its uncontended time. */
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes);
+
+/* What limits a choice, into buf: "latency", "backend", or the busiest link as
+ * topo_link_describe names it ("node 0 GPU 1->3"), with " (1 of K)" when K links tie. */
+void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, size_t size);
 
 /* Run op over the n GPUs in members (global GPU indices, any order, no repeats) with message
  * size `bytes`; done(ctx, arg) runs when every member has finished. For COLL_SEND, members are
@@ -87,9 +98,11 @@ void coll_ring_order(Collectives *c, const int *members, int n, int *ring);
 /* One collective alone on a fresh machine of spec: op over GPUs 0..n-1 (nodes filled in order;
  * COLL_SEND goes from GPU 0 to GPU n-1) with message size `bytes`, as `sim collective` and
  * `sim validate` time it. algo / proto force the algorithm and protocol (-1: the cost model
- * chooses); the choice made goes to *choice (may be NULL). Returns the time, picoseconds, or -1
- * with err set when the machine cannot be built. */
-SimTime coll_time_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
-                        int algo, int proto, CollChoice *choice, GError **err);
+ * chooses); the choice made goes to *choice and what limits it (coll_limit_describe) to limit
+ * (limit_size bytes); either may be NULL. Returns the time, picoseconds, or -1 with err set when
+ * the machine cannot be built. */
+SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
+                       int algo, int proto, CollChoice *choice, char *limit, size_t limit_size,
+                       GError **err);
 
 #endif

@@ -119,6 +119,56 @@ static double tiled_compute_s(const DeviceSpec *d, int64_t batch, int64_t m, int
     return best;
 }
 
+/* The fused attention kernel (FlashAttention-2's grid): one work unit per block of query rows (the
+ * largest tile's rows) of one (sequence, head), looping over the keys in tile_k steps; the head
+ * dimension is padded to the kernel's instantiated sizes (flash_head_multiple). Per unit:
+ * `products` (2 forward, 5 backward) rows x d_pad x (keys + k_overhead) multiply-adds.
+ *
+ * Non-causal, every unit runs s_pad = s rounded up to tile_k keys: waves = ceil(units / compute
+ * units). Causal, query block i (rows [i Br, (i+1) Br)) visits the keys up to (i+1) Br, rounded
+ * up to tile_k and at most s_pad: FlashAttention-2's n_block_max = ceil((m_block + 1) kBlockM /
+ * kBlockN) (flash_fwd_kernel.h, compute_attn_1rowblock; PyTorch vendors it under
+ * aten/src/ATen/native/transformers/cuda/flash_attn/). Its backward runs one unit per key block
+ * and visits the query blocks from the diagonal down (m_block_min in flash_bwd_kernel.h): the same
+ * triangle of tiles, transposed, so the same count is used for both. With s = n Br and tile_k
+ * dividing Br that is (n+1)/(2n) of the tiles. The units differ in length; the GPU's block
+ * scheduler fills compute units as others finish, so the kernel takes the waves its total key
+ * steps fill with full-length units, rounded up: ceil(sum_i (keys_i + k_overhead) batch /
+ * ((s_pad + k_overhead) compute_units)). The ceilings were measured non-causal (kern_bench.py
+ * calls SDPA with is_causal=False) and are applied to the tiles executed.
+ * Fills the tile fields and executed FLOPs of c. Seconds. O(s / rows). */
+static double flash_compute_s(const DeviceSpec *d, const ModelOp *op, Precision prec,
+                              DeviceOpCost *c) {
+    int64_t rows = d->tiles[0].rows, tk = d->tile_k, s = op->m;
+    int64_t dpad = ceil_div(op->k, d->flash_head_multiple) * d->flash_head_multiple;
+    int64_t spad = ceil_div(op->n, tk) * tk, blocks = ceil_div(s, rows);
+    double batch = (double)op->batch, dh = (double)op->k;
+    /* scores op->flops counts per (sequence, head): s^2, or s(s+1)/2 causal */
+    double scores = op->causal ? (double)s * ((double)s + 1.0) / 2.0 : (double)s * (double)op->n;
+    double products = round(op->flops / (2.0 * batch * scores * dh));
+    double ceiling = products > 2.0 ? d->flash_bwd_ceiling : d->flash_ceiling;
+    double unit_rate = d->peak_flops[prec] * ceiling / d->compute_units;
+    double full = (double)spad + d->k_overhead; /* K steps of a unit that visits every key */
+    double steps = 0, executed = 0;             /* per (sequence, head): K steps, score elements */
+    for (int64_t i = 0; i < blocks; i++) {
+        int64_t keys = op->causal ? MIN(spad, ceil_div((i + 1) * rows, tk) * tk) : spad;
+        steps += (double)keys + d->k_overhead;
+        executed += (double)MIN(rows, s - i * rows) * (double)MIN(keys, op->n);
+    }
+    c->tiles = op->batch * blocks;
+    /* full-length units the key steps fill; exact for the non-causal kernel (steps = blocks x
+     * full), a relative guard against rounding up an integer that lost its last bit */
+    double units = batch * steps / full;
+    c->waves = (int64_t)ceil(units / d->compute_units * (1.0 - 1e-12));
+    c->tile_rows = (int)rows;
+    c->tile_cols = (int)dpad;
+    c->split_k = 1;
+    c->align = align_factor(d, op, model_elem_bytes(prec));
+    c->flops = products * 2.0 * batch * executed * dh;
+    return (double)c->waves * products * 2.0 * (double)rows * (double)dpad * full / unit_rate /
+           c->align;
+}
+
 DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision prec) {
     DeviceOpCost c = {0};
     int e = model_elem_bytes(prec);
@@ -130,31 +180,14 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
                       : d->mem_efficiency[mc];
     c.memory_s = op->bytes / (d->hbm_bandwidth * meff);
     c.align = 1.0;
+    c.flops = op->flops;
     if (op->kind == OP_GEMM || op->kind == OP_BMM) {
         c.align = align_factor(d, op, e);
         double ceiling = op->kind == OP_GEMM ? d->ceiling : d->bmm_ceiling;
         c.compute_s =
             tiled_compute_s(d, op->batch, op->m, op->n, op->k, ceiling, prec, &c) / c.align;
     } else if (op->kind == OP_ATTENTION) {
-        /* FlashAttention's grid: one work unit per block of query rows (the largest tile's rows)
-         * of one (sequence, head), looping over all keys in tile_k steps; the head dimension is
-         * padded to the kernel's instantiated sizes (flash_head_multiple). Per unit: `products`
-         * (2 forward, 5 backward) rows x d_pad x (s_pad + k_overhead) multiply-adds. */
-        int64_t rows = d->tiles[0].rows, tk = d->tile_k;
-        int64_t dpad = ceil_div(op->k, d->flash_head_multiple) * d->flash_head_multiple;
-        int64_t spad = ceil_div(op->n, tk) * tk;
-        double products =
-            op->flops / (2.0 * (double)op->batch * (double)op->m * (double)op->n * (double)op->k);
-        double ceiling = products > 2.0 ? d->flash_bwd_ceiling : d->flash_ceiling;
-        double unit_rate = d->peak_flops[prec] * ceiling / d->compute_units;
-        c.tiles = op->batch * ceil_div(op->m, rows);
-        c.waves = ceil_div(c.tiles, d->compute_units);
-        c.tile_rows = (int)rows;
-        c.tile_cols = (int)dpad;
-        c.split_k = 1;
-        c.align = align_factor(d, op, e);
-        c.compute_s = (double)c.waves * products * 2.0 * (double)rows * (double)dpad *
-                      ((double)spad + d->k_overhead) / unit_rate / c.align;
+        c.compute_s = flash_compute_s(d, op, prec, &c);
     }
     double body = fmax(c.compute_s, c.memory_s);
     c.time = seconds_to_ps(body) + d->launch_overhead;
@@ -162,7 +195,7 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
     c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
     if ((double)d->launch_overhead / (double)SIM_PS_PER_S > body)
         c.bound = BOUND_LAUNCH;
-    c.efficiency = t > 0 ? op->flops / t / d->peak_flops[prec] : 0.0;
+    c.efficiency = t > 0 ? c.flops / t / d->peak_flops[prec] : 0.0;
     c.bandwidth = t > 0 ? op->bytes / t : 0.0;
     return c;
 }
@@ -212,15 +245,15 @@ static void write_row(FILE *out, const char *pass, const ModelOp *op, const Devi
                 "%s,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
                 ",%" G_GINT64_FORMAT ",%.6g,%.6g,%.6g,%.4f,%.4f,%.4f,%s,%d,%d,%d,%" G_GINT64_FORMAT
                 ",%.3f\n",
-                pass, op->name, kind_names[op->kind], op->batch, op->m, op->n, op->k, op->flops,
-                op->bytes, t, op->flops / t / 1e12, c->efficiency, op->bytes / t / 1e9,
+                pass, op->name, kind_names[op->kind], op->batch, op->m, op->n, op->k, c->flops,
+                op->bytes, t, c->flops / t / 1e12, c->efficiency, op->bytes / t / 1e9,
                 device_bound_name(c->bound), c->tile_rows, c->tile_cols, c->split_k, c->waves,
                 c->align);
         return;
     }
     char tflops[16] = "-", eff[16] = "-";
-    if (op->flops > 0) {
-        g_snprintf(tflops, sizeof tflops, "%.1f", op->flops / t / 1e12);
+    if (c->flops > 0) {
+        g_snprintf(tflops, sizeof tflops, "%.1f", c->flops / t / 1e12);
         g_snprintf(eff, sizeof eff, "%.0f%%", 100.0 * c->efficiency);
     }
     char waves[24] = "";
@@ -228,7 +261,7 @@ static void write_row(FILE *out, const char *pass, const ModelOp *op, const Devi
         g_snprintf(waves, sizeof waves, "%" G_GINT64_FORMAT, c->waves);
     fprintf(out, "%-5s %-20s %-22s %10.1f %5.1f%% %9.2f %8s %5s %8.3f %7.0f  %-7s %-9s %5s%s\n",
             pass, op->name, shape, t * 1e6, share_of > 0 ? 100.0 * t / share_of : 0.0,
-            op->flops / 1e9, tflops, eff, op->bytes / 1e9, op->bytes / t / 1e9,
+            c->flops / 1e9, tflops, eff, op->bytes / 1e9, op->bytes / t / 1e9,
             device_bound_name(c->bound), tile, waves, c->align < 1.0 ? " misaligned" : "");
 }
 
@@ -311,7 +344,7 @@ void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int 
             DeviceOpCost c = device_op_cost(d, op, prec);
             write_row(out, layer[i].pass, op, &c, layer_s, csv);
             by_kind[op->kind].time_s += (double)c.time / (double)SIM_PS_PER_S;
-            by_kind[op->kind].flops += op->flops;
+            by_kind[op->kind].flops += c.flops;
         }
     }
     if (rc == RECOMPUTE_SELECTIVE) {
@@ -323,7 +356,7 @@ void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int 
             DeviceOpCost c = device_op_cost(d, op, prec);
             write_row(out, "rec", op, &c, layer_s, csv);
             by_kind[op->kind].time_s += (double)c.time / (double)SIM_PS_PER_S;
-            by_kind[op->kind].flops += op->flops;
+            by_kind[op->kind].flops += c.flops;
         }
     }
     if (!csv) {
@@ -370,9 +403,12 @@ void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int 
             fprintf(out, "%-9s  %.3f ms forward + backward (shares above are of this)\n",
                     ends[g].label, seg_s * 1e3);
     }
-    ModelOp opt = {
-        "adam", OP_ELEMENTWISE, 0.0, opt_params * device_optimizer_bytes_per_param(prec), 0, 0, 0,
-        1,      FALSE,          0};
+    ModelOp opt = {"adam", OP_ELEMENTWISE,
+                   0.0,    opt_params * device_optimizer_bytes_per_param(prec),
+                   0,      0,
+                   0,      1,
+                   FALSE,  0,
+                   FALSE};
     DeviceOpCost oc = {0};
     oc.align = 1.0;
     oc.time = device_optimizer_time(d, opt_params, prec);

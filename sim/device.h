@@ -18,7 +18,9 @@
  * over s tiles costs writing and reading back s fp32 partial sums and a second kernel.
  * The fused attention kernel runs one query block (the largest tile's rows) of one (sequence,
  * head) per unit, over all keys, with the head dimension padded to flash_head_multiple, at
- * flash_ceiling (forward: 2 products) or flash_bwd_ceiling (backward: 5). Memory-bound kernels
+ * flash_ceiling (forward: 2 products) or flash_bwd_ceiling (backward: 5); with a causal mask,
+ * query block i visits only the key blocks up to the end of its own rows, and the kernel takes as
+ * many waves as its visited key steps fill with full-length units. Memory-bound kernels
  * reach their class's share of the bandwidth, or their own measured share (`kernels:`), which
  * for a row reduction may depend on the row length.
  *
@@ -72,7 +74,10 @@ typedef struct {
     double hbm_bandwidth;                   /* bytes/s */
     double mem_efficiency[MEM_CLASS_COUNT]; /* fraction of hbm_bandwidth each class reaches */
     SimTime launch_overhead;                /* per kernel, picoseconds */
-    int nkernels;                           /* measured kernels that override their class */
+    double interference_intra; /* compute takes 1 + this times as long while an intra-node
+                                  communication of its GPU moves data (0: unaffected) */
+    double interference_inter; /* the same while only inter-node communication does */
+    int nkernels;              /* measured kernels that override their class */
     DeviceKernel kernels[DEVICE_MAX_KERNELS];
     /* GEMM model */
     int compute_units;        /* CUs / SMs: tiles run this many at a time */
@@ -114,6 +119,8 @@ typedef struct {
     int64_t tiles; /* work units: batch x row tiles x column tiles x split */
     int64_t waves; /* ceil(tiles / compute_units) */
     double align;  /* alignment factor applied */
+    double flops;  /* FLOPs the kernel executes: op->flops, except the causal fused attention
+                      kernel, which also computes the masked halves of its diagonal blocks */
 } DeviceOpCost;
 
 /* Cost of one kernel. */

@@ -103,3 +103,28 @@ SimTime engine_run(Engine *eng) {
     }
     return eng->now;
 }
+
+void engine_timer_init(EngineTimer *t, EngineFn fn, void *ctx, uint64_t arg) {
+    *t = (EngineTimer){.fn = fn, .ctx = ctx, .arg = arg};
+}
+
+/* The event behind every timer: ctx is the timer, arg the generation it was armed with. */
+static void timer_fire(Engine *eng, void *ctx, uint64_t gen) {
+    EngineTimer *t = ctx;
+    if (!t->armed || t->gen != gen)
+        return; /* moved or cancelled since */
+    t->armed = FALSE;
+    t->fn(eng, t->ctx, t->arg);
+}
+
+void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay) {
+    t->gen++;
+    t->armed = TRUE;
+    t->when = eng->now + delay;
+    engine_schedule(eng, delay, timer_fire, t, t->gen);
+}
+
+void engine_timer_cancel(EngineTimer *t) {
+    t->gen++;
+    t->armed = FALSE;
+}

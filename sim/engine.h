@@ -30,6 +30,26 @@ SimTime engine_now(const Engine *eng);
 /* Run fn(eng, ctx, arg) at now + delay (delay >= 0 picoseconds). O(log n). */
 void engine_schedule(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg);
 
+/* A timer: a callback that can be moved or cancelled after it was scheduled. The caller owns the
+ * struct (it must not move while armed); each set or cancel bumps its generation, and an event
+ * whose generation is no longer the timer's is dropped when it comes up (lazy deletion: O(1) to
+ * cancel, no allocation, the stale entry costs one pop). */
+typedef struct {
+    EngineFn fn;
+    void *ctx;
+    uint64_t arg;
+    uint64_t gen;   /* generation of the armed event */
+    SimTime when;   /* when it fires, picoseconds; valid while armed */
+    gboolean armed; /* an event of this generation is in the queue */
+} EngineTimer;
+
+/* Set up t to call fn(eng, ctx, arg); not armed. */
+void engine_timer_init(EngineTimer *t, EngineFn fn, void *ctx, uint64_t arg);
+/* Arm t to fire at now + delay (delay >= 0), replacing any earlier setting. O(log n). */
+void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay);
+/* Disarm t: a pending event of it will not run. O(1). */
+void engine_timer_cancel(EngineTimer *t);
+
 /* Run events until the queue is empty. Returns the time of the last event. */
 SimTime engine_run(Engine *eng);
 

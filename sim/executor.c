@@ -3,8 +3,27 @@
  * State per rank is O(streams): next task, tasks done, busy flag per stream. A dependency on task
  * j is met when j's stream has completed more than j's position in it, because streams are in
  * order. Collective groups keep an arrival count; send/recv pairs meet in a channel at the
- * receiver. Memory is O(ranks + groups), independent of the number of tasks. */
+ * receiver. Memory is O(ranks + groups) per rank, plus one prefix sum of host costs per stage.
+ *
+ * The host: one CPU thread per rank issues the program's tasks in issue order (Program.tasks),
+ * each costing host_op_dispatch per kernel (compute) or host_comm_dispatch per call, back to back
+ * from time 0, so task k is issued at base + sum of the costs of tasks first..k. It runs ahead of
+ * the GPU except at the optimizer step: there it waits until every task issued before has
+ * finished (the overflow check's device-to-host read: Megatron-LM's MixedPrecisionOptimizer
+ * (megatron/core/optimizer/optimizer.py, _unscale_main_grads_and_check_for_nan) does
+ * found_inf.item(), DeepSpeed's ZeRO optimizers (has_overflow) overflow_gpu[0].item() after
+ * all-reducing the flag, PyTorch's GradScaler.step found_inf.item()), spends host_step, and goes
+ * on. A task
+ * starts no earlier than it is issued.
+ *
+ * Interference: while any communication of a rank moves data, its running compute task
+ * progresses at 1 / (1 + sigma) of its speed (sigma: the device's intra- or inter-node figure,
+ * the larger of those in flight). Work left is rescaled at each change and the completion timer
+ * moved (engine_timer_set), so a task of C alone, overlapped for D by a communication that starts
+ * with it, ends at C + sigma D / (1 + sigma) when D < C (1 + sigma). */
 #include "executor.h"
+
+#include <math.h>
 
 #include "conf.h"
 
@@ -13,6 +32,19 @@ typedef struct {
     guint32 done[STREAM_COUNT];
     uint8_t busy[STREAM_COUNT];
     uint8_t finished;
+    uint8_t synced;      /* the host has passed the optimizer step's synchronisation */
+    guint32 completed;   /* tasks finished, all streams */
+    guint32 host_first;  /* first task the host issued since its last synchronisation */
+    SimTime host_base;   /* when it began issuing that task, ps */
+    SimTime ready_since; /* compute head ready on the GPU but not yet issued since, ps; -1 none */
+    int comm_intra;      /* communications moving data, within the node */
+    int comm_inter;      /* ... and across nodes */
+    double sigma;        /* current slowdown of compute: time x (1 + sigma) */
+    double work_left;    /* running compute task's work left, ps at full speed */
+    SimTime run_since;   /* when work_left was last brought up to date, ps */
+    SimTime comp_start;  /* when the running compute task started, ps */
+    EngineTimer comp;    /* the running compute task's completion */
+    EngineTimer wake;    /* the next issue a stream head is waiting for */
 } RankState;
 
 /* p2p channel at a receiver, one per direction: who has arrived */
@@ -30,10 +62,15 @@ struct Executor {
     int nsim;
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
-    int *arrived[DIM_COUNT]; /* per group of TP and DP: members arrived at the current call */
-    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;            /* scratch, largest group */
-    const ExecObserver *obs; /* NULL: nobody is watching */
+    int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
+                                   arrived at the stream's current call */
+    Channel *chan[2];           /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;               /* scratch, largest group */
+    const ExecObserver *obs;    /* NULL: nobody is watching */
+    gboolean host;              /* host dispatch modelled */
+    gboolean interference;      /* compute slowed by communication */
+    SimTime **host_cum;         /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    guint32 *sync_at;           /* per stage: the task the host synchronises before (G_MAXUINT32) */
 };
 
 static int sim_index(const Executor *ex, int rank) {
@@ -59,11 +96,32 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[DIM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    ex->arrived[DIM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
+    ex->arrived[STREAM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_DP_GATHER] = g_new0(int, workload_group_count(wl, DIM_DP));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
+    const TopologySpec *ts = &sc->topo;
+    ex->host =
+        sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
+    ex->interference = sc->interference &&
+                       (ts->device.interference_intra > 0 || ts->device.interference_inter > 0);
+    ex->host_cum = g_new0(SimTime *, sc->pp);
+    ex->sync_at = g_new(guint32, sc->pp);
+    for (int s = 0; s < sc->pp; s++) {
+        const Program *pg = workload_program(wl, s);
+        SimTime *cum = ex->host_cum[s] = g_new(SimTime, pg->tasks->len + 1);
+        ex->sync_at[s] = G_MAXUINT32;
+        cum[0] = 0;
+        for (guint k = 0; k < pg->tasks->len; k++) {
+            const Task *t = &g_array_index(pg->tasks, Task, k);
+            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE ? t->kernels * ts->host_op_dispatch
+                                                           : ts->host_comm_dispatch);
+            if (t->phase == PHASE_OPTIMIZER && ex->sync_at[s] == G_MAXUINT32 && k > 0)
+                ex->sync_at[s] = k;
+        }
+    }
     return ex;
 }
 
@@ -72,11 +130,15 @@ void exec_free(Executor *ex) {
         return;
     g_free(ex->job_rank);
     g_free(ex->rs);
-    g_free(ex->arrived[DIM_TP]);
-    g_free(ex->arrived[DIM_DP]);
+    for (int s = 0; s < STREAM_COUNT; s++)
+        g_free(ex->arrived[s]);
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
+    for (int s = 0; s < ex->sc->pp; s++)
+        g_free(ex->host_cum[s]);
+    g_free(ex->host_cum);
+    g_free(ex->sync_at);
     g_free(ex);
 }
 
@@ -117,6 +179,7 @@ static void complete(Executor *ex, int i, int s) {
     if (ex->obs)
         ex->obs->end(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
     rs->busy[s] = 0;
+    rs->completed++;
     rs->done[s]++;
     rs->next[s]++;
     try_advance(ex, i);
@@ -124,23 +187,64 @@ static void complete(Executor *ex, int i, int s) {
 
 static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
     Executor *ex = ctx;
-    stats_compute(ex->st, (int)i, FALSE, engine_now(eng));
+    RankState *rs = &ex->rs[i];
+    SimTime now = engine_now(eng);
+    SimTime extra = now - rs->comp_start - head_task(ex, (int)i, STREAM_COMPUTE)->duration;
+    if (extra > 0)
+        stats_interference(ex->st, (int)i, extra);
+    stats_compute(ex->st, (int)i, FALSE, now);
     complete(ex, (int)i, STREAM_COMPUTE);
 }
 
-static StreamId dim_stream(Dim d) {
-    return d == DIM_TP ? STREAM_TP : STREAM_DP;
+/* Time at full speed `work` takes at slowdown sigma, picoseconds. */
+static SimTime stretch(double work, double sigma) {
+    return sigma == 0 ? (SimTime)llround(work) : (SimTime)llround(work * (1.0 + sigma));
 }
 
-/* arg: dim << 32 | group. Each simulated member's head task on the dimension's stream is the
+/* A communication of simulated rank i, across nodes or not, starts (+1) or stops (-1) moving
+ * data: recompute its compute slowdown and, when it changed, move the running task's end. */
+static void comm_change(Executor *ex, int i, gboolean inter, int delta) {
+    RankState *rs = &ex->rs[i];
+    if (inter)
+        rs->comm_inter += delta;
+    else
+        rs->comm_intra += delta;
+    g_assert(rs->comm_inter >= 0 && rs->comm_intra >= 0);
+    if (!ex->interference)
+        return;
+    const DeviceSpec *d = &ex->sc->topo.device;
+    double sigma = MAX(rs->comm_intra > 0 ? d->interference_intra : 0.0,
+                       rs->comm_inter > 0 ? d->interference_inter : 0.0);
+    if (sigma == rs->sigma)
+        return;
+    if (rs->busy[STREAM_COMPUTE]) {
+        SimTime now = engine_now(ex->eng);
+        rs->work_left = MAX(0.0, rs->work_left - (double)(now - rs->run_since) / (1.0 + rs->sigma));
+        rs->run_since = now;
+        engine_timer_set(ex->eng, &rs->comp, stretch(rs->work_left, sigma));
+    }
+    rs->sigma = sigma;
+}
+
+/* Whether job ranks a[0..n-1] span more than one node. */
+static gboolean spans_nodes(const Executor *ex, const int *a, int n) {
+    int g = ex->sc->topo.gpus_per_node;
+    for (int k = 1; k < n; k++)
+        if (a[k] / g != a[0] / g)
+            return TRUE;
+    return FALSE;
+}
+
+/* arg: stream << 40 | dim << 32 | group. Each simulated member's head task on that stream is the
  * collective that finished. */
 static void on_coll_done(void *ctx, uint64_t arg) {
     Executor *ex = ctx;
-    Dim dim = (Dim)(arg >> 32);
+    StreamId s = (StreamId)(arg >> 40);
+    Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
     int n = workload_group_members(ex->wl, dim, group, ex->members);
-    StreamId s = dim_stream(dim);
+    gboolean inter = spans_nodes(ex, ex->members, n);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, ex->members[k]);
         if (i < 0)
@@ -149,6 +253,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
         const Task *t = &g_array_index(pg->tasks, Task,
                                        g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
         stats_comm(ex->st, i, t->op, dim, FALSE, now);
+        comm_change(ex, i, inter, -1);
         complete(ex, i, s);
     }
 }
@@ -158,23 +263,26 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     int n = workload_group_size(ex->wl, dim);
     int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
     int expected = ex->dedup && dim == DIM_DP ? 1 : n;
-    if (++ex->arrived[dim][group] < expected)
+    StreamId s = t->stream;
+    if (++ex->arrived[s][group] < expected)
         return;
-    ex->arrived[dim][group] = 0;
+    ex->arrived[s][group] = 0;
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
+    gboolean inter = spans_nodes(ex, ex->members, n);
     for (int k = 0; k < n; k++) {
         int j = sim_index(ex, ex->members[k]);
         if (j < 0)
             continue;
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
-        observe_begin(ex, j, dim_stream(dim));
+        comm_change(ex, j, inter, +1);
+        observe_begin(ex, j, s);
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
     coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, dim, rep, on_coll_done, ex,
-                         (uint64_t)dim << 32 | (uint32_t)group);
+                         (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
@@ -196,6 +304,10 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
     SimTime now = engine_now(ex->eng);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, FALSE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, FALSE, now);
+    int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
+    gboolean inter = spans_nodes(ex, ends, 2);
+    comm_change(ex, send_i, inter, -1);
+    comm_change(ex, recv_i, inter, -1);
     complete(ex, send_i, ss);
     complete(ex, recv_i, rs);
 }
@@ -224,9 +336,12 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     stats_issue(ex->st, recv_i, COLL_RECV, DIM_PP, t->bytes, t->bytes);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, TRUE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, TRUE, now);
+    int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
+    gboolean inter = spans_nodes(ex, ends, 2);
+    comm_change(ex, send_i, inter, +1);
+    comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
     observe_begin(ex, recv_i, rs);
-    int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
     coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
                (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
@@ -241,26 +356,89 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
     return TRUE;
 }
 
+/* When the host of simulated rank i has issued task k: SIM_TIME_MAX while it waits at the
+ * synchronisation before k. */
+static SimTime issue_time(const Executor *ex, int i, guint32 k) {
+    if (!ex->host)
+        return 0;
+    const RankState *rs = &ex->rs[i];
+    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+    if (k >= ex->sync_at[stage] && !rs->synced)
+        return SIM_TIME_MAX;
+    const SimTime *cum = ex->host_cum[stage];
+    return rs->host_base + cum[k + 1] - cum[rs->host_first];
+}
+
+static void on_wake(Engine *eng, void *ctx, uint64_t i) {
+    (void)eng;
+    try_advance(ctx, (int)i);
+}
+
+/* Wake rank i at time `at` (absolute), unless it is woken earlier already. */
+static void wake_at(Executor *ex, int i, SimTime at) {
+    EngineTimer *w = &ex->rs[i].wake;
+    if (w->armed && w->when <= at)
+        return;
+    engine_timer_set(ex->eng, w, at - engine_now(ex->eng));
+}
+
+/* The host of rank i waits at its synchronisation: once every task issued before it has
+ * finished, it runs the optimizer step's framework code and resumes issuing. */
+static void host_sync(Executor *ex, int i) {
+    RankState *rs = &ex->rs[i];
+    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+    guint32 sync = ex->sync_at[stage];
+    if (!ex->host || rs->synced || sync == G_MAXUINT32 || rs->completed < sync)
+        return;
+    SimTime now = engine_now(ex->eng);
+    rs->synced = 1;
+    rs->host_first = sync;
+    rs->host_base = now + ex->sc->topo.host_step;
+    if (ex->obs && ex->obs->host)
+        ex->obs->host(ex->obs->ctx, ex->job_rank[i], NULL, now, rs->host_base);
+}
+
 static void try_advance(Executor *ex, int i) {
     RankState *rs = &ex->rs[i];
     const Program *pg = program_of(ex, i);
+    SimTime now = engine_now(ex->eng);
     gboolean all_done = TRUE;
+    host_sync(ex, i);
     for (int s = 0; s < STREAM_COUNT; s++) {
         GArray *stream = pg->streams[s];
         if (rs->next[s] < stream->len || rs->busy[s])
             all_done = FALSE;
         if (rs->busy[s] || rs->next[s] >= stream->len)
             continue;
-        const Task *t =
-            &g_array_index(pg->tasks, Task, g_array_index(stream, guint32, rs->next[s]));
+        guint32 k = g_array_index(stream, guint32, rs->next[s]);
+        const Task *t = &g_array_index(pg->tasks, Task, k);
         if (!deps_met(pg, rs, t))
             continue;
+        SimTime issued = issue_time(ex, i, k);
+        if (issued > now) { /* the GPU could run it; the host has not launched it yet */
+            if (s == STREAM_COMPUTE && rs->ready_since < 0)
+                rs->ready_since = now;
+            if (issued != SIM_TIME_MAX)
+                wake_at(ex, i, issued);
+            continue;
+        }
+        if (ex->host && ex->obs && ex->obs->host) {
+            int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+            const SimTime *cum = ex->host_cum[stage];
+            ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
+        }
         rs->busy[s] = 1;
         switch (t->kind) {
         case TASK_COMPUTE:
-            stats_compute(ex->st, i, TRUE, engine_now(ex->eng));
+            if (rs->ready_since >= 0) {
+                stats_host_wait(ex->st, i, now - rs->ready_since);
+                rs->ready_since = -1;
+            }
+            stats_compute(ex->st, i, TRUE, now);
             observe_begin(ex, i, s);
-            engine_schedule(ex->eng, t->duration, on_compute_done, ex, (uint64_t)i);
+            rs->work_left = (double)t->duration;
+            rs->run_since = rs->comp_start = now;
+            engine_timer_set(ex->eng, &rs->comp, stretch(rs->work_left, rs->sigma));
             break;
         case TASK_COLL:
             start_collective(ex, i, t);
@@ -278,6 +456,12 @@ static void try_advance(Executor *ex, int i) {
 }
 
 gboolean exec_run(Executor *ex, GError **err) {
+    for (int i = 0; i < ex->nsim; i++) {
+        RankState *rs = &ex->rs[i];
+        rs->ready_since = -1;
+        engine_timer_init(&rs->comp, on_compute_done, ex, (uint64_t)i);
+        engine_timer_init(&rs->wake, on_wake, ex, (uint64_t)i);
+    }
     for (int i = 0; i < ex->nsim; i++)
         try_advance(ex, i);
     engine_run(ex->eng);

@@ -25,6 +25,10 @@ typedef struct {
     void (*begin)(void *ctx, int rank, const Task *t, SimTime now);
     void (*end)(void *ctx, int rank, const Task *t, SimTime now);
     void *ctx;
+    /* Optional (NULL: not wanted): the host of `rank` spent [start, end) launching t, or, with t
+     * NULL, in the optimizer step's framework code after its synchronisation. Called when the
+     * task is launched and ready on the GPU, so not in time order. */
+    void (*host)(void *ctx, int rank, const Task *t, SimTime start, SimTime end);
 } ExecObserver;
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup);

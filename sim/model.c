@@ -77,13 +77,16 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
     return sum;
 }
 
-int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
-                       int max) {
+int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                               double *sizes, Segment *segs, int max) {
     double h = m->hidden, f = m->ffn_hidden, v = (double)model_padded_vocab(m, tp);
     int n = 0;
+    Segment seg = u->kind == UNIT_EMBED ? SEG_EMBED : u->kind == UNIT_HEAD ? SEG_HEAD : SEG_ATTN;
 #define PUSH(x)                                                                                    \
     do {                                                                                           \
         g_assert(n < max);                                                                         \
+        if (segs)                                                                                  \
+            segs[n] = seg;                                                                         \
         sizes[n++] = (x);                                                                          \
     } while (0)
     double rest = u->params;
@@ -99,12 +102,14 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
     } else {
         PUSH(3 * h * h / tp);
         PUSH(h * h / tp);
+        seg = SEG_MLP;
         PUSH(h * f / tp);
         PUSH(f * h / tp);
         /* ln1 weight, bias; QKV bias; output bias; ln2 weight, bias; MLP biases */
         const double vec[] = {h, h, 3 * h, h, h, h, f, h};
         double budget = (double)m->layer_vector_params_h * h;
         for (size_t i = 0; i < G_N_ELEMENTS(vec) && budget > 0; i++) {
+            seg = i < 4 ? SEG_ATTN : SEG_MLP;
             PUSH(MIN(vec[i], budget));
             budget -= vec[i];
         }
@@ -113,6 +118,11 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
     }
 #undef PUSH
     return n;
+}
+
+int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,
+                       int max) {
+    return model_unit_tensor_segments(m, u, seq_len, tp, sizes, NULL, max);
 }
 
 /* --- operators ------------------------------------------------------------------------------ */
@@ -127,9 +137,17 @@ typedef struct {
 static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm,
                       int64_t nn, int64_t kk, gboolean core, unsigned lead) {
     double b = (double)batch, M = (double)mm, N = (double)nn, K = (double)kk;
-    ModelOp op = {
-        name, kind, 2.0 * b * M * N * K, b * (M * K + K * N + M * N) * l->e, mm, nn, kk, batch,
-        core, lead};
+    ModelOp op = {name,
+                  kind,
+                  2.0 * b * M * N * K,
+                  b * (M * K + K * N + M * N) * l->e,
+                  mm,
+                  nn,
+                  kk,
+                  batch,
+                  core,
+                  lead,
+                  FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -151,7 +169,7 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
  * share of its bandwidth on long rows). */
 static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
                     int64_t row) {
-    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0};
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -162,20 +180,24 @@ static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
  * s x s matrix kept on chip; reads Q, K, V, writes O and the row log-sum-exp (fp32). Backward
  * (FlashAttention-2, Dao 2023, Alg. 2): recomputes S and P, then dV, dP, dQ, dK: 5 products,
- * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. */
-static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d) {
+ * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. Causal: only the s(s+1)/2 scores on
+ * and below the diagonal count here; which blocks the kernel visits is the device's business
+ * (device.c), since it depends on the kernel's block sizes. */
+static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gboolean causal) {
     double B = (double)batch, S = (double)s, D = (double)d;
     gboolean fwd = pass == PASS_FWD;
+    double scores = causal ? S * (S + 1.0) / 2.0 : S * S; /* per (sequence, head) */
     ModelOp op = {fwd ? "flash_attention" : "flash_attention_bwd",
                   OP_ATTENTION,
-                  (fwd ? 4.0 : 10.0) * B * S * S * D,
+                  (fwd ? 4.0 : 10.0) * B * scores * D,
                   B * S * ((fwd ? 4.0 : 8.0) * D * l->e + (fwd ? 4.0 : 8.0)),
                   s,
                   s,
                   d,
                   batch,
                   TRUE,
-                  OP_LEAD_K}; /* the head dimension */
+                  OP_LEAD_K, /* the head dimension */
+                  causal};
     g_array_append_val(l->ops, op);
 }
 
@@ -197,7 +219,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         if (rotary) /* rotate q and k */
             mem(l, "rotary", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
         if (flash_attn) {
-            flash(l, pass, batch, s, d);
+            flash(l, pass, batch, s, d, m->causal);
         } else {
             gemm(l, "attn_scores", OP_BMM, batch, s, s, d, TRUE);
             if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
@@ -218,7 +240,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
     gemm_grads(l, "attn_out_dgrad", "attn_out_wgrad", OP_GEMM, 1, bs, h, ht, FALSE);
     if (flash_attn) {
-        flash(l, pass, batch, s, d);
+        flash(l, pass, batch, s, d, m->causal);
     } else {
         gemm_grads(l, "attn_context_dgrad", "attn_context_dv", OP_BMM, batch, s, d, s, TRUE);
         if (adrop)
@@ -310,10 +332,19 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
     }
 }
 
-double model_forward_flops(const ModelConfig *m, int b, int s) {
+double model_forward_flops(const ModelConfig *m, int b, int s, int tp) {
     double h = m->hidden, f = m->ffn_hidden, bs = (double)b * s;
     double layer = 2.0 * bs * (4.0 * h * h + 2.0 * h * f) + 4.0 * (double)b * s * s * h;
-    return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, 1);
+    return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, tp);
+}
+
+double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int tp,
+                        gboolean checkpoint_activations) {
+    /* in get_flops's order of operations, so the figure matches GPT-NeoX's to the last bit */
+    double v = (double)model_padded_vocab(m, tp), h = m->hidden, L = m->layers, seq = s;
+    double factor = checkpoint_activations ? 4 : 3;
+    return 24 * factor * (double)global_batch * seq * L * (h * h) *
+           (1.0 + (seq / (6.0 * h)) + (v / (16.0 * L * h)));
 }
 
 /* --- memory --------------------------------------------------------------------------------- */
@@ -330,32 +361,47 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
     mem.grads_bytes = psi * e / (zero >= 2 ? dp : 1);
     mem.optimizer_bytes = psi * opt_per_param / (zero >= 1 ? dp : 1);
 
-    /* Korthikanti et al. 2022, bytes per layer per micro-batch with TP and no sequence
-     * parallelism: sbh(10 + 24/t + 5as/(ht)); written for 2-byte activations, scaled by e/2. */
+    /* Korthikanti et al. 2022 (Sec. 4.1, Eq. 2), bytes per layer per micro-batch with TP and no
+     * sequence parallelism, 2-byte activations and 1-byte dropout masks: sbh(10 + 24/t + 5as/(ht)).
+     * Replicated over TP: the two layer-norm inputs (4), the QKV and fc1 inputs (2 + 2), the two
+     * hidden-dropout masks (1 + 1); split: Q, K, V (6), the projection input (2), GeLU's input
+     * and output (16): 24/t; the s^2 terms: softmax output (2), attention-dropout mask (1) and
+     * output (2): 5as/(ht). A dropout of probability 0 stores nothing: PyTorch's dropout returns
+     * its input (aten/src/ATen/native/Dropout.cpp: is_fused_kernel_acceptable needs p > 0,
+     * _dropout_impl returns input when p == 0), and the compute side runs no dropout kernel
+     * (attn_ops). So the masks, and the attention-dropout output (the context product reads the
+     * softmax output instead), count only when their probability is > 0; with both 0 (every
+     * shipped model) a layer keeps sbh(8 + 24/t + 2as/(ht)). Scaled by e/2 for the activations;
+     * masks stay 1 byte. */
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
-    double scale = e / 2.0;
-    double full_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t)) * scale;
-    if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5) */
-        full_layer = s * b * h * (10.0 + 24.0 / t) * scale;
+    double scale = e / 2.0, sbh = s * b * h;
+    gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
+    double masks = hdrop ? 2.0 * sbh : 0.0;                 /* two hidden-dropout masks, 1 byte */
+    double linear = sbh * (8.0 + 24.0 / t) * scale + masks; /* what selective recompute keeps */
+    double scores = a * s * s * b / t;                      /* attention matrix elements per rank */
+    double full_layer = linear + scores * (2.0 * scale + (adrop ? 1.0 + 2.0 * scale : 0.0));
+    if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5); */
+        full_layer = linear;        /* FlashAttention regenerates its dropout mask */
     double per_layer;
     double working = 0.0;
     switch (rc) {
     case RECOMPUTE_FULL: /* only each layer's input is kept; one layer is rebuilt at a time */
-        per_layer = 2.0 * s * b * h * scale;
+        per_layer = 2.0 * sbh * scale;
         working = full_layer;
         break;
     case RECOMPUTE_SELECTIVE: /* the s^2 attention terms are recomputed */
-        per_layer = s * b * h * (10.0 + 24.0 / t) * scale;
+        per_layer = linear;
         break;
     default:
         per_layer = full_layer;
     }
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
-    if (stage == 0) /* embedding dropout mask, 1 byte per element */
-        act += s * b * h * inflight;
-    if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3) */
-        act += 4.0 * s * b * h / t * (1.0 + (double)model_padded_vocab(m, tp) / h);
+    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
+        act += sbh * inflight;
+    if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
+                            for every micro-batch in flight (1 under 1F1B on the last stage) */
+        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * inflight;
     mem.activations_bytes = act;
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;

@@ -32,6 +32,10 @@ typedef struct {
     int layer_vector_params_h;  /* per-layer bias + layer-norm parameters, in units of h:
                                    8 in the study's Eq. 1, 13 in GPT-NeoX's code */
     AttentionImpl attention;    /* standard (default) or flash; GPT-NeoX's attention_config */
+    gboolean causal;            /* causal mask (GPT, the default): each query attends to the keys
+                                   at or before it. The fused kernel then skips the key blocks
+                                   above the diagonal; the standard path computes all s^2 scores
+                                   and masks them either way */
     double attention_dropout;   /* probability; 0 runs no dropout kernel (GPT-NeoX configs: 0) */
     double hidden_dropout;      /* after the embedding and each block's output; 0: no kernel */
     gboolean softmax_fusion;    /* one fused scale-mask-softmax kernel instead of a mask kernel
@@ -88,7 +92,10 @@ typedef enum { PASS_FWD, PASS_BWD, PASS_COUNT } Pass;
 typedef struct {
     const char *name; /* static string */
     OpKind kind;
-    double flops;       /* floating-point operations executed (multiply-add = 2) */
+    double flops;       /* floating-point operations executed (multiply-add = 2); the causal
+                           fused kernel: those of the lower triangle, diagonal included, s(s+1)/2
+                           scores per (sequence, head); the device adds the masked halves of
+                           the diagonal blocks it computes (DeviceOpCost.flops) */
     double bytes;       /* bytes read and written in HBM, each operand once */
     int64_t m, n, k;    /* GEMM/BMM shape per batch: C[m x n] = A[m x k] B[k x n]; the fused
                            attention kernel: m = n = s, k = d; a row reduction: n = row length;
@@ -98,6 +105,8 @@ typedef struct {
                            kernel): what selective recomputation redoes */
     unsigned lead;      /* OP_LEAD_* of the dimensions that are contiguous in some operand (their
                            alignment decides the kernel's vector width) */
+    gboolean causal;    /* the fused attention kernel with a causal mask: query block i visits
+                           the keys up to the end of its own block only */
 } ModelOp;
 
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
@@ -110,6 +119,12 @@ typedef struct {
  * the MLP block with the second. */
 typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
 
+/* model_unit_tensors, and for each tensor the segment whose backward produces its gradient (a
+ * layer's QKV and output weights, first layer norm and attention biases: SEG_ATTN; its MLP
+ * weights and biases and second layer norm: SEG_MLP). segs may be NULL. */
+int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                               double *sizes, Segment *segs, int max);
+
 /* The kernels of one segment, forward or backward, for one micro-batch of b sequences of s tokens
  * on one TP rank, in the order they run. Appends ModelOp to ops.
  * Backward is written out kernel by kernel: each GEMM C = A B (m, n, k) becomes its two gradient
@@ -120,8 +135,18 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
                        Precision prec, GArray *ops);
 
 /* Model FLOPs of one forward pass of one micro-batch over the whole model (all TP ranks, all
- * stages), GEMMs and batched GEMMs only: the numerator of MFU. */
-double model_forward_flops(const ModelConfig *m, int b, int s);
+ * stages), GEMMs and batched GEMMs only: the numerator of MFU. The output projection runs over
+ * the vocabulary padded for tp, as the run (and the report's model.vocab) has it. Attention
+ * counts all s^2 scores, causal or not (the convention of Narayanan et al. 2021). */
+double model_forward_flops(const ModelConfig *m, int b, int s, int tp);
+
+/* FLOPs of one iteration as GPT-NeoX logs them (megatron/logging.py, get_flops, after
+ * Megatron-DeepSpeed and Narayanan et al. 2021): 24 f B s L h^2 (1 + s/(6h) + V/(16 L h)) with
+ * B the global batch in sequences, V the vocabulary padded for tp, and f = 4 when activations are
+ * checkpointed (it counts the recomputed forward), else 3. It assumes a 4h MLP whatever
+ * ffn_hidden is. */
+double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int tp,
+                        gboolean checkpoint_activations);
 
 /* --- memory --------------------------------------------------------------------------------- */
 
@@ -130,6 +155,8 @@ typedef struct {
     double grads_bytes;       /* gradients held */
     double optimizer_bytes;   /* Adam state (fp32 master, momentum, variance) */
     double activations_bytes; /* stored activations at the peak of the schedule */
+    double buffers_bytes;     /* communication buffers: the gradient bucket being reduced and
+                                 ZeRO-3's gathered parameters (workload_memory) */
     double total_bytes;
 } ModelMemory;
 

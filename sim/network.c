@@ -84,7 +84,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->comp_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
     net->slot_of = g_new(int32_t, net->nlinks);
-    memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
+    if (net->nlinks > 0) /* a one-GPU machine has no links, and g_new(.., 0) is NULL */
+        memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     return net;
 }

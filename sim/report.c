@@ -132,15 +132,20 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "comm_s", ps_to_s(s->critical.comm), FALSE);
     kv_num(out, i1, "exposed_comm_s", ps_to_s(s->critical.exposed), FALSE);
     kv_num(out, i1, "bubble_s", ps_to_s(s->critical.bubble), FALSE);
+    kv_num(out, i1, "host_wait_s", ps_to_s(s->critical.host_wait), FALSE);
+    kv_num(out, i1, "interference_s", ps_to_s(s->critical.interference), FALSE);
     kv_num(out, i1, "overlap", s->overlap, FALSE);
     kv_num(out, i1, "model_flops", s->model_flops, FALSE);
     kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
     kv_num(out, i1, "mfu", s->mfu, FALSE);
+    kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
+    kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
     fprintf(out, "%s\"memory\": {\n", i1);
     kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
     kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
     kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
     kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
+    kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
     kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
     kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
     fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
@@ -199,7 +204,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     const Scenario *sc = sim_scenario(run);
     const ModelConfig *m = &sc->model;
     double it = ps_to_s(s->iteration);
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
@@ -226,18 +231,27 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.bubble) * pct);
     fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
             ps_to_s(s->critical.comm), 100.0 * s->overlap);
-    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n\n", s->tflops_per_gpu,
+    fprintf(out, "  host wait        %10.6f s  of exposed + bubble: kernel ready, not launched\n",
+            ps_to_s(s->critical.host_wait));
+    fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
+            ps_to_s(s->critical.interference));
+    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
             100.0 * s->mfu);
+    fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n\n",
+            s->neox_tflops_per_gpu,
+            sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted" : "3x forward");
     human_bytes(b1, sizeof b1, s->memory.params_bytes);
     human_bytes(b2, sizeof b2, s->memory.grads_bytes);
     human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
     human_bytes(b4, sizeof b4, s->memory.activations_bytes);
     human_bytes(b5, sizeof b5, s->memory.total_bytes);
     human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
+    human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
     fprintf(out,
-            "memory     params %s + grads %s + optimizer %s + activations %s = %s of %s: %s\n\n",
-            b1, b2, b3, b4, b5, b6, fits ? "fits" : "DOES NOT FIT");
+            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s = %s of "
+            "%s: %s\n\n",
+            b1, b2, b3, b4, b7, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
         fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",
@@ -288,7 +302,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     const Scenario *sc = sim_scenario(run);
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
-          "memory_total_bytes,fits\n",
+          "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s\n",
           out);
     fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
             sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
@@ -301,7 +315,13 @@ static void write_csv(FILE *out, const SimRun *run) {
         num(out, v[i]);
         fputc(',', out);
     }
-    fprintf(out, "%s\n", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
+    fprintf(out, "%s,", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
+    num(out, s->neox_tflops_per_gpu);
+    fputc(',', out);
+    num(out, ps_to_s(s->critical.host_wait));
+    fputc(',', out);
+    num(out, ps_to_s(s->critical.interference));
+    fputc('\n', out);
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {

@@ -180,6 +180,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "parallel_residual",
                                        "layer_vector_params_h",
                                        "attention",
+                                       "causal",
                                        "attention_dropout",
                                        "hidden_dropout",
                                        "softmax_fusion",
@@ -195,6 +196,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->ffn_hidden = 0;
     m->attention_dropout = m->hidden_dropout = 0.0;  /* GPT-NeoX configs: no dropout */
     m->softmax_fusion = m->bias_gelu_fusion = FALSE; /* GPT-NeoX's defaults */
+    m->causal = TRUE;                                /* GPT models are causal */
     int pos = m->pos_emb, attn = ATTN_STANDARD;
     if (!conf_string(n, "name", TRUE, &m->name, err) ||
         !int_in(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
@@ -208,6 +210,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
         !conf_bool(n, "parallel_residual", FALSE, &m->parallel_residual, err) ||
         !int_in(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err) ||
         !conf_enum(n, "attention", FALSE, attn_names, &attn, err) ||
+        !conf_bool(n, "causal", FALSE, &m->causal, err) ||
         !conf_double(n, "attention_dropout", FALSE, 0.0, 1.0, &m->attention_dropout, err) ||
         !conf_double(n, "hidden_dropout", FALSE, 0.0, 1.0, &m->hidden_dropout, err) ||
         !conf_bool(n, "softmax_fusion", FALSE, &m->softmax_fusion, err) ||
@@ -455,7 +458,9 @@ static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
                                        "gemm",
                                        "kernels",
                                        "efficiency",
+                                       "interference",
                                        NULL};
+    static const char *const intf_keys[] = {"intra_node", "inter_node", NULL};
     static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
     g_autoptr(ConfNode) file = NULL;
@@ -484,8 +489,12 @@ static gboolean load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
         !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
         !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))
         return FALSE;
-    const ConfNode *kernels = conf_get(n, "kernels");
+    const ConfNode *kernels = conf_get(n, "kernels"), *intf = conf_get(n, "interference");
     if (kernels && !load_kernels(kernels, d, err))
+        return FALSE;
+    if (intf && (!conf_check_keys(intf, intf_keys, "device.interference", err) ||
+                 !conf_double(intf, "intra_node", TRUE, 0.0, 10.0, &d->interference_intra, err) ||
+                 !conf_double(intf, "inter_node", TRUE, 0.0, 10.0, &d->interference_inter, err)))
         return FALSE;
     if (gemm)
         return load_mem_efficiency(n, d, err) && load_gemm_model(gemm, d, err);
@@ -521,7 +530,9 @@ static gboolean load_int_seq(const ConfNode *n, const char *what, int *out, int 
 }
 
 static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
-    static const char *const node_keys[] = {"gpus", "link", "links", "switch", "nics", NULL};
+    static const char *const node_keys[] = {"gpus", "link", "links", "switch",
+                                            "nics", "host", NULL};
+    static const char *const host_keys[] = {"op_dispatch", "comm_dispatch", "step", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const switch_keys[] = {"bandwidth", NULL};
     static const char *const nic_keys[] = {"count",          "attach",  "bandwidth",
@@ -530,7 +541,13 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
         !int_in(node, "gpus", TRUE, 1, TOPO_MAX_GPUS, &t->gpus_per_node, err))
         return FALSE;
     const ConfNode *link = conf_get(node, "link"), *links = conf_get(node, "links"),
-                   *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics");
+                   *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics"),
+                   *host = conf_get(node, "host");
+    if (host && (!conf_check_keys(host, host_keys, "node.host", err) ||
+                 !conf_time(host, "op_dispatch", TRUE, &t->host_op_dispatch, err) ||
+                 !conf_time(host, "comm_dispatch", TRUE, &t->host_comm_dispatch, err) ||
+                 !conf_time(host, "step", TRUE, &t->host_step, err)))
+        return FALSE;
     t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
     if (link && (!conf_check_keys(link, link_keys, "node.link", err) ||
                  !conf_rate(link, "bandwidth", !sw, &t->link_bandwidth, err) ||
@@ -670,8 +687,8 @@ static gboolean load_name_list(const ConfNode *n, const char *what, const char *
 }
 
 static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"algorithms", "protocols", "LL", "Simple",
-                                       "backends",   "channels",  NULL};
+    static const char *const keys[] = {"algorithms", "protocols", "LL",    "Simple",
+                                       "backends",   "channels",  "rings", NULL};
     static const char *const proto_keys[] = {"base_latency", "bandwidth_factor", "ring", "tree",
                                              NULL};
     static const char *const hop_keys[] = {"intra_hop", "inter_hop", NULL};
@@ -685,7 +702,8 @@ static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **er
         return FALSE;
     const ConfNode *algos = conf_get(n, "algorithms"), *protos = conf_get(n, "protocols");
     guint32 mask;
-    if (!int_in(n, "channels", FALSE, 1, 64, &c->channels, err))
+    if (!int_in(n, "channels", FALSE, 1, 64, &c->channels, err) ||
+        !scenario_load_rings(conf_get(n, "rings"), t, err))
         return FALSE;
     if (algos) {
         if (!load_name_list(algos, "collectives.algorithms", algo_names, &mask, err))
@@ -775,11 +793,19 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
                                        "training",    "sim",   "sweep", /* sim sweep's axes */
                                        NULL};
-    static const char *const par_keys[] = {"tp",       "pp",          "dp", "zero",
-                                           "schedule", "bucket_size", NULL};
-    static const char *const train_keys[] = {
-        "micro_batch", "grad_accum", "global_batch", "seq_len", "precision", "recompute", NULL};
-    static const char *const sim_keys[] = {"dedup_replicas", "contention", "collectives", NULL};
+    static const char *const par_keys[] = {"tp",
+                                           "pp",
+                                           "dp",
+                                           "zero",
+                                           "schedule",
+                                           "bucket_size",
+                                           "prefetch_bucket_size",
+                                           "max_live_parameters",
+                                           NULL};
+    static const char *const train_keys[] = {"micro_batch", "grad_accum", "global_batch", "seq_len",
+                                             "precision",   "recompute",  "framework",    NULL};
+    static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
+                                           "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
@@ -799,8 +825,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->recompute = RECOMPUTE_NONE;
     s->dedup_replicas = TRUE;
     s->contention = TRUE;
+    s->host = TRUE;
+    s->interference = TRUE;
     int coll_mode = 0;
     s->bucket_bytes = -1;
+    s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
+    s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
+    int fw = FW_DEEPSPEED;
     if (!int_in(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
     const ConfNode *par = conf_get(root, "parallel"), *tr = conf_get(root, "training"),
@@ -816,7 +847,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !int_in(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !int_in(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
-        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err))
+        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
+        !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
+        !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
         if (!int_in(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
@@ -827,17 +860,21 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
         !int_in(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
-        !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err))
+        !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
+        !conf_enum(tr, "framework", FALSE, framework_names, &fw, err))
         return FALSE;
     if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
                 !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||
                 !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
+                !conf_bool(sim, "host", FALSE, &s->host, err) ||
+                !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
                 !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;
     s->schedule = sched;
     s->precision = prec;
     s->recompute = rc;
+    s->framework = fw;
 
     /* Layout checks: the errors the study's own runs hit first. */
     const ModelConfig *m = &s->model;
@@ -893,9 +930,16 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (s->bucket_bytes < 0) /* PyTorch DDP bucket_cap_mb 25; DeepSpeed reduce_bucket_size 5e8
-                                elements of fp16 */
-        s->bucket_bytes = s->zero == 0 ? 25.0 * 1024 * 1024 : 5e8 * model_elem_bytes(s->precision);
+    const Framework *f = framework_get(s->framework);
+    if (s->zero > f->max_zero)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),
+                         "%s has no ZeRO stage %d (at most %d%s); use training.framework: "
+                         "deepspeed for stages 2 and 3",
+                         f->name, s->zero, f->max_zero,
+                         s->framework == FW_MEGATRON ? ": its distributed optimizer" : "");
+    if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
+        s->bucket_bytes = framework_default_bucket_bytes(s->framework, s->zero, s->dp,
+                                                         model_elem_bytes(s->precision));
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");

@@ -8,6 +8,7 @@
 #define SIM_SCENARIO_H
 
 #include "conf.h"
+#include "framework.h"
 #include "model.h"
 #include "topology.h"
 
@@ -23,16 +24,22 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
-    double bucket_bytes;  /* gradient bucket (DDP, ZeRO-1/2 reduction), bytes */
-    int micro_batch;      /* sequences per micro-batch per rank */
-    int grad_accum;       /* micro-batches per rank per iteration */
-    int64_t global_batch; /* sequences per iteration: micro_batch x grad_accum x dp */
-    int seq_len;          /* tokens per sequence */
+    FrameworkId framework; /* training.framework: whose bucketing, overlap and prefetch */
+    double bucket_bytes;   /* gradient bucket (DDP, ZeRO reduction), bytes */
+    double prefetch_elems; /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
+    double max_live_elems; /* ZeRO-3: stage3_max_live_parameters, elements */
+    int micro_batch;       /* sequences per micro-batch per rank */
+    int grad_accum;        /* micro-batches per rank per iteration */
+    int64_t global_batch;  /* sequences per iteration: micro_batch x grad_accum x dp */
+    int seq_len;           /* tokens per sequence */
     Precision precision;
     Recompute recompute;
     gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */
     gboolean contention;     /* links shared max-min fairly (else each flow alone) */
     gboolean detailed;       /* collectives step by step (else one aggregated flow) */
+    gboolean host;           /* host dispatch modelled (topology node.host); off: kernels start
+                                when their GPU dependencies allow */
+    gboolean interference;   /* compute slowed while communication runs (device interference) */
 } Scenario;
 
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */
@@ -45,6 +52,10 @@ void scenario_free(Scenario *s);
 gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec *out,
                                 GError **err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
+
+/* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
+ * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
+gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);

@@ -85,6 +85,9 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     double secs = (double)s->iteration / (double)SIM_PS_PER_S;
     s->tflops_per_gpu = secs > 0 ? s->model_flops / secs / sc->gpus / 1e12 : 0.0;
     s->mfu = s->tflops_per_gpu * 1e12 / sc->topo.device.peak_flops[sc->precision];
+    s->neox_flops = workload_neox_flops(run->wl);
+    /* get_flops: flops_per_iteration / (iter_time_s * world_size) */
+    s->neox_tflops_per_gpu = secs > 0 ? s->neox_flops / (secs * sc->gpus) / 1e12 : 0.0;
     s->memory = workload_memory(run->wl);
     s->params = model_params(&sc->model, sc->seq_len, sc->tp);
     s->events = engine_events(run->eng);
@@ -98,6 +101,10 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
 
 const Network *sim_network(const SimRun *run) {
     return run->net;
+}
+
+const Workload *sim_workload(const SimRun *run) {
+    return run->wl;
 }
 
 const Topology *sim_topology(const SimRun *run) {

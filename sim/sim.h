@@ -26,10 +26,13 @@ typedef struct {
     double overlap;     /* hidden communication / communication, 0..1 (0 when none) */
     double model_flops; /* per iteration, whole job */
     double tflops_per_gpu;
-    double mfu;         /* tflops_per_gpu / device peak at the run's precision */
-    ModelMemory memory; /* the rank with the largest footprint */
-    double params;      /* whole model, Eq. 1 */
-    uint64_t events;    /* engine events */
+    double mfu;                 /* tflops_per_gpu / device peak at the run's precision */
+    double neox_flops;          /* per iteration, whole job, as GPT-NeoX logs them (recomputation
+                                   counted with full recompute) */
+    double neox_tflops_per_gpu; /* GPT-NeoX's logged "approx flops per GPU", in TFLOP/s */
+    ModelMemory memory;         /* the rank with the largest footprint */
+    double params;              /* whole model, Eq. 1 */
+    uint64_t events;            /* engine events */
     int ranks_simulated;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
@@ -50,6 +53,8 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err);
 const SimSummary *sim_summary(const SimRun *run);
 const Scenario *sim_scenario(const SimRun *run);
 const Stats *sim_stats(const SimRun *run);
+/* The rank programs the run executed. */
+const Workload *sim_workload(const SimRun *run);
 /* The network and machine of the run, for link statistics. */
 const Network *sim_network(const SimRun *run);
 const Topology *sim_topology(const SimRun *run);

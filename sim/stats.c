@@ -20,6 +20,7 @@ typedef struct {
     gboolean computing;
     int in_flight; /* communications in flight */
     SimTime compute, comm, exposed, bubble;
+    SimTime host_wait, interference;
     uint16_t active[SLOT_MAX];
     SimTime time[SLOT_MAX];
     double exposed_cat[SLOT_MAX];
@@ -131,6 +132,14 @@ void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volu
     *count += st->weight;
 }
 
+void stats_host_wait(Stats *st, int r, SimTime dt) {
+    st->ranks[r].host_wait += dt;
+}
+
+void stats_interference(Stats *st, int r, SimTime dt) {
+    st->ranks[r].interference += dt;
+}
+
 void stats_finish(Stats *st, int r, SimTime now) {
     RankStats *rs = &st->ranks[r];
     charge(st, rs, now);
@@ -140,7 +149,8 @@ void stats_finish(Stats *st, int r, SimTime now) {
 
 RankTimes stats_rank(const Stats *st, int r) {
     const RankStats *rs = &st->ranks[r];
-    return (RankTimes){rs->finish, rs->compute, rs->comm, rs->exposed, rs->bubble};
+    return (RankTimes){rs->finish, rs->compute,   rs->comm,        rs->exposed,
+                       rs->bubble, rs->host_wait, rs->interference};
 }
 
 gboolean stats_rank_finished(const Stats *st, int r) {

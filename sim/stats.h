@@ -29,15 +29,24 @@ void stats_compute(Stats *st, int r, gboolean busy, SimTime now);
 void stats_comm(Stats *st, int r, CollOp op, Dim dim, gboolean begin, SimTime now);
 /* Rank r issued one call of (op, dim) with message size `bytes` and per-rank volume `volume`. */
 void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volume);
+/* Rank r's compute stream sat idle for dt picoseconds with a kernel the GPU could have run but
+ * the host had not launched yet. */
+void stats_host_wait(Stats *st, int r, SimTime dt);
+/* Rank r's compute took dt picoseconds longer than alone because communication ran under it. */
+void stats_interference(Stats *st, int r, SimTime dt);
 /* Rank r ran its last task at now. */
 void stats_finish(Stats *st, int r, SimTime now);
 
 typedef struct {
-    SimTime finish;  /* when its last task ended, picoseconds */
-    SimTime compute; /* compute stream busy */
-    SimTime comm;    /* any communication in flight */
-    SimTime exposed; /* communication in flight while compute idle */
-    SimTime bubble;  /* neither computing nor communicating */
+    SimTime finish;       /* when its last task ended, picoseconds */
+    SimTime compute;      /* compute stream busy */
+    SimTime comm;         /* any communication in flight */
+    SimTime exposed;      /* communication in flight while compute idle */
+    SimTime bubble;       /* neither computing nor communicating */
+    SimTime host_wait;    /* compute idle waiting for the host to launch a ready kernel; a part
+                             of exposed or bubble (whichever the time falls in) */
+    SimTime interference; /* compute time added by communication running under it; a part of
+                             compute */
 } RankTimes;
 
 RankTimes stats_rank(const Stats *st, int r);

@@ -74,7 +74,11 @@ static const char *const headline[] = {"model",
                                        "tokens_per_s",
                                        "memory_total_bytes",
                                        "fits",
-                                       "events"};
+                                       "events",
+                                       "neox_tflops_per_gpu",
+
+                                       "host_wait_s",
+                                       "interference_s"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
 G_STATIC_ASSERT(H_COUNT <= 32);
 
@@ -445,6 +449,9 @@ static char *format_row(const Sweep *sw, const Point *p, const SimRun *run, cons
         {NUM, s->memory.total_bytes, NULL},
         {BOOL, s->memory.total_bytes <= sc->topo.device.hbm_capacity, NULL},
         {NUM, (double)s->events, NULL},
+        {NUM, s->neox_tflops_per_gpu, NULL},
+        {NUM, ps_s((double)c->host_wait), NULL},
+        {NUM, ps_s((double)c->interference), NULL},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {

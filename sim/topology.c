@@ -59,6 +59,8 @@ void topo_spec_clear(TopologySpec *t) {
             g_free(g_array_index(t->coll.backends, CollBackend, i).name);
         g_clear_pointer(&t->coll.backends, g_array_unref);
     }
+    g_clear_pointer(&t->coll.rings_node, g_array_unref);
+    g_clear_pointer(&t->coll.rings_nodes, g_array_unref);
 }
 
 void topo_spec_default_collectives(TopologySpec *t) {
@@ -436,6 +438,11 @@ static void fabric_path(const Topology *t, TopoPath *p, int n1, int k1, int n2, 
 }
 
 void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out) {
+    topo_path_nics(t, src, dst, -1, -1, salt, out);
+}
+
+void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                    TopoPath *out) {
     int g = t->g, n1 = src / g, n2 = dst / g, a = src % g, b = dst % g;
     out->n = 0;
     out->latency = 0;
@@ -444,7 +451,8 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
         return;
     }
     const TopologySpec *s = &t->spec;
-    int k1 = t->nic_of[a], k2 = t->nic_of[b];
+    int k1 = nic_out >= 0 ? nic_out : t->nic_of[a], k2 = nic_in >= 0 ? nic_in : t->nic_of[b];
+    g_assert(k1 < s->nics && k2 < s->nics);
     push_local(t, out, n1, a, s->nic_gpu[k1]);
     push(out, nic_link(t, n1, k1, 0)); /* PCIe up */
     push(out, nic_link(t, n1, k1, 2)); /* NIC out */

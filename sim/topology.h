@@ -42,6 +42,14 @@ typedef struct {
     double bandwidth;     /* bytes/s per stream at most */
 } CollBackend;
 
+/* One channel of a ring collective over whole nodes, as the collective library lays it out
+ * (RCCL's rome_models.cc ringBase: "N0 0 1 5 4 6 7 3 2 N1" enters a node by NIC 0, visits GPUs
+ * 0 1 5 ... 2 and leaves by NIC 1). */
+typedef struct {
+    int gpus[TOPO_MAX_GPUS]; /* local GPUs in ring order, each of the node's GPUs once */
+    int nic_in, nic_out;     /* NIC the ring enters / leaves a node by; -1 = the GPU's own */
+} CollRing;
+
 typedef struct {
     SimTime base[PROTO_COUNT];                  /* per call */
     SimTime intra_hop[ALGO_COUNT][PROTO_COUNT]; /* per intra-node step */
@@ -49,9 +57,13 @@ typedef struct {
     double bw_factor[PROTO_COUNT];              /* share of link bandwidth a protocol reaches */
     gboolean algo_allowed[ALGO_COUNT];
     gboolean proto_allowed[PROTO_COUNT];
-    GArray *backends; /* CollBackend, first match wins */
-    int channels;     /* rings a ring collective is split over; each rotates every node's part
-                         of the ring so that it leaves the node through another GPU's NIC */
+    GArray *backends;    /* CollBackend, first match wins */
+    int channels;        /* rings a ring collective is split over; each rotates every node's part
+                            of the ring so that it leaves the node through another GPU's NIC */
+    GArray *rings_node;  /* CollRing: the library's channels over one whole node, or NULL */
+    GArray *rings_nodes; /* CollRing: its channels over several whole nodes (with NICs), or NULL;
+                            either list replaces `channels` and the ring search for groups of
+                            whole nodes (collectives.c) */
 } CollSpec;
 
 typedef struct {
@@ -83,6 +95,11 @@ typedef struct {
     double taper;            /* fat tree: leaf downlink / uplink capacity (1 = full bisection) */
     int machine_nodes;       /* nodes the machine has (0 = as many as the job needs) */
     CollSpec coll;
+    /* The host CPU thread that drives each GPU (node.host); all 0 when not given */
+    SimTime host_op_dispatch;   /* CPU time to launch one compute kernel from eager PyTorch, ps */
+    SimTime host_comm_dispatch; /* CPU time of one collective or send/recv call, ps */
+    SimTime host_step;          /* CPU time of the optimizer step's framework code after the
+                                   synchronisation (loss scaler, grad norm, schedulers), ps */
 } TopologySpec;
 
 void topo_spec_clear(TopologySpec *t);
@@ -149,6 +166,10 @@ void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size)
 /* Path from global GPU src to global GPU dst (src != dst). `salt` picks among equal choices
  * (which global link, which Valiant intermediate group) deterministically. */
 void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out);
+/* The same, leaving src's node by NIC nic_out and entering dst's by NIC nic_in (-1: the NIC
+ * that GPU uses, topo_nic_of); the NICs matter only between nodes. */
+void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                    TopoPath *out);
 
 /* A well-mixed salt for the path between src and dst (splitmix64 of the pair). */
 uint64_t topo_pair_salt(int src, int dst);

@@ -17,7 +17,7 @@
 typedef struct {
     int rank;
     SimTime start[STREAM_COUNT];
-    guint32 used;        /* streams that ran a task, bit per StreamId */
+    guint32 used;        /* streams that ran a task, bit per StreamId (and TRACE_HOST_TID) */
     guint32 sent[2];     /* messages sent, [0] activations forward, [1] gradients backward */
     guint32 received[2]; /* messages received */
 } RankTrace;
@@ -34,8 +34,10 @@ struct Trace {
     ExecObserver obs;
 };
 
+#define TRACE_HOST_TID STREAM_COUNT /* the host thread's track, after the streams */
+
 static const char *const stream_names[STREAM_COUNT] = {
-    "compute", "TP", "DP", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
+    "compute", "TP", "DP", "DP gather", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 
@@ -226,14 +228,45 @@ static void on_end(void *ctx, int rank, const Task *k, SimTime now) {
     fprintf(t->out, ", \"args\": {\"layer\": %d, \"micro\": %d, \"phase\": \"%s\", \"bytes\": %s",
             k->layer, k->micro, phase_names[k->phase],
             report_format_number(k->kind == TASK_COMPUTE ? 0 : k->bytes, bytes));
+    if (k->kind == TASK_COMPUTE && now - rt->start[k->stream] > k->duration) {
+        /* slowed by communication under it: the time it would have taken alone */
+        fputs(", \"slowed\": true, \"alone_us\": ", t->out);
+        put_us(t->out, k->duration);
+    }
     if (k->kind != TASK_COMPUTE)
         fprintf(t->out, ", \"op\": \"%s\", \"dim\": \"%s\"", coll_op_name(k->op),
                 workload_dim_name(k->dim));
     fputs("}}", t->out);
 }
 
+/* A host span: launching task k, or (k NULL) the optimizer step's framework code. */
+static void on_host(void *ctx, int rank, const Task *k, SimTime start, SimTime end) {
+    Trace *t = ctx;
+    int slot = t->slot_of[rank];
+    if (slot < 0 || end <= start)
+        return;
+    RankTrace *rt = &g_array_index(t->ranks, RankTrace, slot);
+    rt->used |= 1u << TRACE_HOST_TID;
+    char name[104] = "optimizer step (host, after sync)";
+    if (k) {
+        char what[96];
+        task_name(t, k, what, sizeof what);
+        g_snprintf(name, sizeof name, "launch %s", what);
+    }
+    event_start(t);
+    fprintf(t->out, "{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"host\", \"pid\": %d, \"tid\": %d",
+            name, rank, TRACE_HOST_TID);
+    fputs(", \"ts\": ", t->out);
+    put_us(t->out, start);
+    fputs(", \"dur\": ", t->out);
+    put_us(t->out, end - start);
+    if (k && k->kind == TASK_COMPUTE)
+        fprintf(t->out, ", \"args\": {\"kernels\": %u}", k->kernels);
+    fputs("}", t->out);
+}
+
 const ExecObserver *trace_observer(Trace *t) {
-    t->obs = (ExecObserver){on_begin, on_end, t};
+    t->obs = (ExecObserver){on_begin, on_end, t, on_host};
     return &t->obs;
 }
 
@@ -259,10 +292,11 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
             r / sc->tp % sc->dp, t->dedup && sc->dp > 1 ? " (stands for every DP replica)" : "");
         metadata(t, "process_name", r, -1, "name", name, 0);
         metadata(t, "process_sort_index", r, -1, "sort_index", NULL, r);
-        for (int s = 0; s < STREAM_COUNT; s++) {
+        for (int s = 0; s <= TRACE_HOST_TID; s++) {
             if (!(rt->used & (1u << s)))
                 continue;
-            metadata(t, "thread_name", r, s, "name", stream_names[s], 0);
+            metadata(t, "thread_name", r, s, "name", s == TRACE_HOST_TID ? "host" : stream_names[s],
+                     0);
             metadata(t, "thread_sort_index", r, s, "sort_index", NULL, s);
         }
     }

@@ -358,7 +358,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
     TopologySpec spec;
     if (!scenario_load_topology(topology ? topology : "frontier", sets, &spec, err))
         return FALSE;
-    SimTime t = coll_time_alone(&spec, op, ranks, bytes, detailed, algo, proto, NULL, err);
+    SimTime t = coll_run_alone(&spec, op, ranks, bytes, detailed, algo, proto, NULL, NULL, 0, err);
     topo_spec_clear(&spec);
     if (t < 0)
         return FALSE;

@@ -18,6 +18,7 @@
 #include "workload.h"
 
 #include "device.h"
+#include "framework.h"
 
 #define NO_TASK G_MAXUINT32
 
@@ -36,8 +37,15 @@ const char *workload_dim_name(Dim d) {
 /* --- building one stage's program ----------------------------------------------------------- */
 
 typedef struct {
+    double params; /* parameters the use gathers */
+    guint32 pre;   /* compute task just before the unit's first compute: its end is the moment the
+                      unit starts, when DeepSpeed's pre-forward hook fetches and prefetches */
+} UnitUse;
+
+typedef struct {
     const Scenario *sc;
     const Topology *topo;
+    const Framework *fw;
     Program *pg;
     int stage;
     GArray *units;          /* ParamUnit, forward order */
@@ -45,13 +53,21 @@ typedef struct {
     SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
     SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
                                recomputation redoes */
+    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
+    int ncore;              /* kernels of the attention core */
     double act_bytes;       /* b s h activations, bytes */
+    double ce_bytes;        /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
     int e;                  /* bytes per element */
     double bucket_params;   /* gradients waiting in the open bucket, parameters */
     guint32 bucket_ready;   /* task after which the open bucket's gradients exist */
-    guint32 last_dp;        /* last task on the DP stream */
-    guint32 *unit_done_fwd; /* per unit: compute task that ended its forward, this pass */
-    guint32 *unit_done_bwd;
+    int buckets_flushed;    /* in this reduction pass (PyTorch caps the first bucket lower) */
+    guint32 last_dp;        /* last task on the DP reduction stream */
+    guint32 last_compute;   /* last compute task emitted */
+    guint32 *loss;          /* per micro-batch on the last stage: the task that ends the loss */
+    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses, in program order */
+    guint use_first;        /* first use still inside the live window */
+    double use_live;        /* parameters of uses use_first..last */
 } Builder;
 
 static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
@@ -71,26 +87,36 @@ static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     return idx;
 }
 
-static guint32 compute(Builder *b, SimTime dur, Phase ph, int layer, int micro, guint32 dep1,
-                       guint32 dep2) {
+static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
+                         guint32 dep1, guint32 dep2) {
     Task t = {.kind = TASK_COMPUTE,
               .stream = STREAM_COMPUTE,
               .phase = ph,
+              .kernels = (uint16_t)MIN(kernels, G_MAXUINT16),
               .layer = layer,
               .micro = micro,
               .duration = dur};
     guint32 deps[2] = {dep1, dep2};
-    return emit(b, t, deps, 2);
+    return b->last_compute = emit(b, t, deps, 2);
 }
 
-/* A collective on dimension dim, after `after`. Returns NO_TASK when the group is one rank. */
-static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer,
-                          int micro, guint32 after) {
+/* One segment's kernels in one pass (bwd FALSE: forward or its recomputation) as one compute
+ * task. */
+static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
+                           guint32 dep1, guint32 dep2) {
+    return compute_k(b, bwd ? b->bwd[seg] : b->fwd[seg], bwd ? b->nbwd[seg] : b->nfwd[seg], ph,
+                     layer, micro, dep1, dep2);
+}
+
+/* A collective on dimension dim and stream s, after `after`. Returns NO_TASK when the group is one
+ * rank. */
+static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph,
+                             int layer, int micro, guint32 after) {
     int n = dim == DIM_TP ? b->sc->tp : b->sc->dp;
     if (n <= 1)
         return NO_TASK;
     Task t = {.kind = TASK_COLL,
-              .stream = dim == DIM_TP ? STREAM_TP : STREAM_DP,
+              .stream = s,
               .op = op,
               .dim = dim,
               .phase = ph,
@@ -98,9 +124,15 @@ static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph
               .micro = micro,
               .bytes = bytes};
     guint32 idx = emit(b, t, &after, 1);
-    if (dim == DIM_DP)
+    if (s == STREAM_DP)
         b->last_dp = idx;
     return idx;
+}
+
+static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer,
+                          int micro, guint32 after) {
+    return collective_on(b, dim == DIM_TP ? STREAM_TP : STREAM_DP, op, dim, bytes, ph, layer, micro,
+                         after);
 }
 
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
@@ -119,47 +151,167 @@ static int unit_layer(const Builder *b, const ParamUnit *u) {
     return u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? b->sc->model.layers : u->layer;
 }
 
+/* --- data-parallel gradients (framework.c says whose rules) ---------------------------------- */
+
+static CollOp grad_op(const Builder *b) {
+    return b->sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER;
+}
+
 /* Close the open gradient bucket: one DP collective over its gradients. */
-static void flush_bucket(Builder *b, CollOp op, int micro) {
+static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
-    collective(b, op, DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro, b->bucket_ready);
+    collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
+               b->bucket_ready);
     b->bucket_params = 0;
+    b->buckets_flushed++;
 }
 
-/* Gradients of unit u exist once task `ready` is done. */
-static void grads_ready(Builder *b, const ParamUnit *u, int micro, gboolean last_micro,
-                        guint32 ready) {
-    const Scenario *sc = b->sc;
-    if (sc->zero == 3) {
-        collective(b, COLL_REDUCE_SCATTER, DIM_DP, u->params * b->e, PHASE_GRADS, unit_layer(b, u),
-                   micro, ready);
-        return;
+/* One gradient tensor of `params` parameters exists once task `ready` is done. Tensors arrive in
+ * the order the framework assigns them to buckets. */
+static void add_grad(Builder *b, double params, guint32 ready, int micro) {
+    const Framework *fw = b->fw;
+    double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
+                                                                       : b->sc->bucket_bytes;
+    if (fw->close_before_overflow && b->bucket_params > 0 &&
+        (b->bucket_params + params) * b->e > cap) {
+        flush_bucket(b, micro);
+        cap = b->sc->bucket_bytes;
     }
-    if (sc->zero < 2 && !last_micro)
-        return; /* DDP and ZeRO-1 accumulate locally until the last micro-batch */
-    b->bucket_params += u->params;
-    b->bucket_ready = ready;
-    if (b->bucket_params * b->e >= sc->bucket_bytes)
-        flush_bucket(b, sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER, micro);
+    b->bucket_params += params;
+    if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
+        b->bucket_ready = ready;
+    if (!fw->close_before_overflow && b->bucket_params * b->e >= cap)
+        flush_bucket(b, micro);
 }
 
-/* ZeRO-3: gather unit i's parameters, at most two units ahead of the compute using them. */
-static guint32 zero3_gather(Builder *b, guint i, const guint32 *done, int step, Phase ph,
-                            int micro) {
-    if (b->sc->zero != 3)
+/* Whether this micro-batch's backward reduces gradients while it runs: ZeRO-2/3 every
+ * micro-batch (their gradients are partitioned); DDP and ZeRO-1 only in the last, and DDP only
+ * if the framework overlaps it (DeepSpeed reduces after backward). */
+static gboolean reduces_in_backward(const Builder *b, gboolean last_micro) {
+    const Scenario *sc = b->sc;
+    if (sc->dp <= 1)
+        return FALSE;
+    if (sc->zero >= 2)
+        return TRUE;
+    return last_micro && (sc->zero == 1 || b->fw->ddp_overlap);
+}
+
+/* Gradients of unit u exist: its tensors whose gradient segment `seg` produced are ready once
+ * task seg_task[seg] is done. Tensors go in reverse registration order, which for a GPT-NeoX
+ * layer is its MLP's tensors (done first in backward) and then its attention's. */
+static void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task) {
+    double sizes[32];
+    Segment segs[32];
+    int n =
+        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
+    for (size_t o = 0; o < G_N_ELEMENTS(order); o++)
+        for (int k = n - 1; k >= 0; k--)
+            if (segs[k] == order[o])
+                add_grad(b, sizes[k], seg_task[segs[k]], micro);
+}
+
+/* DeepSpeed without ZeRO: after the last backward, every gradient in forward order, in buckets,
+ * all ready when backward ends. */
+static void reduce_after_backward(Builder *b, int micro) {
+    for (guint i = 0; i < b->units->len; i++) {
+        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+        double sizes[32];
+        int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
+        for (int k = 0; k < n; k++)
+            add_grad(b, sizes[k], b->last_compute, micro);
+    }
+    flush_bucket(b, micro);
+}
+
+/* --- ZeRO-3 parameters --------------------------------------------------------------------- */
+
+/* Gather unit u's parameters for its next use (forward; or recompute and backward, which share
+ * one gather), one allgather per tensor as DeepSpeed's stage 3 fetches a module's parameters
+ * (the study saw mostly kilobyte-sized ZeRO-3 allgathers: biases and norms). They go on their
+ * own stream (PartitionedParameterCoordinator's __allgather_stream), released when the unit k
+ * at the front of the live window starts computing: DeepSpeed's pre-forward hooks prefetch from
+ * the recorded trace up to prefetch_bucket_size new elements each, several hooks per unit, until
+ * stage3_max_live_parameters are available (partitioned_param_coordinator.py fetch_sub_module),
+ * so in steady state the window holds the uses k..j whose parameters fit in max_live. With
+ * prefetch_bucket_size 0 a unit is fetched on demand when it starts. Returns the last gather. */
+static guint32 zero3_gather(Builder *b, const ParamUnit *u, Phase ph, int micro) {
+    if (b->sc->zero != 3 || b->sc->dp <= 1)
         return NO_TASK;
-    const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-    int back = (int)i - 2 * step; /* the unit two before this one in this pass */
-    guint32 after = back >= 0 && back < (int)b->units->len ? done[back] : NO_TASK;
-    /* one allgather per parameter tensor, as DeepSpeed's stage 3 fetches a module's parameters
-     * (the study saw mostly kilobyte-sized ZeRO-3 allgathers: biases and norms) */
+    UnitUse use = {.params = u->params, .pre = b->last_compute};
+    g_array_append_val(b->uses, use);
+    guint j = b->uses->len - 1;
+    b->use_live += u->params;
+    while (b->use_first < j && b->use_live > b->sc->max_live_elems) {
+        b->use_live -= g_array_index(b->uses, UnitUse, b->use_first).params;
+        b->use_first++;
+    }
+    if (b->sc->prefetch_elems <= 0) { /* on demand: only this use is gathered */
+        b->use_live = u->params;
+        b->use_first = j;
+    }
+    b->pg->gathered_peak = MAX(b->pg->gathered_peak, b->use_live);
+    guint32 after = g_array_index(b->uses, UnitUse, b->use_first).pre;
     double sizes[32];
     int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
     guint32 last = NO_TASK;
     for (int k = 0; k < n; k++)
-        last = collective(b, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph, unit_layer(b, u), micro,
-                          after);
+        last = collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e, ph,
+                             unit_layer(b, u), micro, after);
+    return last;
+}
+
+/* --- tensor parallelism (Megatron-LM as GPT-NeoX uses it) ------------------------------------ */
+
+/* One transformer layer's forward (or its recomputation): attention, MLP and their allreduces.
+ * Sequential residual: the attention block's RowParallelLinear allreduces, then the MLP's
+ * (Megatron, the study's Eq. 6). GPT-NeoX's gpt_j_residual (parallel_residual): both blocks read
+ * the layer's input, their RowParallelLinears skip the allreduce (parallel_output) and one
+ * reduce_from_model_parallel_region sums attention + MLP (megatron/model/transformer.py,
+ * ParallelTransformerLayer.forward). Returns the task the next layer waits for. */
+static guint32 layer_forward(Builder *b, Phase ph, int layer, int micro, guint32 in, guint32 ag) {
+    guint32 c = seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, in, ag);
+    guint32 ar = NO_TASK;
+    if (!b->sc->model.parallel_residual)
+        ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
+    c = seg_compute(b, SEG_MLP, FALSE, ph, layer, micro, ar, NO_TASK);
+    guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
+    return out != NO_TASK ? out : c;
+}
+
+/* A layer's backward: the MLP's, then the attention's, each ending in the allreduce of its input
+ * gradient (copy_to_model_parallel_region's backward before each ColumnParallelLinear). With a
+ * parallel residual the attention's backward does not wait for the MLP's allreduce. seg_task
+ * receives the task that ends each segment's backward. Returns what the previous layer waits for.
+ */
+static guint32 layer_backward(Builder *b, int layer, int micro, guint32 dep, guint32 ag,
+                              guint32 *seg_task) {
+    const Scenario *sc = b->sc;
+    guint32 c = seg_compute(b, SEG_MLP, TRUE, PHASE_BWD, layer, micro, dep, ag);
+    seg_task[SEG_MLP] = c;
+    guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
+    gboolean sel = sc->recompute == RECOMPUTE_SELECTIVE; /* the attention core redone first */
+    SimTime attn = b->bwd[SEG_ATTN] + (sel ? b->attn_core : 0);
+    int nattn = b->nbwd[SEG_ATTN] + (sel ? b->ncore : 0);
+    guint32 attn_dep = sc->model.parallel_residual ? dep : ar;
+    c = compute_k(b, attn, nattn, PHASE_BWD, layer, micro, attn_dep, NO_TASK);
+    seg_task[SEG_ATTN] = c;
+    guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
+    return out != NO_TASK ? out : c;
+}
+
+/* The output layer's forward: the vocabulary-parallel logits, then the vocabulary-parallel cross
+ * entropy's three allreduces of b s fp32 values (the logits' max, the target logit, the sum of
+ * exponentials: mpu/cross_entropy.py _VocabParallelCrossEntropy.forward). */
+static guint32 head_forward(Builder *b, int layer, int micro, guint32 in, guint32 ag) {
+    guint32 last = seg_compute(b, SEG_HEAD, FALSE, PHASE_FWD, layer, micro, in, ag);
+    for (int k = 0; k < 3; k++) {
+        guint32 ar =
+            collective(b, COLL_ALLREDUCE, DIM_TP, b->ce_bytes, PHASE_FWD, layer, micro, last);
+        if (ar != NO_TASK)
+            last = ar;
+    }
     return last;
 }
 
@@ -168,94 +320,81 @@ static void forward_pass(Builder *b, int micro) {
     guint32 in = NO_TASK;
     if (b->stage > 0)
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_FWD, PHASE_FWD, micro, NO_TASK);
-    guint32 last = NO_TASK;
-    for (guint i = 0; i < b->units->len; i++)
-        b->unit_done_fwd[i] = NO_TASK;
     for (guint i = 0; i < b->units->len; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        guint32 ag = zero3_gather(b, i, b->unit_done_fwd, 1, PHASE_PARAMS, micro);
+        guint32 ag = zero3_gather(b, u, PHASE_PARAMS, micro);
         int layer = unit_layer(b, u);
         switch (u->kind) {
-        case UNIT_EMBED:
-            last = compute(b, b->fwd[SEG_EMBED], PHASE_FWD, layer, micro, in, ag);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, last);
-            break;
-        case UNIT_LAYER: {
-            guint32 c = compute(b, b->fwd[SEG_ATTN], PHASE_FWD, layer, micro, in, ag);
-            guint32 ar =
-                collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, c);
-            last = compute(b, b->fwd[SEG_MLP], PHASE_FWD, layer, micro, ar, NO_TASK);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, last);
+        case UNIT_EMBED: { /* VocabParallelEmbedding: allreduce of the partial embeddings */
+            guint32 c = seg_compute(b, SEG_EMBED, FALSE, PHASE_FWD, layer, micro, in, ag);
+            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, c);
+            if (in == NO_TASK)
+                in = c;
             break;
         }
+        case UNIT_LAYER:
+            in = layer_forward(b, PHASE_FWD, layer, micro, in, ag);
+            break;
         case UNIT_HEAD:
-            last = compute(b, b->fwd[SEG_HEAD], PHASE_FWD, layer, micro, in, ag);
-            in = NO_TASK;
+            in = head_forward(b, layer, micro, in, ag);
             break;
         }
-        b->unit_done_fwd[i] = last;
     }
     if (b->stage < sc->pp - 1)
-        p2p(b, TASK_SEND, STREAM_PP_SEND_FWD, PHASE_FWD, micro, in != NO_TASK ? in : last);
+        p2p(b, TASK_SEND, STREAM_PP_SEND_FWD, PHASE_FWD, micro, in);
+    else
+        b->loss[micro] = in;
 }
 
 static void backward_pass(Builder *b, int micro, gboolean last_micro) {
     const Scenario *sc = b->sc;
-    guint32 in = NO_TASK, last = NO_TASK;
+    guint32 in = b->loss[micro];
     if (b->stage < sc->pp - 1)
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
-    int n = (int)b->units->len;
-    for (int i = 0; i < n; i++)
-        b->unit_done_bwd[i] = NO_TASK;
-    for (int i = n - 1; i >= 0; i--) {
+    gboolean overlap = reduces_in_backward(b, last_micro);
+    b->buckets_flushed = 0;
+    for (int i = (int)b->units->len - 1; i >= 0; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        guint32 ag = zero3_gather(b, (guint)i, b->unit_done_bwd, -1, PHASE_PARAMS, micro);
+        guint32 ag = zero3_gather(b, u, PHASE_PARAMS, micro);
         int layer = unit_layer(b, u);
+        guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         switch (u->kind) {
-        case UNIT_HEAD:
-            last = compute(b, b->bwd[SEG_HEAD], PHASE_BWD, layer, micro, in, ag);
-            in = NO_TASK;
+        case UNIT_HEAD: { /* ColumnParallelLinear's input gradient is allreduced */
+            guint32 c = seg_compute(b, SEG_HEAD, TRUE, PHASE_BWD, layer, micro, in, ag);
+            seg_task[SEG_HEAD] = c;
+            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
+            if (in == NO_TASK)
+                in = c;
             break;
-        case UNIT_LAYER: {
-            guint32 dep = in;
+        }
+        case UNIT_LAYER:
             if (sc->recompute == RECOMPUTE_FULL) { /* rerun the layer's forward, with its ARs */
-                guint32 c = compute(b, b->fwd[SEG_ATTN], PHASE_RECOMPUTE, layer, micro, dep, ag);
-                guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_RECOMPUTE,
-                                        layer, micro, c);
-                c = compute(b, b->fwd[SEG_MLP], PHASE_RECOMPUTE, layer, micro, ar, NO_TASK);
-                dep = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_RECOMPUTE, layer,
-                                 micro, c);
+                in = layer_forward(b, PHASE_RECOMPUTE, layer, micro, in, ag);
                 ag = NO_TASK;
-                if (dep == NO_TASK)
-                    dep = c;
             }
-            guint32 c = compute(b, b->bwd[SEG_MLP], PHASE_BWD, layer, micro, dep, ag);
-            guint32 ar =
-                collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-            SimTime attn =
-                b->bwd[SEG_ATTN] + (sc->recompute == RECOMPUTE_SELECTIVE ? b->attn_core : 0);
-            last = compute(b, attn, PHASE_BWD, layer, micro, ar, NO_TASK);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, last);
+            in = layer_backward(b, layer, micro, in, ag, seg_task);
             break;
-        }
         case UNIT_EMBED:
-            last = compute(b, b->bwd[SEG_EMBED], PHASE_BWD, layer, micro, in, ag);
-            in = NO_TASK;
+            in = seg_compute(b, SEG_EMBED, TRUE, PHASE_BWD, layer, micro, in, ag);
+            seg_task[SEG_EMBED] = in;
             break;
         }
-        b->unit_done_bwd[i] = last;
-        grads_ready(b, u, micro, last_micro, last);
+        if (overlap)
+            grads_ready(b, u, micro, seg_task);
     }
-    if (sc->zero < 3 && (sc->zero == 2 || last_micro))
-        flush_bucket(b, sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER, micro);
+    if (overlap)
+        flush_bucket(b, micro);
+    else if (last_micro && sc->zero == 0 && sc->dp > 1)
+        reduce_after_backward(b, micro);
     if (b->stage > 0)
-        p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in != NO_TASK ? in : last);
+        p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
 }
 
 /* Time of one segment's kernels in one pass, picoseconds; attn_core (when not NULL) receives the
- * time of the attention core's kernels (what selective recomputation redoes). */
+ * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
+ * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
-                            SimTime *attn_core) {
+                            SimTime *attn_core, int *ncore, int *kernels) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
                       ops);
@@ -264,9 +403,12 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
         const ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = device_op_time(dev, op, sc->precision);
         total += t;
-        if (attn_core && op->attn_core)
+        if (attn_core && op->attn_core) {
             *attn_core += t;
+            ++*ncore;
+        }
     }
+    *kernels = (int)ops->len;
     return total;
 }
 
@@ -280,20 +422,27 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .topo = wl->topo,
+                 .fw = framework_get(sc->framework),
                  .pg = pg,
                  .stage = stage,
                  .last_dp = NO_TASK,
-                 .bucket_ready = NO_TASK};
+                 .last_compute = NO_TASK,
+                 .bucket_ready = NO_TASK,
+                 .uses = g_array_new(FALSE, FALSE, sizeof(UnitUse)),
+                 .loss = g_new(guint32, sc->grad_accum)};
+    for (int mb = 0; mb < sc->grad_accum; mb++)
+        b.loss[mb] = NO_TASK;
     b.units = model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp, stage);
     b.e = model_elem_bytes(sc->precision);
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
+    b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
-        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL);
+        b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
+                                &b.nfwd[s]);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s]);
     }
-    b.unit_done_fwd = g_new(guint32, b.units->len);
-    b.unit_done_bwd = g_new(guint32, b.units->len);
     pg->params = 0;
+    pg->gathered_peak = 0;
     for (guint i = 0; i < b.units->len; i++)
         pg->params += g_array_index(b.units, ParamUnit, i).params;
 
@@ -317,8 +466,8 @@ static void build_stage(Workload *wl, int stage) {
 
     /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced. */
     double opt_params = pg->params / (sc->zero >= 1 ? sc->dp : 1);
-    guint32 opt = compute(&b, device_optimizer_time(dev, opt_params, sc->precision),
-                          PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
+    guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
+                            PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
     if (sc->zero == 1 || sc->zero == 2) { /* gather the updated parameters, in buckets */
         double open = 0;
         for (guint i = 0; i < b.units->len; i++) {
@@ -329,8 +478,8 @@ static void build_stage(Workload *wl, int stage) {
             }
         }
     }
-    g_free(b.unit_done_fwd);
-    g_free(b.unit_done_bwd);
+    g_array_unref(b.uses);
+    g_free(b.loss);
     g_array_unref(b.units);
 }
 
@@ -418,18 +567,33 @@ double workload_model_flops(const Workload *wl) {
     const Scenario *sc = wl->sc;
     /* forward + backward (2x forward), no recomputation: the MFU convention of Chowdhery et al.
      * 2022 and Narayanan et al. 2021 */
-    return 3.0 * model_forward_flops(&sc->model, 1, sc->seq_len) * (double)sc->global_batch;
+    return 3.0 * model_forward_flops(&sc->model, 1, sc->seq_len, sc->tp) * (double)sc->global_batch;
+}
+
+double workload_neox_flops(const Workload *wl) {
+    const Scenario *sc = wl->sc;
+    return model_neox_flops(&sc->model, sc->global_batch, sc->seq_len, sc->tp,
+                            sc->recompute == RECOMPUTE_FULL);
 }
 
 ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
+    int e = model_elem_bytes(sc->precision);
     for (int s = 0; s < sc->pp; s++) {
-        int inflight = sc->pp == 1                   ? 1
-                       : sc->schedule == SCHED_GPIPE ? sc->grad_accum
-                                                     : MIN(sc->grad_accum, sc->pp - s);
+        /* build_stage runs GPipe as all forwards, then all backwards, whatever pp is: every
+         * micro-batch is in flight at once, pp = 1 included. 1F1B holds p - stage (1 at pp 1). */
+        int inflight =
+            sc->schedule == SCHED_GPIPE ? sc->grad_accum : MIN(sc->grad_accum, sc->pp - s);
         ModelMemory m = model_memory(&sc->model, sc->seq_len, sc->micro_batch, sc->tp, sc->pp, s,
                                      sc->dp, sc->zero, sc->precision, sc->recompute, inflight);
+        /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
+         * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at
+         * most the stage's gradients; and ZeRO-3's gathered parameters at their peak. */
+        const Program *pg = &wl->programs[s];
+        if (sc->dp > 1)
+            m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
+        m.total_bytes += m.buffers_bytes;
         if (m.total_bytes > best.total_bytes)
             best = m;
     }

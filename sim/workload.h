@@ -21,7 +21,8 @@ const char *workload_dim_name(Dim d);
 typedef enum {
     STREAM_COMPUTE,
     STREAM_TP,
-    STREAM_DP,
+    STREAM_DP,          /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
+    STREAM_DP_GATHER,   /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
     STREAM_PP_SEND_FWD, /* activations to the next stage */
     STREAM_PP_RECV_FWD, /* activations from the previous stage */
     STREAM_PP_SEND_BWD, /* gradients to the previous stage */
@@ -45,6 +46,7 @@ typedef struct {
     uint8_t op;         /* CollOp, for communication tasks */
     uint8_t dim;        /* Dim, for communication tasks */
     uint8_t phase;      /* Phase */
+    uint16_t kernels;   /* compute tasks: kernels the host launches for it */
     int32_t layer;      /* transformer layer; -1 embedding, layers = head, -2 none */
     int32_t micro;      /* micro-batch, -1 none */
     uint32_t seq;       /* position within its stream */
@@ -59,6 +61,7 @@ typedef struct {
     GArray *deps;                  /* guint32 task indices each task waits for */
     GArray *streams[STREAM_COUNT]; /* guint32 task indices, in stream order */
     double params;                 /* parameters one rank of the stage holds */
+    double gathered_peak;          /* ZeRO-3: most gathered parameters alive at once */
 } Program;
 
 typedef struct Workload Workload;
@@ -85,6 +88,11 @@ int workload_group_count(const Workload *wl, Dim dim);
 
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);
+
+/* FLOPs of one iteration, whole job, as GPT-NeoX's get_flops counts them (model_neox_flops):
+ * recomputation included when the scenario recomputes full layers (GPT-NeoX's
+ * checkpoint_activations; selective recomputation has no GPT-NeoX switch and counts 3x). */
+double workload_neox_flops(const Workload *wl);
 
 /* Memory of the rank with the largest footprint. */
 ModelMemory workload_memory(const Workload *wl);

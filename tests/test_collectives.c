@@ -1,5 +1,8 @@
-/* collectives and network: closed forms on uniform links, to the picosecond; Frontier's ring. */
+/* collectives and network: closed forms on uniform links, to the picosecond; Frontier's RCCL
+ * channels and the link that limits them; NCCL's double binary tree. */
+#include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "collectives.h"
 #include "util.h"
@@ -38,20 +41,33 @@ static void on_done(void *ctx, uint64_t arg) {
     d->calls++;
 }
 
-/* Time of one collective over members, run alone on an engine. */
-static SimTime time_collective(const TopologySpec *spec, int nodes, CollOp op, const int *members,
-                               int n, double bytes) {
+/* Time of one collective over members, run alone on an engine, in the aggregated or detailed mode;
+ * algo and proto forced where >= 0; limit (may be NULL) gets coll_limit_describe of the choice. */
+static SimTime time_forced(const TopologySpec *spec, int nodes, CollOp op, const int *members,
+                           int n, double bytes, int algo, int proto, gboolean detailed, char *limit,
+                           size_t size) {
     g_autoptr(GError) err = NULL;
     g_autoptr(Topology) topo = topo_new(spec, nodes, &err);
     ck_assert_msg(topo, "%s", err ? err->message : "");
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, topo);
     g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    coll_set_mode(coll, detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
+    coll_force(coll, algo, proto);
+    if (limit) {
+        CollChoice ch = coll_choose(coll, op, members, n, bytes);
+        coll_limit_describe(coll, &ch, limit, size);
+    }
     Done d = {0, 0};
     coll_start(coll, op, members, n, bytes, 0, on_done, &d, 0);
     SimTime end = engine_run(eng);
     ck_assert_int_eq(d.calls, 1);
     return end;
+}
+
+static SimTime time_collective(const TopologySpec *spec, int nodes, CollOp op, const int *members,
+                               int n, double bytes) {
+    return time_forced(spec, nodes, op, members, n, bytes, -1, -1, FALSE, NULL, 0);
 }
 
 START_TEST(test_ring_allreduce_closed_form_in_node) {
@@ -115,19 +131,133 @@ START_TEST(test_frontier_ring) {
         slowest = MIN(slowest, r.bandwidth);
     }
     ck_assert_double_eq(slowest, 50e9);
-    /* so the 8-GCD allreduce of 128 MiB runs at the slowest link with RCCL's Simple protocol:
-     * 17 us base + 14 x 3.6 us + 14/8 m / 50 GB/s (frontier.md's cost model) */
+    /* but the 8-GCD allreduce runs over RCCL's 4 channels of the node (rome_model_73: 0 1 3 2 4 5
+     * 7 6, its reverse, 0 1 5 4 6 7 3 2, its reverse), each with m/4, and each single-link
+     * direction carries one of them: 17 us base + 14 x 3.6 us + 14/8 (m/4) / 50 GB/s (Simple) */
     double m = 128.0 * 1024 * 1024;
-    SimTime t = time_collective(&sc->topo, 1, COLL_ALLREDUCE, members, 8, m);
+    char limit[128];
+    SimTime t = time_forced(&sc->topo, 1, COLL_ALLREDUCE, members, 8, m, -1, -1, FALSE, limit,
+                            sizeof limit);
     SimTime want_t =
-        17000000 + 14 * INT64_C(3600000) + (SimTime)llround(14.0 / 8 * m / 50e9 * 1e12);
+        17000000 + 14 * INT64_C(3600000) + (SimTime)llround(14.0 / 8 * m / 4 / 50e9 * 1e12);
     ck_assert_int_eq(t, want_t);
     double busbw = m / ((double)t / 1e12) * coll_busbw_factor(COLL_ALLREDUCE, 8);
-    ck_assert_msg(busbw < 50e9 && busbw > 0.95 * 50e9, "8-GCD bus bandwidth %.3g", busbw);
+    ck_assert_msg(busbw < 200e9 && busbw > 0.9 * 200e9, "8-GCD bus bandwidth %.4g", busbw);
+    /* the limit: the 12 single-link directions, equally busy; the lowest link id first */
+    ck_assert_msg(!strcmp(limit, "node 0 GPU 0->2 (1 of 12)"), "limit '%s'", limit);
+    /* the same channels in the detailed mode, step by step: the same time */
+    ck_assert_int_eq(
+        time_forced(&sc->topo, 1, COLL_ALLREDUCE, members, 8, m, -1, -1, TRUE, NULL, 0), want_t);
+    /* a small message is latency-bound */
+    time_forced(&sc->topo, 1, COLL_ALLREDUCE, members, 8, 8, -1, -1, FALSE, limit, sizeof limit);
+    ck_assert_msg(!strcmp(limit, "latency"), "limit '%s'", limit);
     /* GCD 0 reaches the network through NIC 0 on GCD 1: 4 links, then the 25 GB/s NIC */
     TopoRoute x = topo_route(topo, 0, 8);
     ck_assert(x.network);
     ck_assert_double_eq(x.bandwidth, 25e9);
+}
+END_TEST
+
+START_TEST(test_double_tree_closed_form) {
+    /* N nodes of one GPU, one 10 GB/s NIC each, 2 us a network step; forced tree, Simple.
+     * NCCL's double binary tree: 2 trees of m/2, reduce up and broadcast down at once, so an edge
+     * carries one stream of m/2 each way per tree. A node's NIC sends, per tree, m/2 to its
+     * parent and m/2 to each child:
+     *   N = 4: tree 0 is 0 <- 2 <- {1, 3}; tree 1 its mirror 3 <- 1 <- {2, 0}. Node 2 sends
+     *          3 x m/2 in tree 0 and m/2 as a leaf of tree 1: 2m. Latency 2 log2(4) steps.
+     *   N = 8: 0 <- 4 <- {2, 6}, 2 <- {1, 3}, 6 <- {5, 7} and its mirror: node 4 sends 3 + 1
+     *          streams: 2m. Latency 2 x 3 steps.
+     *   N = 3 (odd: tree 1 is tree 0 shifted by one): 0 <- 2 <- 1 and 1 <- 0 <- 2; node 0
+     *          sends 1 + 2 streams: 3m/2. Latency 2 x ceil(log2 3) steps.
+     * One binary tree carrying m sent 3m through an interior node's NIC. */
+    TopologySpec s = uniform_spec(1, 1e10, 0, 1e10, 2000000);
+    int m8[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double m = 8e6;
+    struct {
+        int nodes;
+        double streams; /* of m/2 out of the busiest NIC */
+        int steps;
+    } cases[] = {{4, 4, 4}, {8, 4, 6}, {3, 3, 4}};
+    for (int i = 0; i < 3; i++) {
+        int N = cases[i].nodes;
+        SimTime want = cases[i].steps * INT64_C(2000000) +
+                       (SimTime)llround(cases[i].streams * m / 2 / 1e10 * 1e12);
+        SimTime t =
+            time_forced(&s, N, COLL_ALLREDUCE, m8, N, m, ALGO_TREE, PROTO_SIMPLE, FALSE, NULL, 0);
+        ck_assert_msg(t == want, "%d nodes: %" PRId64 " ps, want %" PRId64, N, t, want);
+    }
+    topo_spec_clear(&s);
+}
+END_TEST
+
+START_TEST(test_frontier_two_nodes_nics) {
+    /* 16 GCDs on 2 Frontier nodes, on a flat fabric (so that only node links count): RCCL's 4
+     * channels of rome_model_74 each enter a node by one NIC and leave by another ("N0 0 1 5 4 6
+     * 7 3 2 N1", ...), so every NIC sends one ring and receives another: 2 x 15/16 x m/4 at
+     * 25 GB/s; the limit is the 16 NIC links of the 2 nodes, each way. Latency: 17 us + 26
+     * intra-node steps x 3.6 us + 4 network steps x 19.8 us. */
+    const char *sets[] = {"fabric.kind=flat", "fabric.latency=0us", NULL};
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", (char *const *)sets, &spec, &err), "%s",
+                  err ? err->message : "");
+    int members[16];
+    for (int i = 0; i < 16; i++)
+        members[i] = i;
+    double m = 128.0 * 1024 * 1024;
+    char limit[128];
+    SimTime want = 17000000 + 26 * INT64_C(3600000) + 4 * INT64_C(19800000) +
+                   (SimTime)llround(2 * 15.0 / 16 * m / 4 / 25e9 * 1e12);
+    SimTime t = time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE,
+                            FALSE, limit, sizeof limit);
+    ck_assert_msg(t == want, "ring: %" PRId64 " ps, want %" PRId64, t, want);
+    ck_assert_msg(!strcmp(limit, "node 0 NIC 0 nic-out (1 of 16)"), "limit '%s'", limit);
+    ck_assert_int_eq(time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE,
+                                 TRUE, NULL, 0),
+                     want);
+    /* the double tree on 2 nodes: per channel and tree one stream of m/8 each way between the
+     * nodes through the channel's NIC (2 per NIC and direction: m/4 at 25 GB/s), and the node's
+     * chains in both directions over the single xGMI links (4 x m/8 at 50 GB/s): a tie.
+     * Latency: 17 us + 2 x 7 x 2.5 us + 2 x 1 x 22.4 us. */
+    want = 17000000 + 14 * INT64_C(2500000) + 2 * INT64_C(22400000) +
+           (SimTime)llround(m / 4 / 25e9 * 1e12);
+    t = time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_TREE, PROTO_SIMPLE, FALSE, limit,
+                    sizeof limit);
+    ck_assert_msg(t == want, "tree: %" PRId64 " ps, want %" PRId64, t, want);
+    topo_spec_clear(&spec);
+}
+END_TEST
+
+START_TEST(test_symmetric_form_over_channels) {
+    /* The deduplicated form (only GCD 8's node carries node-local links) over RCCL's channels and
+     * NICs, on the real dragonfly: the same time as the full form, ring and tree. */
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    int members[32];
+    for (int i = 0; i < 32; i++)
+        members[i] = i;
+    for (int algo = ALGO_RING; algo <= ALGO_TREE; algo++)
+        for (int op = COLL_ALLREDUCE; op <= COLL_REDUCE_SCATTER; op++) {
+            if (algo == ALGO_TREE && op != COLL_ALLREDUCE)
+                continue;
+            SimTime t[2];
+            for (int sym = 0; sym < 2; sym++) {
+                g_autoptr(Topology) topo = topo_new(&spec, 4, &err);
+                g_autoptr(Engine) eng = engine_new();
+                g_autoptr(Network) net = net_new(eng, topo);
+                g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+                coll_force(coll, algo, PROTO_SIMPLE);
+                Done d = {0, 0};
+                coll_start_symmetric(coll, op, members, 32, 64e6, 0, sym ? 8 : -1, on_done, &d, 0);
+                t[sym] = engine_run(eng);
+                ck_assert_int_eq(d.calls, 1);
+            }
+            ck_assert_msg(t[0] == t[1], "%s %s: full %" PRId64 ", symmetric %" PRId64,
+                          coll_algo_name(algo), coll_op_name(op), t[0], t[1]);
+        }
+    topo_spec_clear(&spec);
 }
 END_TEST
 
@@ -138,6 +268,9 @@ int main(void) {
     tcase_add_test(tc, test_ring_allreduce_closed_form_across_nodes);
     tcase_add_test(tc, test_volume_eq2);
     tcase_add_test(tc, test_frontier_ring);
+    tcase_add_test(tc, test_double_tree_closed_form);
+    tcase_add_test(tc, test_frontier_two_nodes_nics);
+    tcase_add_test(tc, test_symmetric_form_over_channels);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

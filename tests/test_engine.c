@@ -79,12 +79,41 @@ START_TEST(test_schedule_from_handler) {
 }
 END_TEST
 
+/* A timer fires once, at its latest setting; a cancelled one never; stale entries cost a pop. */
+START_TEST(test_timer_move_and_cancel) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    EngineTimer a, b, c;
+    engine_timer_init(&a, record, &log, 1);
+    engine_timer_init(&b, record, &log, 2);
+    engine_timer_init(&c, record, &log, 3);
+    engine_timer_set(eng, &a, 50);
+    engine_timer_set(eng, &a, 10); /* earlier */
+    engine_timer_set(eng, &b, 5);
+    engine_timer_set(eng, &b, 40); /* later */
+    engine_timer_set(eng, &c, 20);
+    ck_assert(c.armed && c.when == 20);
+    engine_timer_cancel(&c);
+    ck_assert(!c.armed);
+    SimTime end = engine_run(eng);
+    uint64_t want[] = {1, 2};
+    ck_assert_uint_eq(log.seen->len, 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert_uint_eq(g_array_index(log.seen, uint64_t, i), want[i]);
+    ck_assert_int_eq(log.last, 40); /* b at its second setting */
+    ck_assert_int_eq(end, 50);      /* a's stale entry still popped, harmlessly */
+    ck_assert(!a.armed && !b.armed);
+    g_array_unref(log.seen);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_order_and_ties);
     tcase_add_test(tc, test_many_sorted);
     tcase_add_test(tc, test_schedule_from_handler);
+    tcase_add_test(tc, test_timer_move_and_cancel);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

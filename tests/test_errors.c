@@ -57,6 +57,17 @@ START_TEST(test_negative_size) {
 }
 END_TEST
 
+/* A framework without the ZeRO stage asked for; an unknown framework name; a negative prefetch. */
+START_TEST(test_framework_choices) {
+    const char *n[] = {"%s:5:9:", "megatron has no ZeRO stage 3", "distributed optimizer", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  framework: megatron\n", NULL, n);
+    const char *n2[] = {"%s:6:14:", "deepspeed", "pytorch", NULL};
+    expect_error(BASE "parallel: {}\ntraining:\n  framework: jax\n", NULL, n2);
+    const char *n3[] = {"%s:5:25:", "prefetch_bucket_size", NULL};
+    expect_error(BASE "parallel:\n  prefetch_bucket_size: -1\ntraining: {}\n", NULL, n3);
+}
+END_TEST
+
 START_TEST(test_tp_not_dividing_heads) {
     /* the study: 125M cannot run with pure TP = 8, 12 heads */
     const char *n[] = {"%s:5:7:", "tensor parallelism 8 does not divide the 12 attention heads",
@@ -116,6 +127,38 @@ START_TEST(test_layers_not_dividing_pp) {
 }
 END_TEST
 
+/* A topology's collectives.rings: each ring lists every GPU of the node once; NICs exist. */
+static void expect_topology_error(const char *from, const char *to, const char *needle) {
+    g_autofree char *src = g_build_filename(SIM_SOURCE_DIR, "topologies", "frontier.yaml", NULL);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(src, &text, NULL, NULL));
+    const char *at = strstr(text, from);
+    ck_assert_msg(at, "frontier.yaml lacks '%s'", from);
+    g_autofree char *head = g_strndup(text, at - text);
+    g_autofree char *joined = g_strconcat(head, to, at + strlen(from), NULL);
+    g_autofree char *path = write_temp_yaml(joined);
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(!scenario_load_topology(path, NULL, &spec, &err), "expected an error for %s", to);
+    ck_assert_msg(strstr(err->message, needle) && strstr(err->message, path),
+                  "message '%s' lacks '%s' or the file", err->message, needle);
+    g_unlink(path);
+}
+
+START_TEST(test_bad_rings) {
+    expect_topology_error("- [6, 7, 5, 4, 2, 3, 1, 0]", "- [6, 7, 5, 4, 2, 3, 1, 1]",
+                          "GPU 1 appears twice in this ring");
+    expect_topology_error("- [6, 7, 5, 4, 2, 3, 1, 0]", "- [6, 7, 5, 4, 2, 3, 1]",
+                          "each of the node's 8 GPUs once");
+    expect_topology_error("{nic_in: 0, gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
+                          "{nic_in: 4, gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
+                          "nic_in must be an integer in 0..3");
+    expect_topology_error("{nic_in: 0, gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
+                          "{gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
+                          "each ring needs nic_in, gpus and nic_out");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
@@ -129,6 +172,8 @@ int main(void) {
     tcase_add_test(tc, test_missing_model);
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
+    tcase_add_test(tc, test_framework_choices);
+    tcase_add_test(tc, test_bad_rings);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

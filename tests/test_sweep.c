@@ -84,6 +84,11 @@ START_TEST(test_rows_are_single_runs) {
         ck_assert_msg(strcmp(f[it], want) == 0, "point %d: iteration %s, single run %s", i, f[it],
                       want);
         ck_assert_str_eq(f[0], n + 6);
+        /* GPT-NeoX's TFLOP/s, appended after the headline's former last column */
+        int nx = column(sw, "neox_tflops_per_gpu");
+        ck_assert_int_eq(nx, column(sw, "events") + 1);
+        report_format_number(sim_summary(run)->neox_tflops_per_gpu, want);
+        ck_assert_str_eq(f[nx], want);
         /* hidden time by kind adds up to the communication hidden under compute */
         double hidden = 0;
         for (int k = 0; k < sweep_columns(sw); k++)

@@ -74,6 +74,8 @@ static gint cmp_slice(gconstpointer a, gconstpointer b) {
     return (x > y) - (x < y);
 }
 
+#define HOST_TID STREAM_COUNT /* the host thread's track */
+
 /* TP 4 x PP 2 on one node, 8 micro-batches: every rank simulated. */
 START_TEST(test_structure) {
     Traced t = {0};
@@ -82,13 +84,13 @@ START_TEST(test_structure) {
     ck_assert_int_eq(count_meta(&t, "process_name"), 8);
     ck_assert_int_ge(count_meta(&t, "thread_name"), 8 * 3);
     /* slices per (rank, stream) */
-    GArray *slices[8][STREAM_COUNT];
+    GArray *slices[8][STREAM_COUNT + 1];
     for (int r = 0; r < 8; r++)
-        for (int s = 0; s < STREAM_COUNT; s++)
+        for (int s = 0; s <= HOST_TID; s++)
             slices[r][s] = g_array_new(FALSE, FALSE, sizeof(Slice));
     g_autoptr(GHashTable) starts =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    int flows_s = 0, flows_f = 0;
+    int flows_s = 0, flows_f = 0, slowed = 0;
     double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * 2;
     for (guint i = 0; i < json_array_get_length(t.events); i++) {
         JsonObject *e = json_array_get_object_element(t.events, i);
@@ -97,8 +99,13 @@ START_TEST(test_structure) {
         int pid = (int)json_object_get_int_member(e, "pid");
         int tid = (int)json_object_get_int_member(e, "tid");
         double ts = json_object_get_double_member(e, "ts");
-        ck_assert(pid >= 0 && pid < 8 && tid >= 0 && tid < STREAM_COUNT);
-        if (!strcmp(ph(e), "X")) {
+        ck_assert(pid >= 0 && pid < 8 && tid >= 0 && tid <= HOST_TID);
+        if (!strcmp(ph(e), "X") && tid == HOST_TID) { /* launches: one CPU thread, in turn */
+            ck_assert_str_eq(json_object_get_string_member(e, "cat"), "host");
+            Slice s = {ts, json_object_get_double_member(e, "dur")};
+            ck_assert(s.dur > 0);
+            g_array_append_val(slices[pid][tid], s);
+        } else if (!strcmp(ph(e), "X")) {
             JsonObject *a = json_object_get_object_member(e, "args");
             ck_assert(json_object_has_member(a, "layer") && json_object_has_member(a, "micro") &&
                       json_object_has_member(a, "bytes"));
@@ -106,14 +113,19 @@ START_TEST(test_structure) {
             if (tid == STREAM_COMPUTE)
                 ck_assert_double_eq(bytes, 0);
             else
-                ck_assert_str_eq(json_object_get_string_member(a, "dim"), tid == STREAM_TP ? "tp"
-                                                                          : tid == STREAM_DP
-                                                                              ? "dp"
-                                                                              : "pp");
+                ck_assert_str_eq(json_object_get_string_member(a, "dim"),
+                                 tid == STREAM_TP                              ? "tp"
+                                 : tid == STREAM_DP || tid == STREAM_DP_GATHER ? "dp"
+                                                                               : "pp");
             if (tid >= STREAM_PP_SEND_FWD)
                 ck_assert_double_eq(bytes, act);
             Slice s = {ts, json_object_get_double_member(e, "dur")};
             ck_assert(s.dur >= 0);
+            if (json_object_has_member(a, "slowed")) { /* communication ran under it */
+                ck_assert_int_eq(tid, STREAM_COMPUTE);
+                ck_assert(s.dur > json_object_get_double_member(a, "alone_us"));
+                slowed++;
+            }
             g_array_append_val(slices[pid][tid], s);
         } else {
             gint64 id = json_object_get_int_member(e, "id");
@@ -146,11 +158,13 @@ START_TEST(test_structure) {
     /* 8 micro-batches, 4 TP ranks, one stage boundary, both directions */
     ck_assert_int_eq(flows_s, 8 * 4 * 2);
     ck_assert_int_eq(flows_f, flows_s);
+    ck_assert_int_gt(slowed, 0); /* pipeline sends under the next micro-batch's compute */
     const Stats *st = sim_stats(t.run);
     for (int r = 0; r < 8; r++) {
         int i = sim_index_of(t.run, r);
         double busy = 0;
-        for (int s = 0; s < STREAM_COUNT; s++) {
+        ck_assert_uint_gt(slices[r][HOST_TID]->len, 0);
+        for (int s = 0; s <= HOST_TID; s++) {
             GArray *a = slices[r][s];
             g_array_sort(a, cmp_slice);
             for (guint k = 1; k < a->len; k++) {
@@ -168,7 +182,7 @@ START_TEST(test_structure) {
                       busy, want);
         ck_assert_double_eq(slices[r][STREAM_TP]->len,
                             stats_rank_calls(st, i, COLL_ALLREDUCE, DIM_TP));
-        for (int s = 0; s < STREAM_COUNT; s++)
+        for (int s = 0; s <= HOST_TID; s++)
             g_array_unref(slices[r][s]);
     }
     traced_clear(&t);

@@ -118,7 +118,8 @@ START_TEST(test_run_rows) {
 
     TopologySpec spec;
     ck_assert(scenario_load_topology("frontier", NULL, &spec, NULL));
-    SimTime t = coll_time_alone(&spec, COLL_ALLREDUCE, 8, 1048576, FALSE, -1, -1, NULL, NULL);
+    SimTime t =
+        coll_run_alone(&spec, COLL_ALLREDUCE, 8, 1048576, FALSE, -1, -1, NULL, NULL, 0, NULL);
     topo_spec_clear(&spec);
     const ValidateRow *c = validate_row(v, 0);
     ck_assert_msg(fabs(c->predicted - (double)t / 1e6) < 1e-9, "collective %g us, want %g",

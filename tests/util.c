@@ -44,6 +44,27 @@ char *json_of(const SimRun *run) {
     return copy;
 }
 
+static void count_done(void *ctx, uint64_t arg) {
+    (void)arg;
+    (*(int *)ctx)++;
+}
+
+SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n, double bytes) {
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    net_set_sharing(net, sc->contention);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    coll_set_mode(coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
+    int calls = 0;
+    coll_start(coll, op, members, n, bytes, 0, count_done, &calls, 0);
+    SimTime end = engine_run(eng);
+    ck_assert_int_eq(calls, 1);
+    return end;
+}
+
 int run_suite(Suite *s) {
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -4,6 +4,7 @@
 
 #include <check.h>
 
+#include "collectives.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -18,6 +19,9 @@ Scenario *load_ok(const char *file, const char *const *sets);
 SimRun *run_ok(const Scenario *sc, int dedup);
 /* The JSON report of a run, timing off. g_free it. */
 char *json_of(const SimRun *run);
+/* Time of one collective of `bytes` over members on the scenario's machine, alone on an idle
+ * network, as the simulation would run it (picoseconds). */
+SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n, double bytes);
 /* Run a suite; returns the process exit status. */
 int run_suite(Suite *s);
 

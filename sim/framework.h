@@ -1,0 +1,41 @@
+/* framework: what the training framework being modelled does with data-parallel gradients and
+ * ZeRO-3 parameters, as a table of behaviours with their sources.
+ *
+ * For: the choices that differ between DeepSpeed (what GPT-NeoX, and so the study, runs),
+ * Megatron-LM and PyTorch DDP: whether gradients are reduced while backward runs or after it, how
+ * buckets are filled and how large they are, which ZeRO stages exist, and ZeRO-3's prefetching.
+ * Not for: building the programs (workload.c) or timing anything. */
+#ifndef SIM_FRAMEWORK_H
+#define SIM_FRAMEWORK_H
+
+#include <glib.h>
+
+typedef enum { FW_DEEPSPEED, FW_MEGATRON, FW_PYTORCH, FW_COUNT } FrameworkId;
+
+typedef struct {
+    const char *name; /* the scenario's training.framework value */
+    /* Plain data parallelism (zero 0): gradients reduced in buckets while backward runs (TRUE), or
+     * all of them after the last backward of the accumulation (FALSE), in forward order. */
+    gboolean ddp_overlap;
+    /* A bucket closes before a tensor that would overflow it (DeepSpeed's IPG bucket) rather than
+     * once it reaches the cap (PyTorch's and Megatron's bucket assignment). */
+    gboolean close_before_overflow;
+    double first_bucket_bytes; /* cap of the first bucket, bytes; 0: the same as the others */
+    int max_zero;              /* highest ZeRO stage the framework has */
+} Framework;
+
+/* The framework's behaviours; never NULL for a valid id. */
+const Framework *framework_get(FrameworkId id);
+
+/* Names, NULL-terminated, in FrameworkId order (for the scenario parser). */
+extern const char *const framework_names[];
+
+/* Default gradient bucket of the framework, bytes, for dp ranks and e bytes per element. */
+double framework_default_bucket_bytes(FrameworkId id, int zero, int dp, int e);
+
+/* DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py): stage3_prefetch_bucket_size
+ * 5e7 elements and stage3_max_live_parameters 1e9 elements. */
+#define FRAMEWORK_ZERO3_PREFETCH_ELEMS 5e7
+#define FRAMEWORK_ZERO3_MAX_LIVE_ELEMS 1e9
+
+#endif

@@ -1,0 +1,251 @@
+/* Timing mechanisms of the workload pinned on closed forms: ZeRO-3's separate gather stream and
+ * prefetch window (and its buffers in memory), DeepSpeed's data parallelism after backward,
+ * PyTorch DDP's parameter-by-parameter buckets, GPT-NeoX's parallel residual, and the
+ * vocabulary-parallel head and cross entropy. Each case is built so that every collective on the
+ * critical path runs alone on the network, so its time is the one coll_time_alone gives. The host
+ * and interference are off (test_host.c pins them): these cases pin the workload's structure. */
+#include <math.h>
+
+#include "util.h"
+
+#define E 2.0 /* fp16 bytes */
+#define OFF "sim.host=false", "sim.interference=false"
+
+static double ps(SimTime t) {
+    return (double)t;
+}
+
+/* Members of rank 0's groups: TP 0..t-1; DP 0, t, 2t, ... */
+static int *tp_group(const Scenario *sc) {
+    int *m = g_new(int, sc->tp);
+    for (int i = 0; i < sc->tp; i++)
+        m[i] = i;
+    return m;
+}
+
+static int *dp_group(const Scenario *sc) {
+    int *m = g_new(int, sc->dp);
+    for (int i = 0; i < sc->dp; i++)
+        m[i] = i * sc->tp;
+    return m;
+}
+
+static double unit_params(const Scenario *sc, UnitKind kind) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    for (guint i = 0; i < units->len; i++)
+        if (g_array_index(units, ParamUnit, i).kind == kind)
+            return g_array_index(units, ParamUnit, i).params;
+    return 0;
+}
+
+/* Sum of the alone times of one allgather per tensor of every unit, for one use of each. */
+static double gathers_alone(const Scenario *sc, const int *dp) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double total = 0;
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32];
+        int n = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
+                                   sc->tp, sizes, 32);
+        for (int k = 0; k < n; k++)
+            total += ps(coll_time_alone(sc, COLL_ALLGATHER, dp, sc->dp, sizes[k] * E));
+    }
+    return total;
+}
+
+/* Compute idle time of rank 0 between the start of layer 1's forward and the end of layer 1's
+ * backward (the steady state, past the first units and before the last). */
+typedef struct {
+    SimTime last_end, idle;
+    gboolean in;
+    int bwd_seen; /* layer 1's backward tasks ended: its MLP's, then its attention's */
+} IdleWatch;
+
+static void idle_begin(void *ctx, int rank, const Task *t, SimTime now) {
+    IdleWatch *w = ctx;
+    if (rank != 0 || t->kind != TASK_COMPUTE)
+        return;
+    if (!w->in && t->layer == 1 && t->phase == PHASE_FWD)
+        w->in = TRUE;
+    else if (w->in)
+        w->idle += now - w->last_end;
+}
+
+static void idle_end(void *ctx, int rank, const Task *t, SimTime now) {
+    IdleWatch *w = ctx;
+    if (rank != 0 || t->kind != TASK_COMPUTE || !w->in)
+        return;
+    w->last_end = now;
+    if (t->layer == 1 && t->phase == PHASE_BWD && ++w->bwd_seen == 2)
+        w->in = FALSE;
+}
+
+/* ZeRO-3 with DeepSpeed's prefetch: the gathers run on their own stream ahead of compute, the
+ * reduce-scatters on another, so in the steady state compute never waits: zero idle time from
+ * layer 1's forward to layer 1's backward. With one reduce-scatter per tensor (a 1-byte bucket)
+ * a shared in-order stream would put each layer's reduce-scatters between two gathers and idle
+ * compute for a gather and a reduce-scatter per layer (4.5 ms each at 16 GCDs). */
+START_TEST(test_zero3_prefetch_hides_gathers) {
+    const char *sets[] = {"parallel.bucket_size=1B", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    IdleWatch w = {0};
+    ExecObserver obs = {.ctx = &w, .begin = idle_begin, .end = idle_end};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(SimRun) run = sim_run_observed(sc, -1, &obs, &err);
+    ck_assert_msg(run, "%s", err ? err->message : "");
+    ck_assert_int_eq(w.bwd_seen, 2);
+    ck_assert_msg(w.idle == 0, "compute idle %.3f ms in the steady state", w.idle / 1e9);
+    ck_assert_int_eq(sim_summary(run)->critical.bubble, 0);
+}
+END_TEST
+
+/* Without prefetch (prefetch_bucket_size 0) every unit is fetched when it starts, so each use's
+ * gathers are exposed one after another; with one bucket the gradients are reduce-scattered once,
+ * after backward. Gathered buffers: only the unit in use. */
+START_TEST(test_zero3_on_demand) {
+    const char *sets[] = {"nodes=1", "parallel.prefetch_bucket_size=0",
+                          "parallel.bucket_size=100GB", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    g_autofree int *dp = dp_group(sc);
+    double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double want = ps(s->critical.compute) + 2 * gathers_alone(sc, dp) + /* forward, backward */
+                  ps(coll_time_alone(sc, COLL_REDUCE_SCATTER, dp, sc->dp, P * E));
+    ck_assert_msg(ps(s->iteration) == want, "iteration %.0f ps, closed form %.0f ps",
+                  ps(s->iteration), want);
+    double biggest = MAX(unit_params(sc, UNIT_EMBED), unit_params(sc, UNIT_LAYER));
+    biggest = MAX(biggest, unit_params(sc, UNIT_HEAD));
+    ck_assert_double_eq_tol(s->memory.buffers_bytes, (P + biggest) * E, 1.0);
+}
+END_TEST
+
+/* The prefetch window holds as many upcoming units as fit in stage3_max_live_parameters: the
+ * gathered buffers peak just under it (within one unit), and a window of one unit gives the
+ * on-demand timing's buffers. */
+START_TEST(test_zero3_live_window_memory) {
+    const char *sets[] = {"nodes=1", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double live = sim_summary(run)->memory.buffers_bytes / E - 5e8; /* less the 5e8 bucket */
+    double layer = unit_params(sc, UNIT_LAYER), head = unit_params(sc, UNIT_HEAD);
+    ck_assert_msg(live <= 1e9 && live > 1e9 - MAX(layer, head), "gathered peak %.0f parameters",
+                  live);
+    const char *one[] = {"nodes=1", "parallel.max_live_parameters=1", OFF, NULL};
+    g_autoptr(Scenario) s1 = load_ok("1.3B_zero3.yaml", one);
+    g_autoptr(SimRun) r1 = run_ok(s1, -1);
+    double biggest = MAX(unit_params(sc, UNIT_EMBED), MAX(layer, head));
+    ck_assert_double_eq_tol(sim_summary(r1)->memory.buffers_bytes, (5e8 + biggest) * E, 1.0);
+}
+END_TEST
+
+/* DeepSpeed at ZeRO stage 0 allreduces after backward, in buckets of at most 5e8 elements in
+ * forward order: nothing overlaps, so the iteration is compute plus every bucket's allreduce. */
+START_TEST(test_deepspeed_ddp_after_backward) {
+    const char *sets[] = {OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    g_autofree int *dp = dp_group(sc);
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    double want = ps(s->critical.compute), total = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        CommRow *r = &g_array_index(rows, CommRow, i);
+        ck_assert_int_eq(r->op, COLL_ALLREDUCE);
+        for (guint k = 0; k < r->sizes->len; k++) {
+            SizeCount *c = &g_array_index(r->sizes, SizeCount, k);
+            ck_assert(c->bytes <= 5e8 * E);
+            want += c->calls * ps(coll_time_alone(sc, COLL_ALLREDUCE, dp, sc->dp, c->bytes));
+            total += c->calls * c->bytes;
+        }
+    }
+    stats_rows_free(rows);
+    double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    ck_assert_double_eq_tol(total, P * E, 1.0);
+    ck_assert_double_eq(s->overlap, 0.0);
+    ck_assert_msg(fabs(ps(s->iteration) - want) < 1.0, "iteration %.0f ps, closed form %.0f ps",
+                  ps(s->iteration), want);
+}
+END_TEST
+
+/* PyTorch DDP: buckets filled tensor by tensor in reverse order, the first capped at 1 MiB, the
+ * rest at 25 MiB (closed once they reach the cap), overlapped with backward. */
+START_TEST(test_pytorch_ddp_buckets) {
+    const char *sets[] = {"training.framework=pytorch", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1); /* its overlap: test_schemes.c test_overlap */
+    /* replay the assignment: 1.3B's tensors in reverse registration order */
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double open = 0, cap = 1024.0 * 1024.0;
+    int buckets = 0;
+    for (int i = (int)units->len - 1; i >= 0; i--) {
+        double sizes[32];
+        Segment segs[32];
+        int n = model_unit_tensor_segments(&sc->model, &g_array_index(units, ParamUnit, i),
+                                           sc->seq_len, sc->tp, sizes, segs, 32);
+        static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
+        for (int o = 0; o < 4; o++)
+            for (int k = n - 1; k >= 0; k--)
+                if (segs[k] == order[o] && (open += sizes[k] * E) >= cap) {
+                    buckets++, open = 0, cap = 25.0 * 1024 * 1024;
+                }
+    }
+    buckets += open > 0;
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLREDUCE, DIM_DP), buckets);
+    ck_assert_int_gt(buckets, 2 * sc->model.layers); /* several per layer, not one per layer */
+}
+END_TEST
+
+/* GPT-NeoX's parallel residual: one forward allreduce per layer (and one in recomputation)
+ * instead of two, and the attention's backward does not wait for the MLP's input-gradient
+ * allreduce, which then hides under it. TP alone in one node, every allreduce alone: the
+ * iteration is shorter by exactly 3 L allreduces of b s h. */
+START_TEST(test_parallel_residual) {
+    const char *seq[] = {"model.parallel_residual=false", OFF, NULL};
+    const char *par[] = {"model.parallel_residual=true", OFF, NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", seq);
+    g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", par);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    double L = a->model.layers;
+    g_autofree int *tp = tp_group(a);
+    double bsh = (double)a->micro_batch * a->seq_len * a->model.hidden * E;
+    double ar = ps(coll_time_alone(a, COLL_ALLREDUCE, tp, a->tp, bsh));
+    ck_assert_double_eq(ps(sim_summary(rb)->iteration),
+                        ps(sim_summary(ra)->iteration) - 3 * L * ar);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(ra), 0, COLL_ALLREDUCE, DIM_TP), 6 * L + 5);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(rb), 0, COLL_ALLREDUCE, DIM_TP), 4 * L + 5);
+}
+END_TEST
+
+/* The vocabulary-parallel head allreduces its input gradient (b s h) and the cross entropy three
+ * b s fp32 values; TP allreduces block compute, so the iteration is compute plus all of them. */
+START_TEST(test_tp_head_and_cross_entropy) {
+    const char *sets[] = {OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    double L = sc->model.layers, b = sc->micro_batch, sl = sc->seq_len;
+    g_autofree int *tp = tp_group(sc);
+    double bsh = b * sl * sc->model.hidden * E, ce = b * sl * 4;
+    double want = ps(s->critical.compute) +
+                  (6 * L + 2) * ps(coll_time_alone(sc, COLL_ALLREDUCE, tp, sc->tp, bsh)) +
+                  3 * ps(coll_time_alone(sc, COLL_ALLREDUCE, tp, sc->tp, ce));
+    ck_assert_msg(ps(s->iteration) == want, "iteration %.0f ps, closed form %.0f ps",
+                  ps(s->iteration), want);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("mechanisms");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_zero3_prefetch_hides_gathers);
+    tcase_add_test(tc, test_zero3_on_demand);
+    tcase_add_test(tc, test_zero3_live_window_memory);
+    tcase_add_test(tc, test_deepspeed_ddp_after_backward);
+    tcase_add_test(tc, test_pytorch_ddp_buckets);
+    tcase_add_test(tc, test_parallel_residual);
+    tcase_add_test(tc, test_tp_head_and_cross_entropy);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
