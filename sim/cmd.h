@@ -16,4 +16,8 @@ int cmd_sweep(int argc, char **argv);
 /* sim search SCENARIO --nodes N [options]: the best parallel layouts (cmd_search.c). */
 int cmd_search(int argc, char **argv);
 
+/* sim validate [DIR|FILE]... [--check BASELINE]: published measurements against predictions
+ * (cmd_validate.c). */
+int cmd_validate(int argc, char **argv);
+
 #endif

@@ -15,35 +15,6 @@
 #include "collectives.h"
 #include "scenario.h"
 
-static void on_done(void *ctx, uint64_t arg) {
-    (void)arg;
-    *(int *)ctx = 1;
-}
-
-static SimTime run_one(const TopologySpec *spec, int nodes, CollOp op, int n, double bytes,
-                       gboolean detailed, int algo, int proto, CollChoice *choice, char *limit,
-                       size_t limit_size, GError **err) {
-    g_autoptr(Topology) topo = topo_new(spec, nodes, err);
-    if (!topo)
-        return -1;
-    g_autoptr(Engine) eng = engine_new();
-    g_autoptr(Network) net = net_new(eng, topo);
-    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
-    coll_set_mode(coll, detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
-    coll_force(coll, algo, proto);
-    g_autofree int *members = g_new(int, n);
-    for (int i = 0; i < n; i++)
-        members[i] = op == COLL_SEND && i == 1 ? n - 1 : i; /* send: first to last GPU */
-    int m = op == COLL_SEND ? 2 : n;
-    *choice = coll_choose(coll, op, members, m, bytes);
-    coll_limit_describe(coll, choice, limit, limit_size);
-    int done = 0;
-    coll_start(coll, op, members, m, bytes, 0, on_done, &done, 0);
-    SimTime end = engine_run(eng);
-    g_assert(done);
-    return end;
-}
-
 static gboolean parse_range(const char *s, double *lo, double *hi) {
     g_auto(GStrv) parts = g_strsplit(s, ":", 2);
     if (!parts[0] || !conf_parse_bytes(parts[0], lo))
@@ -136,8 +107,8 @@ int cmd_collective(int argc, char **argv) {
     for (double size = lo; size <= hi * (1 + 1e-9); size *= 2) {
         CollChoice choice;
         char limit[128];
-        SimTime t = run_one(&spec, nodes, op, ranks, size, detailed, algo, proto, &choice, limit,
-                            sizeof limit, &err);
+        SimTime t = coll_run_alone(&spec, op, ranks, size, detailed, algo, proto, &choice, limit,
+                                   sizeof limit, &err);
         if (t < 0) {
             fprintf(stderr, "sim collective: %s\n", err->message);
             status = 2;

@@ -673,3 +673,36 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
     g_array_index(c->instances, Instance, slot) = in;
     start_phase(c, slot);
 }
+
+static void on_alone_done(void *ctx, uint64_t arg) {
+    (void)arg;
+    *(int *)ctx = 1;
+}
+
+SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
+                       int algo, int proto, CollChoice *choice, char *limit, size_t limit_size,
+                       GError **err) {
+    int nodes = (n + spec->gpus_per_node - 1) / spec->gpus_per_node;
+    g_autoptr(Topology) topo = topo_new(spec, nodes, err);
+    if (!topo)
+        return -1;
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    coll_set_mode(coll, detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
+    coll_force(coll, algo, proto);
+    g_autofree int *members = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        members[i] = op == COLL_SEND && i == 1 ? n - 1 : i; /* send: first to last GPU */
+    int m = op == COLL_SEND ? 2 : n;
+    CollChoice c = coll_choose(coll, op, members, m, bytes);
+    if (choice)
+        *choice = c;
+    if (limit)
+        coll_limit_describe(coll, &c, limit, limit_size);
+    int done = 0;
+    coll_start(coll, op, members, m, bytes, 0, on_alone_done, &done, 0);
+    SimTime end = engine_run(eng);
+    g_assert(done);
+    return end;
+}

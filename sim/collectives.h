@@ -95,4 +95,14 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring);
 
+/* One collective alone on a fresh machine of spec: op over GPUs 0..n-1 (nodes filled in order;
+ * COLL_SEND goes from GPU 0 to GPU n-1) with message size `bytes`, as `sim collective` and
+ * `sim validate` time it. algo / proto force the algorithm and protocol (-1: the cost model
+ * chooses); the choice made goes to *choice and what limits it (coll_limit_describe) to limit
+ * (limit_size bytes); either may be NULL. Returns the time, picoseconds, or -1 with err set when
+ * the machine cannot be built. */
+SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes, gboolean detailed,
+                       int algo, int proto, CollChoice *choice, char *limit, size_t limit_size,
+                       GError **err);
+
 #endif

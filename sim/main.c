@@ -10,10 +10,13 @@ static const struct {
     const char *name;
     CmdFn fn;
 } commands[] = {
+    /* clang-format off */
     {"run", cmd_run},
     {"collective", cmd_collective},
     {"sweep", cmd_sweep},
     {"search", cmd_search},
+    {"validate", cmd_validate},
+    /* clang-format on */
 };
 
 int main(int argc, char **argv) {
