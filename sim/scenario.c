@@ -614,7 +614,7 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
                                        "nodes",
                                        NULL};
     static const char *const kinds[] = {"flat", "dragonfly", "fat_tree", NULL};
-    static const char *const routings[] = {"minimal", "valiant", NULL};
+    static const char *const routings[] = {"minimal", "valiant", "adaptive", NULL};
     int kind = FABRIC_FLAT, routing = ROUTING_MINIMAL;
     t->taper = 1.0;
     if (!conf_check_keys(f, keys, "fabric", err) ||

@@ -16,6 +16,16 @@
  * group chosen by the salt. Which of the L global links a path takes is chosen by the salt too,
  * standing in for adaptive routing's spreading.
  *
+ * Adaptive routing (`routing: adaptive`): Slingshot's routing is adaptive, UGAL-like: each packet
+ * takes the minimal path or a non-minimal one through another switch, chosen by the load it sees
+ * (De Sensi et al., SC20, Sec. II; HPE, "HPE Slingshot interconnect", adaptive routing). Inside a
+ * group we model its steady state for a hot switch pair as an even spread: a stream from switch a
+ * to switch b of one group moves 1/(S-1) of its bytes over the direct link a->b and 1/(S-1) over
+ * each two-hop path a->k->b, k any other switch of the group; the path records the spread
+ * (spread_group, spread_a, spread_b) and the network expands it into loads of one unit each, a
+ * link crossed whole weighing S - 1 units (topo_stream_weight). Between groups paths stay minimal
+ * (global link by salt). The latency is the minimal path's (one local link).
+ *
  * Fat tree: rail-optimised leaves (NIC k of nodes_per_leaf consecutive nodes on one leaf), a
  * non-blocking spine; each leaf's uplink carries nodes_per_leaf x NIC bandwidth / taper. */
 #include "topology.h"
@@ -421,6 +431,13 @@ static void fabric_path(const Topology *t, TopoPath *p, int n1, int k1, int n2, 
     }
     int npg = s->nodes_per_group, L = s->global_links, G = s->groups;
     int g1 = n1 / npg, g2 = n2 / npg, s1 = df_switch(t, n1, k1), s2 = df_switch(t, n2, k2);
+    if (g1 == g2 && s->routing == ROUTING_ADAPTIVE && s1 != s2) {
+        p->spread_group = g1;
+        p->spread_a = s1;
+        p->spread_b = s2;
+        p->latency += 2 * s->switch_latency; /* two switches, as the direct link */
+        return;
+    }
     if (g1 == g2) {
         df_local(t, p, g1, s1, s2);
     } else if (s->routing == ROUTING_VALIANT && G >= 3) {
@@ -446,6 +463,7 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
     int g = t->g, n1 = src / g, n2 = dst / g, a = src % g, b = dst % g;
     out->n = 0;
     out->latency = 0;
+    out->spread_group = -1;
     if (n1 == n2) {
         push_local(t, out, n1, a, b);
         return;
@@ -463,6 +481,20 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
     out->latency += 2 * s->nic_latency;
 }
 
+uint32_t topo_stream_weight(const Topology *t) {
+    const TopologySpec *s = &t->spec;
+    if (s->fabric == FABRIC_DRAGONFLY && s->routing == ROUTING_ADAPTIVE && s->nics > 0 &&
+        s->switches_per_group > 1)
+        return (uint32_t)s->switches_per_group - 1;
+    return 1;
+}
+
+int32_t topo_local_link(const Topology *t, int g, int a, int b) {
+    int S = t->spec.switches_per_group;
+    g_assert(a != b && a >= 0 && b >= 0 && a < S && b < S);
+    return t->fabric0 + ((int32_t)g * S + a) * S + b;
+}
+
 uint64_t topo_pair_salt(int src, int dst) {
     uint64_t z = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) + 0x9e3779b97f4a7c15u;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64 (Steele et al. 2014) */
@@ -476,5 +508,9 @@ TopoRoute topo_route(const Topology *t, int src, int dst) {
     TopoRoute r = {p.latency, G_MAXDOUBLE, p.n, src / t->g != dst / t->g};
     for (int i = 0; i < p.n; i++)
         r.bandwidth = MIN(r.bandwidth, topo_link_capacity(t, p.link[i]));
+    if (p.spread_group >= 0) { /* S - 1 paths of one local link's rate each */
+        r.bandwidth = MIN(r.bandwidth, t->spec.local_bandwidth * topo_stream_weight(t));
+        r.hops += 1;
+    }
     return r;
 }

@@ -24,7 +24,10 @@ typedef struct {
 } TopoPair;
 
 typedef enum { FABRIC_FLAT, FABRIC_DRAGONFLY, FABRIC_FAT_TREE } FabricKind;
-typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT } Routing;
+/* Dragonfly routes: minimal; Valiant (through a random third group); adaptive (minimal between
+ * groups, and inside a group spread evenly over the direct switch-to-switch link and the two-hop
+ * paths through every other switch of the group, see topo_path_nics). */
+typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT, ROUTING_ADAPTIVE } Routing;
 
 /* How the machine's collective library costs a call (RCCL/NCCL tuning model, data from the
  * topology file): latency = base + intra-node steps x intra hop + network steps x network hop,
@@ -136,6 +139,9 @@ typedef struct {
     int n;                       /* links on the path */
     int32_t link[TOPO_MAX_HOPS]; /* link ids, in order */
     SimTime latency;             /* hardware latency, picoseconds */
+    int spread_group;            /* adaptive routing: the path also crosses group spread_group */
+    int spread_a, spread_b;      /* from switch spread_a to switch spread_b over the S - 1 paths
+                                    of topo_path_nics (not in link[]); spread_group -1: none */
 } TopoPath;
 
 /* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
@@ -170,6 +176,14 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
  * that GPU uses, topo_nic_of); the NICs matter only between nodes. */
 void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
                     TopoPath *out);
+
+/* Weight of one stream on a link it crosses whole, in the units flows are loaded in
+ * (net_loads_add_path): S - 1 for a dragonfly of S switches per group under adaptive routing, where
+ * each of the S - 1 paths of an in-group spread carries one unit; 1 otherwise. */
+uint32_t topo_stream_weight(const Topology *t);
+
+/* Dragonfly: the link from switch a to switch b (a != b) of group g. */
+int32_t topo_local_link(const Topology *t, int g, int a, int b);
 
 /* A well-mixed salt for the path between src and dst (splitmix64 of the pair). */
 uint64_t topo_pair_salt(int src, int dst);

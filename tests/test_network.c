@@ -139,15 +139,31 @@ START_TEST(test_frontier_routes) {
     for (int i = 0; i < p.n; i++)
         fabric += topo_link_node(topo, p.link[i]) < 0;
     ck_assert_int_eq(fabric, 0);
-    /* node 0 to node 20: another switch in the group: one local link */
+    /* node 0 to node 20: another switch in the group (switch 4 from switch 0). Adaptive routing
+     * (Frontier's default): no local link in the path itself, a spread over the group's 31 paths */
     topo_path(topo, 1, 20 * 8 + 1, 0, &p);
     fabric = 0;
     for (int i = 0; i < p.n; i++)
-        if (topo_link_node(topo, p.link[i]) < 0) {
+        fabric += topo_link_node(topo, p.link[i]) < 0;
+    ck_assert_int_eq(fabric, 0);
+    ck_assert_int_eq(p.spread_group, 0);
+    ck_assert_int_eq(p.spread_a, 0);
+    ck_assert_int_eq(p.spread_b, 4);
+    ck_assert_int_eq(topo_stream_weight(topo), 31);
+    /* minimal: one local link */
+    const char *msets[] = {"nodes=300", "topology.fabric.routing=minimal", NULL};
+    g_autoptr(Scenario) ms = load_ok("20B_tp8.yaml", msets);
+    g_autoptr(Topology) mt = topo_new(&ms->topo, ms->nodes, &err);
+    topo_path(mt, 1, 20 * 8 + 1, 0, &p);
+    fabric = 0;
+    for (int i = 0; i < p.n; i++)
+        if (topo_link_node(mt, p.link[i]) < 0) {
             fabric++;
-            ck_assert_int_eq(topo_link_kind(topo, p.link[i]), LINK_LOCAL);
+            ck_assert_int_eq(topo_link_kind(mt, p.link[i]), LINK_LOCAL);
         }
     ck_assert_int_eq(fabric, 1);
+    ck_assert_int_eq(p.spread_group, -1);
+    ck_assert_int_eq(topo_stream_weight(mt), 1);
     /* across groups, minimal: exactly one global link, at most 3 switch-to-switch links */
     for (uint64_t salt = 0; salt < 16; salt++) {
         topo_path(topo, 1, 200 * 8 + 3, salt, &p);
