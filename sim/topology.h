@@ -67,6 +67,13 @@ typedef struct {
     GArray *rings_nodes; /* CollRing: its channels over several whole nodes (with NICs), or NULL;
                             either list replaces `channels` and the ring search for groups of
                             whole nodes (collectives.c) */
+    /* The library's own bandwidth model, which chooses the algorithm and protocol (RCCL
+     * tuning.cc ncclTopoTuneModel): busBw = channels x per-channel bandwidth (intra-node graph
+     * on up to 2 nodes, inter-node beyond) x bw_ratio; algBw = busBw x 1/2 (tree) or
+     * n / steps (ring). model_channels 0: no model, choose by the time on the links. */
+    int model_channels;
+    double model_bw[2];                             /* per channel, bytes/s: [nodes > 2] */
+    double model_ratio[2][ALGO_COUNT][PROTO_COUNT]; /* bw_ratio: [nodes > 2][algo][proto] */
 } CollSpec;
 
 typedef struct {
