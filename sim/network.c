@@ -159,8 +159,9 @@ static void load_add(Network *net, int32_t id, uint32_t w) {
     }
 }
 
-/* O(links) per path; an adaptive in-group spread adds 2S - 3 loads of one unit each: the direct
- * link and both links of every two-hop path (topology.c). */
+/* O(links) per path; an adaptive in-group split adds 3 loads: the direct link (1 unit of the
+ * stream's S - 1), the source switch's out-port and the destination's in-port (S - 2 units each),
+ * as topology.c says. */
 void net_loads_add_path(Network *net, const TopoPath *path) {
     for (int i = 0; i < path->n; i++)
         load_add(net, path->link[i], net->unit);
@@ -168,12 +169,8 @@ void net_loads_add_path(Network *net, const TopoPath *path) {
         return;
     int g = path->spread_group, a = path->spread_a, b = path->spread_b;
     load_add(net, topo_local_link(net->topo, g, a, b), 1);
-    for (int k = 0; k <= (int)net->unit; k++) { /* unit = S - 1: switches 0..S-1 */
-        if (k == a || k == b)
-            continue;
-        load_add(net, topo_local_link(net->topo, g, a, k), 1);
-        load_add(net, topo_local_link(net->topo, g, k, b), 1);
-    }
+    load_add(net, topo_port_link(net->topo, g, a, TRUE), net->unit - 1);
+    load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
 }
 
 const NetLoad *net_loads_get(Network *net, int *n) {

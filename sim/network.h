@@ -27,7 +27,7 @@ typedef struct {
     int32_t link;    /* topology link id */
     uint32_t weight; /* streams of the flow crossing it, in units of 1/topo_stream_weight of a
                         stream (1 unit = 1 stream except under adaptive dragonfly routing, where
-                        an in-group spread loads each of its S - 1 paths with one unit) */
+                        an in-group split loads its direct link with 1 unit of S - 1) */
 } NetLoad;
 
 Network *net_new(Engine *eng, const Topology *topo);
@@ -47,7 +47,7 @@ void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency,
                   NetDoneFn done, void *ctx, uint64_t arg);
 
 /* Building a flow's loads from paths: links crossed several times get a larger weight; a path's
- * in-group spread (adaptive routing) is expanded into its 2S - 3 links.
+ * in-group split (adaptive routing) is expanded into its direct link and the two switch ports.
  * net_loads_reset, then net_loads_add_path for each stream, then net_loads_get. */
 void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);

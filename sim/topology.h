@@ -25,8 +25,8 @@ typedef struct {
 
 typedef enum { FABRIC_FLAT, FABRIC_DRAGONFLY, FABRIC_FAT_TREE } FabricKind;
 /* Dragonfly routes: minimal; Valiant (through a random third group); adaptive (minimal between
- * groups, and inside a group spread evenly over the direct switch-to-switch link and the two-hop
- * paths through every other switch of the group, see topo_path_nics). */
+ * groups; inside a group split between the direct switch-to-switch link and the two-hop paths
+ * through the other switches of the group, see topology.c). */
 typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT, ROUTING_ADAPTIVE } Routing;
 
 /* How the machine's collective library costs a call (RCCL/NCCL tuning model, data from the
@@ -132,6 +132,8 @@ typedef enum {
     LINK_GLOBAL,      /* dragonfly: group to group */
     LINK_LEAF_UP,     /* fat tree: leaf to spine */
     LINK_LEAF_DOWN,   /* fat tree: spine to leaf */
+    LINK_PORT_OUT,    /* dragonfly, adaptive: a switch's S - 2 local links out, as one link */
+    LINK_PORT_IN,     /* dragonfly, adaptive: its S - 2 local links in, as one link */
     LINK_KIND_COUNT
 } LinkKind;
 
@@ -147,8 +149,8 @@ typedef struct {
     int32_t link[TOPO_MAX_HOPS]; /* link ids, in order */
     SimTime latency;             /* hardware latency, picoseconds */
     int spread_group;            /* adaptive routing: the path also crosses group spread_group */
-    int spread_a, spread_b;      /* from switch spread_a to switch spread_b over the S - 1 paths
-                                    of topo_path_nics (not in link[]); spread_group -1: none */
+    int spread_a, spread_b;      /* from switch spread_a to switch spread_b, split as topology.c
+                                    says (not in link[]); spread_group -1: none */
 } TopoPath;
 
 /* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
@@ -185,12 +187,15 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
                     TopoPath *out);
 
 /* Weight of one stream on a link it crosses whole, in the units flows are loaded in
- * (net_loads_add_path): S - 1 for a dragonfly of S switches per group under adaptive routing, where
- * each of the S - 1 paths of an in-group spread carries one unit; 1 otherwise. */
+ * (net_loads_add_path): S - 1 for a dragonfly of S >= 3 switches per group under adaptive
+ * routing, where an in-group split puts 1 unit on the direct link and S - 2 on the two-hop paths;
+ * 1 otherwise. */
 uint32_t topo_stream_weight(const Topology *t);
 
 /* Dragonfly: the link from switch a to switch b (a != b) of group g. */
 int32_t topo_local_link(const Topology *t, int g, int a, int b);
+/* Dragonfly, adaptive: switch s of group g's port link, out (LINK_PORT_OUT) or in. */
+int32_t topo_port_link(const Topology *t, int g, int s, gboolean out);
 
 /* A well-mixed salt for the path between src and dst (splitmix64 of the pair). */
 uint64_t topo_pair_salt(int src, int dst);

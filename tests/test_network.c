@@ -121,8 +121,10 @@ START_TEST(test_max_min_fairness) {
 END_TEST
 
 /* Adaptive routing on a dragonfly of one group of 3 switches, one 1-GPU node per switch, 10 GB/s
- * local links, 100 GB/s NICs: a stream from switch 0 to switch 1 is spread half over the direct
- * link 0->1 and half over 0->2->1 (weights in halves, topo_stream_weight 2).
+ * local links, 100 GB/s NICs: a stream from switch 0 to switch 1 is split, half on the direct link
+ * 0->1 and half on the two-hop path 0->2->1, which loads switch 0's out-port and switch 1's
+ * in-port (each the S - 2 = 1 links of its switch, 10 GB/s); weights in halves
+ * (topo_stream_weight 2).
  *  - Alone it moves at 20 GB/s, both paths' capacity: 20 GB in 1 s.
  *  - Max-min with a flow split over two paths: A puts half its stream on L1 (a 10 GB/s local
  *    link) and half on L2 (node 2's 4 GB/s NIC); B crosses L2 whole. L2 fills first at rate r
@@ -149,7 +151,7 @@ START_TEST(test_adaptive_split_flows) {
     engine_run(eng);
     ck_assert_int_eq(f.at[0], SIM_PS_PER_S);
     int nl;
-    net_loads_get(net, &nl); /* the transfer's loads: PCIe and NIC both ends, 3 local links */
+    net_loads_get(net, &nl); /* PCIe and NIC at both ends; direct link, out-port, in-port */
     ck_assert_int_eq(nl, 7);
 
     int32_t l1 = topo_local_link(topo, 0, 0, 1), l2 = -1;
