@@ -18,7 +18,8 @@
  *
  * Adaptive routing (`routing: adaptive`): Slingshot's routing is adaptive, UGAL-like: each packet
  * takes the minimal path or a non-minimal one through another switch, chosen by the load it sees
- * (De Sensi et al., SC20, Sec. II; HPE, "HPE Slingshot interconnect", adaptive routing). Inside a
+ * (De Sensi et al., SC20, arXiv:2008.08886; Cray's "increasingly minimal bias" adaptive routing,
+ * US patent 10,757,022, spreads packets over all paths at the source). Inside a
  * group we model its steady state for a hot switch pair as an even spread over the S - 1 paths,
  * the direct link and the S - 2 two-hop paths, each 1/(S-1) of the stream. To stay cheap the S - 2
  * two-hop paths are not loaded link by link (a ring over many nodes would touch every local link
