@@ -501,6 +501,25 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     }
 }
 
+/* The library's own estimate of a candidate's time (RCCL tuning.cc ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime), in seconds: its latency (the same terms the flows are timed with) plus
+ * bytes / algBw, where busBw = channels x per-channel bandwidth of the graph (the intra-node one on
+ * up to 2 nodes, the inter-node one beyond) x bw_ratio[nodes > 2][algo][proto], and algBw = busBw
+ * x 1/2 for the tree, x n / steps for the ring (n / (2(n-1)) for allreduce). This chooses; the
+ * chosen algorithm is then timed on the modelled links. RCCL's size-dependent correction tables
+ * (treeCorrectionFactor, ringCorrectionFactor) are not modelled. */
+static double model_time(const CollSpec *sp, const CollChoice *cand, CollOp op, int n, int nodes,
+                         double bytes) {
+    int more = nodes > 2;
+    double bus =
+        sp->model_channels * sp->model_bw[more] * sp->model_ratio[more][cand->algo][cand->proto];
+    int steps = op == COLL_ALLREDUCE                                ? 2 * (n - 1)
+                : op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER ? n - 1
+                                                                    : n;
+    double alg = bus * (cand->algo == ALGO_TREE ? 0.5 : (double)n / steps);
+    return cand->latency / 1e12 + bytes / alg;
+}
+
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes) {
     CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};
     if (n <= 1)
@@ -519,6 +538,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
         coll_ring_order(c, members, n, ring);
     int nodes = coll_count_nodes(c->topo, ring, n);
     gboolean found = FALSE;
+    double best_model = G_MAXDOUBLE;
     for (int a = 0; a < ALGO_COUNT; a++) {
         if ((c->force_algo >= 0 && a != c->force_algo) ||
             (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algo_applies(a, op, n, nodes))
@@ -529,8 +549,14 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
                 continue;
             CollChoice cand;
             evaluate(c, a, p, op, ring, n, bytes, &cand);
-            if (!found || cand.predicted < best.predicted) {
+            /* the library's model chooses where the topology gives one; a backend (not the
+               library) and topologies without a model: the time on the links */
+            double mt = c->spec->model_channels > 0 && cand.backend < 0
+                            ? model_time(c->spec, &cand, op, n, nodes, bytes)
+                            : (double)cand.predicted;
+            if (!found || mt < best_model) {
                 best = cand;
+                best_model = mt;
                 found = TRUE;
             }
         }

@@ -65,6 +65,8 @@ struct Network {
     /* load builder */
     int32_t *slot_of; /* link -> index in builder, -1 */
     GArray *builder;  /* NetLoad */
+    uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
+    double dunit;     /* the same, as a double */
     uint64_t started, solves;
 };
 
@@ -87,6 +89,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
     if (net->nlinks > 0) /* a one-GPU machine has no links, and g_new(.., 0) is NULL */
         memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+    net->unit = topo_stream_weight(topo);
+    net->dunit = net->unit;
     return net;
 }
 
@@ -145,17 +149,28 @@ void net_loads_reset(Network *net) {
     g_array_set_size(net->builder, 0);
 }
 
-void net_loads_add_path(Network *net, const TopoPath *path) {
-    for (int i = 0; i < path->n; i++) {
-        int32_t id = path->link[i];
-        if (net->slot_of[id] >= 0) {
-            g_array_index(net->builder, NetLoad, net->slot_of[id]).weight++;
-        } else {
-            net->slot_of[id] = (int32_t)net->builder->len;
-            NetLoad ld = {id, 1};
-            g_array_append_val(net->builder, ld);
-        }
+static void load_add(Network *net, int32_t id, uint32_t w) {
+    if (net->slot_of[id] >= 0) {
+        g_array_index(net->builder, NetLoad, net->slot_of[id]).weight += w;
+    } else {
+        net->slot_of[id] = (int32_t)net->builder->len;
+        NetLoad ld = {id, w};
+        g_array_append_val(net->builder, ld);
     }
+}
+
+/* O(links) per path; an adaptive in-group split adds 3 loads: the direct link (1 unit of the
+ * stream's S - 1), the source switch's out-port and the destination's in-port (S - 2 units each),
+ * as topology.c says. */
+void net_loads_add_path(Network *net, const TopoPath *path) {
+    for (int i = 0; i < path->n; i++)
+        load_add(net, path->link[i], net->unit);
+    if (path->spread_group < 0)
+        return;
+    int g = path->spread_group, a = path->spread_a, b = path->spread_b;
+    load_add(net, topo_local_link(net->topo, g, a, b), 1);
+    load_add(net, topo_port_link(net->topo, g, a, TRUE), net->unit - 1);
+    load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
 }
 
 const NetLoad *net_loads_get(Network *net, int *n) {
@@ -169,10 +184,11 @@ static SimTime secs_to_ps(double s) {
     return (SimTime)llround(s * (double)SIM_PS_PER_S);
 }
 
+/* Per stream: capacity x unit / weight at the tightest link (unit 1: capacity / weight). */
 static double alone_rate(const Network *net, const NetLoad *loads, int n) {
     double r = G_MAXDOUBLE;
     for (int i = 0; i < n; i++)
-        r = MIN(r, topo_link_capacity(net->topo, loads[i].link) / loads[i].weight);
+        r = MIN(r, topo_link_capacity(net->topo, loads[i].link) * net->dunit / loads[i].weight);
     return r;
 }
 
@@ -272,7 +288,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     if (f->live) {
         for (int i = 0; i < f->n; i++) {
             Link *l = net->links[f->loads[i].link];
-            l->bytes[f->cls] += f->bytes * f->loads[i].weight;
+            l->bytes[f->cls] += f->bytes * f->loads[i].weight / net->dunit;
             for (guint k = 0; k < l->flows->len; k++)
                 if (g_array_index(l->flows, Crossing, k).flow == slot) {
                     g_array_remove_index_fast(l->flows, k);
@@ -398,7 +414,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
         if (l->wsum <= 0)
             continue;
         double share = MAX(l->cap_left, 0.0) / l->wsum;
-        if (share > it.share * (1 + 1e-12) + 1e-300) { /* stale entry: re-file */
+        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
+        if (share > it.share * (1 + 1e-12) + 1e-300) {              /* stale entry: re-file */
             heap_push(h, share, it.link);
             continue;
         }
@@ -409,10 +426,11 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
                 continue;
             f->fixed = TRUE;
             double old = f->rate;
-            f->rate = share;
+            /* share is per unit of weight, rate per stream (unit 1: the same number) */
+            f->rate = rate;
             for (int i = 0; i < f->n; i++) {
                 Link *m = net->links[f->loads[i].link];
-                m->cap_left -= share * f->loads[i].weight;
+                m->cap_left -= f->rate * f->loads[i].weight / net->dunit;
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0)
                     heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link);

@@ -25,7 +25,9 @@ typedef void (*NetDoneFn)(void *ctx, uint64_t arg);
 
 typedef struct {
     int32_t link;    /* topology link id */
-    uint32_t weight; /* streams of the flow crossing it */
+    uint32_t weight; /* streams of the flow crossing it, in units of 1/topo_stream_weight of a
+                        stream (1 unit = 1 stream except under adaptive dragonfly routing, where
+                        an in-group split loads its direct link with 1 unit of S - 1) */
 } NetLoad;
 
 Network *net_new(Engine *eng, const Topology *topo);
@@ -44,13 +46,15 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
                   NetDoneFn done, void *ctx, uint64_t arg);
 
-/* Building a flow's loads from paths: links crossed several times get weight > 1.
+/* Building a flow's loads from paths: links crossed several times get a larger weight; a path's
+ * in-group split (adaptive routing) is expanded into its direct link and the two switch ports.
  * net_loads_reset, then net_loads_add_path for each stream, then net_loads_get. */
 void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);
 const NetLoad *net_loads_get(Network *net, int *n);
 
-/* Time one flow alone would take: latency + bytes / min(capacity / weight), nearest picosecond. */
+/* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),
+ * nearest picosecond. */
 SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
                             SimTime latency);
 

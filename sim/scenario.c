@@ -614,7 +614,7 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
                                        "nodes",
                                        NULL};
     static const char *const kinds[] = {"flat", "dragonfly", "fat_tree", NULL};
-    static const char *const routings[] = {"minimal", "valiant", NULL};
+    static const char *const routings[] = {"minimal", "valiant", "adaptive", NULL};
     int kind = FABRIC_FLAT, routing = ROUTING_MINIMAL;
     t->taper = 1.0;
     if (!conf_check_keys(f, keys, "fabric", err) ||
@@ -687,8 +687,8 @@ static gboolean load_name_list(const ConfNode *n, const char *what, const char *
 }
 
 static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"algorithms", "protocols", "LL",    "Simple",
-                                       "backends",   "channels",  "rings", NULL};
+    static const char *const keys[] = {"algorithms", "protocols", "LL",    "Simple", "backends",
+                                       "channels",   "rings",     "model", NULL};
     static const char *const proto_keys[] = {"base_latency", "bandwidth_factor", "ring", "tree",
                                              NULL};
     static const char *const hop_keys[] = {"intra_hop", "inter_hop", NULL};
@@ -703,7 +703,8 @@ static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **er
     const ConfNode *algos = conf_get(n, "algorithms"), *protos = conf_get(n, "protocols");
     guint32 mask;
     if (!int_in(n, "channels", FALSE, 1, 64, &c->channels, err) ||
-        !scenario_load_rings(conf_get(n, "rings"), t, err))
+        !scenario_load_rings(conf_get(n, "rings"), t, err) ||
+        !scenario_load_coll_model(conf_get(n, "model"), t, err))
         return FALSE;
     if (algos) {
         if (!load_name_list(algos, "collectives.algorithms", algo_names, &mask, err))

@@ -59,6 +59,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
  * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 
+/* The topology's `collectives.model` block n (may be NULL: no model) into t->coll.model_*
+ * (scenario_rings.c). */
+gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **err);
+
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);
 const char *scenario_schedule_name(PipeSchedule s);

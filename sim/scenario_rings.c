@@ -1,5 +1,13 @@
 /* scenario_rings: the `collectives.rings` block of a topology file, the collective library's own
- * channel layout for whole nodes (RCCL's rome_models.cc ringBase strings, written as YAML).
+ * channel layout for whole nodes (RCCL's rome_models.cc ringBase strings, written as YAML), and
+ * the `collectives.model` block, the library's bandwidth model that chooses the algorithm:
+ *
+ *   model:
+ *     channels: 8
+ *     bandwidth: {intra: 31.5GB/s, inter: 31.5GB/s}   # per channel
+ *     bw_ratio:
+ *       two_nodes: {ring: {LL: 0.08, Simple: 1.0}, tree: {LL: 0.08, Simple: 0.95}}
+ *       more_nodes: {ring: {LL: 0.08, Simple: 1.0}, tree: {LL: 0.08, Simple: 0.41}}
  *
  *   rings:
  *     node:                           # channels over one whole node
@@ -86,4 +94,57 @@ gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err) {
                      err) &&
            load_list(conf_get(n, "nodes"), "collectives.rings.nodes", TRUE, t, &t->coll.rings_nodes,
                      err);
+}
+
+gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **err) {
+    static const char *const keys[] = {"channels", "bandwidth", "bw_ratio", NULL};
+    static const char *const bw_keys[] = {"intra", "inter", NULL};
+    static const char *const ratio_keys[] = {"two_nodes", "more_nodes", NULL};
+    static const char *const algo_keys[] = {"ring", "tree", NULL};
+    static const char *const proto_keys[] = {"LL", "Simple", NULL};
+    CollSpec *c = &t->coll;
+    c->model_channels = 0;
+    for (int k = 0; k < 2; k++)
+        for (int a = 0; a < ALGO_COUNT; a++)
+            for (int p = 0; p < PROTO_COUNT; p++)
+                c->model_ratio[k][a][p] = 1.0;
+    if (!n)
+        return TRUE;
+    int64_t ch = 0;
+    const ConfNode *bw = conf_get(n, "bandwidth"), *ratio = conf_get(n, "bw_ratio");
+    if (!conf_check_keys(n, keys, "collectives.model", err) ||
+        !conf_int(n, "channels", TRUE, 1, 256, &ch, err))
+        return FALSE;
+    if (!bw)
+        return conf_fail(err, CONF_ERROR_KEY, n, "missing key 'bandwidth'");
+    if (!conf_check_keys(bw, bw_keys, "collectives.model.bandwidth", err) ||
+        !conf_rate(bw, "intra", TRUE, &c->model_bw[0], err) ||
+        !conf_rate(bw, "inter", TRUE, &c->model_bw[1], err))
+        return FALSE;
+    c->model_channels = (int)ch;
+    if (!ratio)
+        return TRUE;
+    if (!conf_check_keys(ratio, ratio_keys, "collectives.model.bw_ratio", err))
+        return FALSE;
+    for (int k = 0; k < 2; k++) {
+        const ConfNode *kn = conf_get(ratio, ratio_keys[k]);
+        if (!kn)
+            continue;
+        if (!conf_check_keys(kn, algo_keys, ratio_keys[k], err))
+            return FALSE;
+        for (int a = 0; a < 2; a++) { /* ring, tree; hierarchical keeps the ring's */
+            const ConfNode *an = conf_get(kn, algo_keys[a]);
+            if (!an)
+                continue;
+            if (!conf_check_keys(an, proto_keys, algo_keys[a], err))
+                return FALSE;
+            for (int p = 0; p < PROTO_COUNT; p++)
+                if (!conf_double(an, proto_keys[p], FALSE, 1e-4, 10.0, &c->model_ratio[k][a][p],
+                                 err))
+                    return FALSE;
+        }
+        for (int p = 0; p < PROTO_COUNT; p++)
+            c->model_ratio[k][ALGO_HIER][p] = c->model_ratio[k][ALGO_RING][p];
+    }
+    return TRUE;
 }

@@ -16,6 +16,25 @@
  * group chosen by the salt. Which of the L global links a path takes is chosen by the salt too,
  * standing in for adaptive routing's spreading.
  *
+ * Adaptive routing (`routing: adaptive`): Slingshot's routing is adaptive, UGAL-like: each packet
+ * takes the minimal path or a non-minimal one through another switch, chosen by the load it sees
+ * (De Sensi et al., SC20, arXiv:2008.08886; Cray's "increasingly minimal bias" adaptive routing,
+ * US patent 10,757,022, spreads packets over all paths at the source). Inside a
+ * group we model its steady state for a hot switch pair as an even spread over the S - 1 paths,
+ * the direct link and the S - 2 two-hop paths, each 1/(S-1) of the stream. To stay cheap the S - 2
+ * two-hop paths are not loaded link by link (a ring over many nodes would touch every local link
+ * of every group and couple every flow of a group in the solver): a stream from switch a to
+ * switch b loads the direct link a->b with 1/(S-1) of it and, with (S-2)/(S-1), a's out-port and
+ * b's in-port, one link each standing for the S - 2 local links of the switch (capacity (S-2) x
+ * the local rate). Exact for one hot pair (S - 1 links' rate) and for many-to-one or one-to-many
+ * traffic; the transit through the middle switches (1/(S-1) of a stream on each) is not loaded,
+ * and the ports pool a switch's links that minimal traffic also crosses, so when a switch both
+ * sends and receives heavily the group looks up to 2x faster than the links would allow. The
+ * path records the split (spread_group, spread_a, spread_b); the network expands it, a link
+ * crossed whole weighing S - 1 units (topo_stream_weight). Port links follow the global links in
+ * the numbering, 2 per switch. Between groups paths stay minimal (global link by salt). The
+ * latency is the minimal path's (one local link).
+ *
  * Fat tree: rail-optimised leaves (NIC k of nodes_per_leaf consecutive nodes on one leaf), a
  * non-blocking spine; each leaf's uplink carries nodes_per_leaf x NIC bandwidth / taper. */
 #include "topology.h"
@@ -44,6 +63,7 @@ struct Topology {
     int nic_of[TOPO_MAX_GPUS]; /* NIC each GPU sends through */
     int32_t fabric0;           /* first fabric link id */
     int32_t global0;           /* dragonfly: first global link id */
+    int32_t port0;             /* dragonfly, adaptive: first port link id (= nlinks otherwise) */
     int32_t nlinks;
     int nodes_per_block; /* dragonfly: nodes whose NIC k share a switch */
     int leaves;          /* fat tree */
@@ -253,7 +273,9 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
         int S = spec->switches_per_group, G = spec->groups;
         t->nodes_per_block = spec->nodes_per_group / (S / spec->nics);
         t->global0 = t->fabric0 + (int32_t)G * S * S;
-        t->nlinks = t->global0 + (int32_t)G * G * spec->global_links;
+        t->nlinks = t->port0 = t->global0 + (int32_t)G * G * spec->global_links;
+        if (topo_stream_weight(t) > 1)
+            t->nlinks += (int32_t)G * S * 2;
     } else if (spec->nics > 0 && spec->fabric == FABRIC_FAT_TREE) {
         t->leaves = (nodes + spec->nodes_per_leaf - 1) / spec->nodes_per_leaf * spec->nics;
         t->nlinks = t->fabric0 + 2 * t->leaves;
@@ -306,14 +328,16 @@ LinkKind topo_link_kind(const Topology *t, int32_t link) {
         return nic_kinds[(li - t->gpu_links) / nics];
     }
     if (t->spec.fabric == FABRIC_DRAGONFLY)
-        return link < t->global0 ? LINK_LOCAL : LINK_GLOBAL;
+        return link < t->global0 ? LINK_LOCAL
+               : link < t->port0 ? LINK_GLOBAL
+                                 : ((link - t->port0) % 2 == 0 ? LINK_PORT_OUT : LINK_PORT_IN);
     return (link - t->fabric0) % 2 == 0 ? LINK_LEAF_UP : LINK_LEAF_DOWN;
 }
 
 const char *topo_link_kind_name(LinkKind k) {
     static const char *const names[LINK_KIND_COUNT] = {
-        "gpu-gpu", "gpu-switch", "switch-gpu", "pcie-up", "pcie-down", "nic-out",
-        "nic-in",  "local",      "global",     "leaf-up", "leaf-down",
+        "gpu-gpu", "gpu-switch", "switch-gpu", "pcie-up",   "pcie-down", "nic-out", "nic-in",
+        "local",   "global",     "leaf-up",    "leaf-down", "port-out",  "port-in",
     };
     return names[k];
 }
@@ -327,6 +351,9 @@ double topo_link_capacity(const Topology *t, int32_t link) {
         return s->local_bandwidth;
     case LINK_GLOBAL:
         return s->global_bandwidth;
+    case LINK_PORT_OUT:
+    case LINK_PORT_IN:
+        return (s->switches_per_group - 2) * s->local_bandwidth;
     default: /* leaf uplinks and downlinks */
         return s->nodes_per_leaf * s->nic_bandwidth / s->taper;
     }
@@ -353,6 +380,9 @@ void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size)
     if (k == LINK_LOCAL) {
         int S = t->spec.switches_per_group, rel = link - t->fabric0;
         g_snprintf(buf, size, "group %d switch %d->%d", rel / (S * S), rel / S % S, rel % S);
+    } else if (k == LINK_PORT_OUT || k == LINK_PORT_IN) {
+        int S = t->spec.switches_per_group, rel = (link - t->port0) / 2;
+        g_snprintf(buf, size, "group %d switch %d %s", rel / S, rel % S, topo_link_kind_name(k));
     } else if (k == LINK_GLOBAL) {
         int G = t->spec.groups, L = t->spec.global_links, rel = link - t->global0;
         g_snprintf(buf, size, "global group %d->%d #%d", rel / L / G, rel / L % G, rel % L);
@@ -421,6 +451,13 @@ static void fabric_path(const Topology *t, TopoPath *p, int n1, int k1, int n2, 
     }
     int npg = s->nodes_per_group, L = s->global_links, G = s->groups;
     int g1 = n1 / npg, g2 = n2 / npg, s1 = df_switch(t, n1, k1), s2 = df_switch(t, n2, k2);
+    if (g1 == g2 && s1 != s2 && topo_stream_weight(t) > 1) { /* adaptive */
+        p->spread_group = g1;
+        p->spread_a = s1;
+        p->spread_b = s2;
+        p->latency += 2 * s->switch_latency; /* two switches, as the direct link */
+        return;
+    }
     if (g1 == g2) {
         df_local(t, p, g1, s1, s2);
     } else if (s->routing == ROUTING_VALIANT && G >= 3) {
@@ -446,6 +483,7 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
     int g = t->g, n1 = src / g, n2 = dst / g, a = src % g, b = dst % g;
     out->n = 0;
     out->latency = 0;
+    out->spread_group = -1;
     if (n1 == n2) {
         push_local(t, out, n1, a, b);
         return;
@@ -463,6 +501,25 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
     out->latency += 2 * s->nic_latency;
 }
 
+uint32_t topo_stream_weight(const Topology *t) {
+    const TopologySpec *s = &t->spec;
+    if (s->fabric == FABRIC_DRAGONFLY && s->routing == ROUTING_ADAPTIVE && s->nics > 0 &&
+        s->switches_per_group > 2)
+        return (uint32_t)s->switches_per_group - 1;
+    return 1;
+}
+
+int32_t topo_port_link(const Topology *t, int g, int s, gboolean out) {
+    g_assert(t->port0 < t->nlinks);
+    return t->port0 + ((int32_t)g * t->spec.switches_per_group + s) * 2 + (out ? 0 : 1);
+}
+
+int32_t topo_local_link(const Topology *t, int g, int a, int b) {
+    int S = t->spec.switches_per_group;
+    g_assert(a != b && a >= 0 && b >= 0 && a < S && b < S);
+    return t->fabric0 + ((int32_t)g * S + a) * S + b;
+}
+
 uint64_t topo_pair_salt(int src, int dst) {
     uint64_t z = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) + 0x9e3779b97f4a7c15u;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64 (Steele et al. 2014) */
@@ -476,5 +533,9 @@ TopoRoute topo_route(const Topology *t, int src, int dst) {
     TopoRoute r = {p.latency, G_MAXDOUBLE, p.n, src / t->g != dst / t->g};
     for (int i = 0; i < p.n; i++)
         r.bandwidth = MIN(r.bandwidth, topo_link_capacity(t, p.link[i]));
+    if (p.spread_group >= 0) { /* S - 1 paths of one local link's rate each */
+        r.bandwidth = MIN(r.bandwidth, t->spec.local_bandwidth * topo_stream_weight(t));
+        r.hops += 1;
+    }
     return r;
 }

@@ -24,7 +24,10 @@ typedef struct {
 } TopoPair;
 
 typedef enum { FABRIC_FLAT, FABRIC_DRAGONFLY, FABRIC_FAT_TREE } FabricKind;
-typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT } Routing;
+/* Dragonfly routes: minimal; Valiant (through a random third group); adaptive (minimal between
+ * groups; inside a group split between the direct switch-to-switch link and the two-hop paths
+ * through the other switches of the group, see topology.c). */
+typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT, ROUTING_ADAPTIVE } Routing;
 
 /* How the machine's collective library costs a call (RCCL/NCCL tuning model, data from the
  * topology file): latency = base + intra-node steps x intra hop + network steps x network hop,
@@ -64,6 +67,13 @@ typedef struct {
     GArray *rings_nodes; /* CollRing: its channels over several whole nodes (with NICs), or NULL;
                             either list replaces `channels` and the ring search for groups of
                             whole nodes (collectives.c) */
+    /* The library's own bandwidth model, which chooses the algorithm and protocol (RCCL
+     * tuning.cc ncclTopoTuneModel): busBw = channels x per-channel bandwidth (intra-node graph
+     * on up to 2 nodes, inter-node beyond) x bw_ratio; algBw = busBw x 1/2 (tree) or
+     * n / steps (ring). model_channels 0: no model, choose by the time on the links. */
+    int model_channels;
+    double model_bw[2];                             /* per channel, bytes/s: [nodes > 2] */
+    double model_ratio[2][ALGO_COUNT][PROTO_COUNT]; /* bw_ratio: [nodes > 2][algo][proto] */
 } CollSpec;
 
 typedef struct {
@@ -122,6 +132,8 @@ typedef enum {
     LINK_GLOBAL,      /* dragonfly: group to group */
     LINK_LEAF_UP,     /* fat tree: leaf to spine */
     LINK_LEAF_DOWN,   /* fat tree: spine to leaf */
+    LINK_PORT_OUT,    /* dragonfly, adaptive: a switch's S - 2 local links out, as one link */
+    LINK_PORT_IN,     /* dragonfly, adaptive: its S - 2 local links in, as one link */
     LINK_KIND_COUNT
 } LinkKind;
 
@@ -136,6 +148,9 @@ typedef struct {
     int n;                       /* links on the path */
     int32_t link[TOPO_MAX_HOPS]; /* link ids, in order */
     SimTime latency;             /* hardware latency, picoseconds */
+    int spread_group;            /* adaptive routing: the path also crosses group spread_group */
+    int spread_a, spread_b;      /* from switch spread_a to switch spread_b, split as topology.c
+                                    says (not in link[]); spread_group -1: none */
 } TopoPath;
 
 /* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
@@ -170,6 +185,17 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
  * that GPU uses, topo_nic_of); the NICs matter only between nodes. */
 void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
                     TopoPath *out);
+
+/* Weight of one stream on a link it crosses whole, in the units flows are loaded in
+ * (net_loads_add_path): S - 1 for a dragonfly of S >= 3 switches per group under adaptive
+ * routing, where an in-group split puts 1 unit on the direct link and S - 2 on the two-hop paths;
+ * 1 otherwise. */
+uint32_t topo_stream_weight(const Topology *t);
+
+/* Dragonfly: the link from switch a to switch b (a != b) of group g. */
+int32_t topo_local_link(const Topology *t, int g, int a, int b);
+/* Dragonfly, adaptive: switch s of group g's port link, out (LINK_PORT_OUT) or in. */
+int32_t topo_port_link(const Topology *t, int g, int s, gboolean out);
 
 /* A well-mixed salt for the path between src and dst (splitmix64 of the pair). */
 uint64_t topo_pair_salt(int src, int dst);

@@ -228,6 +228,98 @@ START_TEST(test_frontier_two_nodes_nics) {
 }
 END_TEST
 
+START_TEST(test_frontier_two_nodes_adaptive) {
+    /* The same 2-node ring on the real dragonfly. Nodes 0 and 1 share a block, NIC k of both on
+     * switch k: each ring leaves node 0 by NIC k_out and enters node 1 by NIC k_in (switch
+     * k_out -> k_in), and back on the same switch pair. Adaptive routing (Frontier's default)
+     * spreads each boundary over the direct link and the 30 two-hop paths of the group, at most
+     * 4 streams x 1/31 on a local link: the NICs bound it, the flat fabric's closed form:
+     * 17 + 26 x 3.6 + 4 x 19.8 us + 2 x 15/16 x m/4 at 25 GB/s = 2,706.3824 us.
+     * Minimal routing puts both boundaries of a ring on one 25 GB/s switch link: 12.5 GB/s a
+     * stream, 2 x 15/16 x m/4 at 12.5 GB/s. */
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_int_eq(spec.routing, ROUTING_ADAPTIVE);
+    int members[16];
+    for (int i = 0; i < 16; i++)
+        members[i] = i;
+    double m = 128.0 * 1024 * 1024;
+    SimTime lat = 17000000 + 26 * INT64_C(3600000) + 4 * INT64_C(19800000);
+    SimTime want = lat + (SimTime)llround(2 * 15.0 / 16 * m / 4 / 25e9 * 1e12);
+    char limit[128];
+    SimTime t = time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE,
+                            FALSE, limit, sizeof limit);
+    ck_assert_msg(t == want, "adaptive: %" PRId64 " ps, want %" PRId64, t, want);
+    ck_assert_msg(!strcmp(limit, "node 0 NIC 0 nic-out (1 of 16)"), "limit '%s'", limit);
+    ck_assert_int_eq(time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE,
+                                 TRUE, NULL, 0),
+                     want);
+    spec.routing = ROUTING_MINIMAL;
+    want = lat + (SimTime)llround(2 * 15.0 / 16 * m / 4 / 12.5e9 * 1e12);
+    t = time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE, FALSE, limit,
+                    sizeof limit);
+    ck_assert_msg(t == want, "minimal: %" PRId64 " ps, want %" PRId64, t, want);
+    ck_assert_msg(!strcmp(limit, "group 0 switch 0->1 (1 of 4)"), "limit '%s'", limit);
+    topo_spec_clear(&spec);
+}
+END_TEST
+
+/* Which algorithm RCCL's model picks (collectives.model of frontier.yaml: 8 channels of 31.5 GB/s,
+ * tuning_model_3's bwRatio), allreduce:
+ *  - 16 GCDs (2 nodes), 128 MiB: ring algBw 252 x 16/30 = 134.4 GB/s against the tree's 252 x
+ *    0.95 x 0.5 = 119.7; the tree's 93 us less latency (96.8 against 189.8 us) is worth less
+ *    than the ring's bandwidth above about 102 MB: ring, Simple. At 1 MiB: tree.
+ *  - 64 GCDs (8 nodes): tree Simple's bwRatio is 0.41 beyond 2 nodes (algBw 51.7 against the
+ *    ring's 128.0 GB/s), its latency 186.4 against 729.8 us: tree up to about 47 MB, ring above.
+ *  - 8 B on 1,024 GCDs (128 nodes): tree, LL.
+ * --algo forcing still wins over the model. */
+START_TEST(test_algorithm_choice_rccl_model) {
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("frontier", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_int_eq(spec.coll.model_channels, 8);
+    static int members[1024];
+    for (int i = 0; i < 1024; i++)
+        members[i] = i;
+    struct {
+        int n;
+        double bytes;
+        CollAlgo algo;
+        CollProto proto;
+    } cases[] = {
+        {16, 128.0 * 1024 * 1024, ALGO_RING, PROTO_SIMPLE},
+        {16, 1024.0 * 1024, ALGO_TREE, PROTO_SIMPLE},
+        {64, 128.0 * 1024 * 1024, ALGO_RING, PROTO_SIMPLE},
+        {64, 32.0 * 1024 * 1024, ALGO_TREE, PROTO_SIMPLE},
+        {64, 8, ALGO_TREE, PROTO_LL},
+        {1024, 8, ALGO_TREE, PROTO_LL},
+        {8, 128.0 * 1024 * 1024, ALGO_RING, PROTO_SIMPLE},
+        {8, 8, ALGO_RING, PROTO_LL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int nodes = (cases[i].n + 7) / 8;
+        g_autoptr(Topology) topo = topo_new(&spec, nodes, &err);
+        g_autoptr(Engine) eng = engine_new();
+        g_autoptr(Network) net = net_new(eng, topo);
+        g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+        CollChoice ch = coll_choose(coll, COLL_ALLREDUCE, members, cases[i].n, cases[i].bytes);
+        ck_assert_msg(ch.algo == cases[i].algo && ch.proto == cases[i].proto,
+                      "%d GCDs, %.0f B: %s/%s, want %s/%s", cases[i].n, cases[i].bytes,
+                      coll_algo_name(ch.algo), coll_proto_name(ch.proto),
+                      coll_algo_name(cases[i].algo), coll_proto_name(cases[i].proto));
+        if (i == 0) { /* forced */
+            coll_force(coll, ALGO_TREE, -1);
+            ch = coll_choose(coll, COLL_ALLREDUCE, members, 16, cases[i].bytes);
+            ck_assert_int_eq(ch.algo, ALGO_TREE);
+        }
+    }
+    topo_spec_clear(&spec);
+}
+END_TEST
+
 START_TEST(test_symmetric_form_over_channels) {
     /* The deduplicated form (only GCD 8's node carries node-local links) over RCCL's channels and
      * NICs, on the real dragonfly: the same time as the full form, ring and tree. */
@@ -270,6 +362,8 @@ int main(void) {
     tcase_add_test(tc, test_frontier_ring);
     tcase_add_test(tc, test_double_tree_closed_form);
     tcase_add_test(tc, test_frontier_two_nodes_nics);
+    tcase_add_test(tc, test_frontier_two_nodes_adaptive);
+    tcase_add_test(tc, test_algorithm_choice_rccl_model);
     tcase_add_test(tc, test_symmetric_form_over_channels);
     suite_add_tcase(s, tc);
     return run_suite(s);

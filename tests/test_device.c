@@ -339,7 +339,10 @@ START_TEST(test_throughput_rises_with_sequence_length) {
     static const char *const scens[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero3.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(scens); i++) {
         double t512 = tflops(scens[i], 512, "standard"), t1k = tflops(scens[i], 1024, "standard");
-        ck_assert_msg(t1k > 1.05 * t512, "%s: %.1f, %.1f TFLOP/s at 512, 1024", scens[i], t512,
+        /* ZeRO-3: +2.6% since its allgathers run at the NICs' rate (adaptive routing), less
+           exposed at 512 to amortise (+5.5% when minimal routing held them at a switch link) */
+        double rise = i == 2 ? 1.02 : 1.05;
+        ck_assert_msg(t1k > rise * t512, "%s: %.1f, %.1f TFLOP/s at 512, 1024", scens[i], t512,
                       t1k);
         double f[4];
         for (int j = 0; j < 4; j++)

@@ -120,6 +120,60 @@ START_TEST(test_max_min_fairness) {
 }
 END_TEST
 
+/* Adaptive routing on a dragonfly of one group of 3 switches, one 1-GPU node per switch, 10 GB/s
+ * local links, 100 GB/s NICs: a stream from switch 0 to switch 1 is split, half on the direct link
+ * 0->1 and half on the two-hop path 0->2->1, which loads switch 0's out-port and switch 1's
+ * in-port (each the S - 2 = 1 links of its switch, 10 GB/s); weights in halves
+ * (topo_stream_weight 2).
+ *  - Alone it moves at 20 GB/s, both paths' capacity: 20 GB in 1 s.
+ *  - Max-min with a flow split over two paths: A puts half its stream on L1 (a 10 GB/s local
+ *    link) and half on L2 (node 2's 4 GB/s NIC); B crosses L2 whole. L2 fills first at rate r
+ *    for both: r/2 + r = 4 GB/s, r = 8/3 GB/s. B (4 GB) ends at 1.5 s; A, 4 GB moved by then,
+ *    is then held by L2 alone, r/2 = 4: 8 GB/s for its last 4 GB, ending at 2 s. */
+START_TEST(test_adaptive_split_flows) {
+    TopologySpec s = spec_with(1, NULL, 0, 100e9);
+    s.fabric = FABRIC_DRAGONFLY;
+    s.routing = ROUTING_ADAPTIVE;
+    s.groups = 1;
+    s.nodes_per_group = 3;
+    s.switches_per_group = 3;
+    s.local_bandwidth = 10e9;
+    s.global_links = 1;
+    s.global_bandwidth = 10e9;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 3, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    ck_assert_int_eq(topo_stream_weight(topo), 2);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish f = {{0}, eng};
+    net_transfer(net, 0, 1, 20e9, 0, 0, on_done, &f, 0);
+    engine_run(eng);
+    ck_assert_int_eq(f.at[0], SIM_PS_PER_S);
+    int nl;
+    net_loads_get(net, &nl); /* PCIe and NIC at both ends; direct link, out-port, in-port */
+    ck_assert_int_eq(nl, 7);
+
+    int32_t l1 = topo_local_link(topo, 0, 0, 1), l2 = -1;
+    for (int32_t id = 0; id < topo_links(topo); id++)
+        if (topo_link_node(topo, id) == 2 && topo_link_kind(topo, id) == LINK_NIC_OUT)
+            l2 = id;
+    ck_assert_int_ge(l2, 0);
+    s.nic_bandwidth = 4e9; /* only node 2's NIC matters below; the topology copied the spec */
+    g_autoptr(Topology) t4 = topo_new(&s, 3, &err);
+    g_autoptr(Engine) eng3 = engine_new();
+    g_autoptr(Network) net3 = net_new(eng3, t4);
+    Finish h = {{0}, eng3};
+    NetLoad a[2] = {{l1, 1}, {l2, 1}}, b = {l2, 2};
+    net_flow(net3, a, 2, 8e9, 0, 0, on_done, &h, 0);
+    net_flow(net3, &b, 1, 4e9, 0, 0, on_done, &h, 1);
+    engine_run(eng3);
+    ck_assert_msg(h.at[1] == 1500000000000, "B at %lld ps", (long long)h.at[1]);
+    ck_assert_msg(h.at[0] == 2 * SIM_PS_PER_S, "A at %lld ps", (long long)h.at[0]);
+    topo_spec_clear(&s);
+}
+END_TEST
+
 START_TEST(test_frontier_routes) {
     const char *sets[] = {"nodes=300", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
@@ -139,15 +193,31 @@ START_TEST(test_frontier_routes) {
     for (int i = 0; i < p.n; i++)
         fabric += topo_link_node(topo, p.link[i]) < 0;
     ck_assert_int_eq(fabric, 0);
-    /* node 0 to node 20: another switch in the group: one local link */
+    /* node 0 to node 20: another switch in the group (switch 4 from switch 0). Adaptive routing
+     * (Frontier's default): no local link in the path itself, a spread over the group's 31 paths */
     topo_path(topo, 1, 20 * 8 + 1, 0, &p);
     fabric = 0;
     for (int i = 0; i < p.n; i++)
-        if (topo_link_node(topo, p.link[i]) < 0) {
+        fabric += topo_link_node(topo, p.link[i]) < 0;
+    ck_assert_int_eq(fabric, 0);
+    ck_assert_int_eq(p.spread_group, 0);
+    ck_assert_int_eq(p.spread_a, 0);
+    ck_assert_int_eq(p.spread_b, 4);
+    ck_assert_int_eq(topo_stream_weight(topo), 31);
+    /* minimal: one local link */
+    const char *msets[] = {"nodes=300", "topology.fabric.routing=minimal", NULL};
+    g_autoptr(Scenario) ms = load_ok("20B_tp8.yaml", msets);
+    g_autoptr(Topology) mt = topo_new(&ms->topo, ms->nodes, &err);
+    topo_path(mt, 1, 20 * 8 + 1, 0, &p);
+    fabric = 0;
+    for (int i = 0; i < p.n; i++)
+        if (topo_link_node(mt, p.link[i]) < 0) {
             fabric++;
-            ck_assert_int_eq(topo_link_kind(topo, p.link[i]), LINK_LOCAL);
+            ck_assert_int_eq(topo_link_kind(mt, p.link[i]), LINK_LOCAL);
         }
     ck_assert_int_eq(fabric, 1);
+    ck_assert_int_eq(p.spread_group, -1);
+    ck_assert_int_eq(topo_stream_weight(mt), 1);
     /* across groups, minimal: exactly one global link, at most 3 switch-to-switch links */
     for (uint64_t salt = 0; salt < 16; salt++) {
         topo_path(topo, 1, 200 * 8 + 3, salt, &p);
@@ -293,6 +363,7 @@ int main(void) {
     tcase_add_test(tc, test_two_flows_share_a_link);
     tcase_add_test(tc, test_n_flows_into_one_nic);
     tcase_add_test(tc, test_max_min_fairness);
+    tcase_add_test(tc, test_adaptive_split_flows);
     tcase_add_test(tc, test_frontier_routes);
     tcase_add_test(tc, test_aggregated_vs_detailed);
     tcase_add_test(tc, test_what_ifs);
