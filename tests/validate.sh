@@ -9,7 +9,7 @@ cd "$src" || exit 1
 h='id,group,use,command,metric,measured,unit,source,setting,note'
 c='collective --op allreduce --ranks 8 --sizes 1MiB --topology frontier'
 printf '%s\n%s\n%s\n' "$h" \
-    "ar8,coll,calibrate,$c,time_us,80,us,\"a source, with a comma\",s,n" \
+    "ar8,coll,calibrate,$c,time_us,20,us,\"a source, with a comma\",s,n" \
     "tp,e2e,check,scenarios/1.3B_tp.yaml ;; scenarios/1.3B_tp.yaml,ratio:tflops_per_gpu,>0.5,ratio,s,t,n" \
     >"$tmp/rows.csv"
 
@@ -30,7 +30,7 @@ check "write baseline" 0 "$sim" validate "$tmp/rows.csv" --write-baseline "$tmp/
 check "write again" 0 "$sim" validate "$tmp/rows.csv" --write-baseline "$tmp/b2.csv"
 cmp -s "$tmp/b1.csv" "$tmp/b2.csv" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL baseline bytes"; }
 check "check passes" 0 "$sim" validate "$tmp/rows.csv" --check "$tmp/b1.csv"
-printf 'id,group,metric,predicted\nar8,coll,time_us,80\ntp,e2e,ratio:tflops_per_gpu,1\n' >"$tmp/exact.csv"
+printf 'id,group,metric,predicted\nar8,coll,time_us,20\ntp,e2e,ratio:tflops_per_gpu,1\n' >"$tmp/exact.csv"
 check "worse row" 4 "$sim" validate "$tmp/rows.csv" --check "$tmp/exact.csv"
 expect_grep "worse row named" 'FAIL ar8: |error|' "$tmp/err"
 check "wide threshold" 0 "$sim" validate "$tmp/rows.csv" --check "$tmp/exact.csv" --threshold 1000
