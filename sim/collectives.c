@@ -86,6 +86,20 @@ int coll_op_parse(const char *name) {
     return -1;
 }
 
+int coll_algo_parse(const char *name) {
+    for (int a = 0; name && a < ALGO_COUNT; a++)
+        if (!strcmp(name, coll_algo_name(a)))
+            return a;
+    return -1;
+}
+
+int coll_proto_parse(const char *name) {
+    for (int p = 0; name && p < PROTO_COUNT; p++)
+        if (!strcmp(name, coll_proto_name(p)))
+            return p;
+    return -1;
+}
+
 const char *coll_algo_name(CollAlgo a) {
     static const char *const names[ALGO_COUNT] = {"ring", "tree", "hierarchical"};
     return names[a];

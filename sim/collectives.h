@@ -31,6 +31,10 @@ typedef enum { COLL_MODE_AGGREGATED, COLL_MODE_DETAILED } CollMode;
 /* "allreduce", "reduce_scatter", ... as in the report; coll_op_parse inverts it (-1 unknown). */
 const char *coll_op_name(CollOp op);
 int coll_op_parse(const char *name);
+/* An algorithm's and a protocol's index from its name (coll_algo_name, coll_proto_name); -1 for
+ * NULL or an unknown name. */
+int coll_algo_parse(const char *name);
+int coll_proto_parse(const char *name);
 const char *coll_algo_name(CollAlgo a);
 const char *coll_proto_name(CollProto p);
 

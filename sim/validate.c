@@ -343,13 +343,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
                     "e.g. 128MiB) and no other arguments");
         return FALSE;
     }
-    int algo = -1, proto = -1;
-    for (int a = 0; algo_name && a < ALGO_COUNT; a++)
-        if (!strcmp(algo_name, coll_algo_name(a)))
-            algo = a;
-    for (int p = 0; proto_name && p < PROTO_COUNT; p++)
-        if (!strcmp(proto_name, coll_proto_name(p)))
-            proto = p;
+    int algo = coll_algo_parse(algo_name), proto = coll_proto_parse(proto_name);
     if ((algo_name && algo < 0) || (proto_name && proto < 0)) {
         g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_PARSE,
                     "--algo is ring, tree or hierarchical; --proto LL or Simple");
