@@ -8,13 +8,17 @@
  * - Pipelines: GPipe (all forwards, then all backwards) and 1F1B (Narayanan et al. 2021: p - s - 1
  *   warm-up forwards on stage s, then one forward and one backward alternately, then cool-down
  *   backwards). Stages exchange b s h activations forward and as many gradients backward.
- * - DDP (Li et al. 2020, PyTorch DDP): gradients allreduced in buckets as backward produces them,
- *   in the last micro-batch of an accumulation.
- * - ZeRO (Rajbhandari et al. 2020, DeepSpeed): stage 1 reduce-scatters gradient buckets in the last
- *   micro-batch, stage 2 in every micro-batch (its gradients are partitioned); both allgather the
- *   updated parameters after the optimizer. Stage 3 allgathers each unit's parameters before its
- *   forward and again before its backward (prefetching up to two units ahead) and reduce-scatters
- *   its gradients after its backward. */
+ * - Data parallelism by framework (framework.c): gradient buckets filled tensor by tensor as
+ *   backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the last
+ *   micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
+ *   partitioned); ZeRO-1/2 allgather the updated parameters after the optimizer (Rajbhandari et
+ *   al. 2020).
+ * - ZeRO-3: each unit's parameters gathered before its forward and again before its recomputation
+ *   and backward, on their own stream, issued by DeepSpeed's prefetch window (zero3_plan).
+ * - Tensor parallelism beyond Eq. 6: the head's input-gradient allreduce, the vocabulary-parallel
+ *   cross entropy's three, and GPT-NeoX's parallel residual (layer_forward, head_forward).
+ * - Host synchronisations (Task.host_sync): before the optimizer, and with GPT-NeoX's
+ *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
 
 #include "device.h"
