@@ -1,0 +1,274 @@
+/* sweep_out: where a sweep's rows go, surviving interruption. stdout is written in point order
+ * (a reorder buffer of finished rows), a file in completion order while the sweep runs and in
+ * point order once it completes; resuming keeps the rows of a file whose beginnings are this
+ * sweep's prefixes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep_internal.h"
+
+/* --- output ----------------------------------------------------------------------------------- */
+
+struct SweepOut {
+    const Sweep *sw;
+    char *path; /* NULL: stdout */
+    int fd;     /* the file, appending; -1 for stdout */
+    gboolean progress, drawn;
+    guint8 *todo;     /* per point: still to run */
+    guint8 *finished; /* per point: result in (row or failure) */
+    char **rows;      /* per point: its row, kept or new */
+    int kept, failed, expected, done;
+    int next; /* stdout: next point to write */
+    gint64 t0;
+};
+
+static gboolean write_all(int fd, const char *s, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return FALSE;
+        s += w;
+        n -= (size_t)w;
+    }
+    return TRUE;
+}
+
+/* Write header and every row held, in point order, to path (through a temporary file renamed
+ * over it, so a reader never sees half a file). */
+static gboolean rewrite_sorted(SweepOut *out, GError **err) {
+    g_autofree char *tmp = g_strdup_printf("%s.tmp%d", out->path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    gboolean ok = fd >= 0;
+    const char *h = sweep_header(out->sw);
+    ok = ok && write_all(fd, h, strlen(h));
+    for (guint i = 0; ok && i < out->sw->points->len; i++)
+        if (out->rows[i])
+            ok = write_all(fd, out->rows[i], strlen(out->rows[i]));
+    if (fd >= 0 && close(fd) != 0)
+        ok = FALSE;
+    if (!ok || rename(tmp, out->path) != 0) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", out->path,
+                    g_strerror(errno));
+        unlink(tmp);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Fields of a CSV line, quotes respected. */
+static int csv_fields(const char *s, size_t n, size_t *end_of_field, int want) {
+    int fields = 1;
+    gboolean q = FALSE;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            q = !q;
+        else if (s[i] == ',' && !q) {
+            if (fields == want && end_of_field)
+                *end_of_field = i + 1;
+            fields++;
+        }
+    }
+    return fields;
+}
+
+/* Read a previous run's file: keep the rows that belong to points of this sweep. */
+static gboolean resume_read(SweepOut *out, GError **err) {
+    const Sweep *sw = out->sw;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) ioerr = NULL;
+    if (!g_file_get_contents(out->path, &text, &len, &ioerr)) {
+        if (g_error_matches(ioerr, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            return TRUE; /* nothing to resume */
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ioerr->message);
+        return FALSE;
+    }
+    g_autoptr(GHashTable) by_prefix = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < sw->points->len; i++) {
+        const Point *p = sw->points->pdata[i];
+        if (p->status == SWEEP_POINT_OK)
+            g_hash_table_insert(by_prefix, p->prefix, GINT_TO_POINTER(i + 1));
+    }
+    int ncols = (int)sw->columns->len, nkeys = (int)sw->keys->len;
+    const char *first_fixed = sw->columns->pdata[nkeys];
+    g_autofree char *marker = g_strdup_printf(", \"%s\": ", first_fixed);
+    g_autofree char *last =
+        g_strdup_printf("\"%s\": ", (char *)sw->columns->pdata[sw->columns->len - 1]);
+    const char *p = text, *end = text + len;
+    int line = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break; /* a row cut short by the interruption: not finished */
+        size_t n = (size_t)(nl - p) + 1;
+        line++;
+        if (line == 1 && sw->fmt == SWEEP_CSV) {
+            if (n != strlen(sw->header) || memcmp(p, sw->header, n) != 0) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                            "%s: its header is not this sweep's (other varied keys, columns or "
+                            "format); write to another file, or remove it to start again",
+                            out->path);
+                return FALSE;
+            }
+            p = nl + 1;
+            continue;
+        }
+        size_t plen = 0;
+        gboolean shaped;
+        if (sw->fmt == SWEEP_CSV) {
+            shaped = csv_fields(p, n - 1, &plen, nkeys) == ncols;
+            if (nkeys == 0)
+                plen = 0;
+        } else {
+            const char *m = g_strstr_len(p, (gssize)n, nkeys ? marker : "{");
+            shaped = m && n >= 2 && p[n - 2] == '}' && g_strstr_len(p, (gssize)n, last);
+            plen = m ? (size_t)(m - p) + (nkeys ? 2 : 1) : 0;
+        }
+        g_autofree char *prefix = g_strndup(p, plen);
+        int i = shaped ? GPOINTER_TO_INT(g_hash_table_lookup(by_prefix, prefix)) - 1 : -1;
+        if (i < 0) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                        "%s:%d: not a row of this sweep (its varied values or columns match no "
+                        "point); write to another file, or remove it to start again",
+                        out->path, line);
+            return FALSE;
+        }
+        if (!out->rows[i]) {
+            out->rows[i] = g_strndup(p, n);
+            out->todo[i] = 0;
+            out->kept++;
+        }
+        p = nl + 1;
+    }
+    return TRUE;
+}
+
+static void draw(SweepOut *out, gboolean last);
+
+SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboolean progress,
+                        GError **err) {
+    int n = (int)sw->points->len;
+    g_autoptr(SweepOut) out = g_new0(SweepOut, 1);
+    out->sw = sw;
+    out->path = g_strdup(path);
+    out->fd = -1;
+    out->progress = progress;
+    out->todo = g_new0(guint8, n);
+    out->finished = g_new0(guint8, n);
+    out->rows = g_new0(char *, n);
+    out->t0 = g_get_monotonic_time();
+    for (int i = 0; i < n; i++)
+        out->todo[i] = sweep_point_at(sw, i)->status == SWEEP_POINT_OK;
+    if (!path) {
+        g_return_val_if_fail(!resume, NULL);
+        fputs(sw->header, stdout);
+        fflush(stdout);
+    } else {
+        if (resume && !resume_read(out, err))
+            return NULL;
+        if (!rewrite_sorted(out, err))
+            return NULL;
+        out->fd = open(path, O_WRONLY | O_APPEND);
+        if (out->fd < 0) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
+                        g_strerror(errno));
+            return NULL;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        out->expected += out->todo[i];
+    if (out->expected > 0)
+        draw(out, FALSE);
+    return g_steal_pointer(&out);
+}
+
+void sweep_out_free(SweepOut *out) {
+    if (!out)
+        return;
+    if (out->fd >= 0)
+        close(out->fd);
+    for (guint i = 0; i < out->sw->points->len; i++)
+        g_free(out->rows[i]);
+    g_free(out->rows);
+    g_free(out->todo);
+    g_free(out->finished);
+    g_free(out->path);
+    g_free(out);
+}
+
+const guint8 *sweep_out_todo(const SweepOut *out) {
+    return out->todo;
+}
+
+int sweep_out_kept(const SweepOut *out) {
+    return out->kept;
+}
+
+int sweep_out_failed(const SweepOut *out) {
+    return out->failed;
+}
+
+static void draw(SweepOut *out, gboolean last) {
+    if (!out->progress)
+        return;
+    int width = 30, filled = out->expected ? width * out->done / out->expected : width;
+    char bar[64];
+    memset(bar, '#', (size_t)filled);
+    memset(bar + filled, '.', (size_t)(width - filled));
+    bar[width] = '\0';
+    fprintf(stderr, "\rsweep [%s] %d/%d points, %.1f s", bar, out->done, out->expected,
+            (double)(g_get_monotonic_time() - out->t0) / 1e6);
+    if (last)
+        fputc('\n', stderr);
+    fflush(stderr);
+    out->drawn = !last;
+}
+
+void sweep_out_add(SweepOut *out, SweepResult *r) {
+    int i = r->point;
+    g_assert(out->todo[i] && !out->finished[i]);
+    out->finished[i] = 1;
+    out->done++;
+    if (r->error) {
+        g_autofree char *name = sweep_point_name(out->sw, i);
+        if (out->drawn)
+            fputc('\n', stderr);
+        fprintf(stderr, "sim sweep: %s: %s\n", name, r->error);
+        out->failed++;
+    } else {
+        out->rows[i] = g_steal_pointer(&r->row);
+        if (out->fd >= 0 && !write_all(out->fd, out->rows[i], strlen(out->rows[i])))
+            fprintf(stderr, "sim sweep: cannot write %s: %s\n", out->path, g_strerror(errno));
+    }
+    sweep_result_free(r);
+    if (out->fd < 0) { /* stdout, in point order: write every row whose turn has come */
+        int n = (int)out->sw->points->len;
+        while (out->next < n && (!out->todo[out->next] || out->finished[out->next])) {
+            if (out->rows[out->next])
+                fputs(out->rows[out->next], stdout);
+            out->next++;
+        }
+        fflush(stdout);
+    }
+    draw(out, FALSE);
+}
+
+gboolean sweep_out_finish(SweepOut *out, GError **err) {
+    if (out->progress && out->expected > 0)
+        draw(out, TRUE);
+    if (out->fd < 0) {
+        if (fflush(stdout) == 0)
+            return TRUE;
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write the output: %s",
+                    g_strerror(errno));
+        return FALSE;
+    }
+    close(out->fd);
+    out->fd = -1;
+    return rewrite_sorted(out, err);
+}
