@@ -55,6 +55,11 @@ gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec
                                 GError **err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
 
+/* A topology's `device:` block n into d (scenario_device.c): a mapping, or a scalar naming a
+ * device file, which scenario_load_device_file (scenario.c) finds and loads. */
+ConfNode *scenario_load_device_file(const ConfNode *ref, GError **err);
+gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
+
 /* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
  * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
