@@ -312,6 +312,14 @@ static char *in_source_tree(const char *path) {
     return g_build_filename(SIM_SOURCE_DIR, path, NULL);
 }
 
+/* Parse a row's command line (argv[0] is the row's first word) with no help option. */
+static gboolean parse_options(const GOptionEntry *entries, int *argc, char ***argv, GError **err) {
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    return g_option_context_parse(ctx, argc, argv, err);
+}
+
 static gboolean run_collective(int argc, char **argv, Measures *m, GError **err) {
     g_autofree char *op_name = NULL, *size = NULL, *topology = NULL, *algo_name = NULL,
                     *proto_name = NULL;
@@ -329,10 +337,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
         {"detailed", 0, 0, G_OPTION_ARG_NONE, &detailed, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
-    g_option_context_set_help_enabled(ctx, FALSE);
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, err))
+    if (!parse_options(entries, &argc, &argv, err))
         return FALSE;
     int op = op_name ? coll_op_parse(op_name) : -1;
     double bytes = 0;
@@ -381,10 +386,7 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
-    g_option_context_set_help_enabled(ctx, FALSE);
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, err))
+    if (!parse_options(entries, &argc, &argv, err))
         return FALSE;
     if (argc != 2) {
         g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_PARSE,
