@@ -167,15 +167,11 @@ START_TEST(test_deepspeed_ddp_after_backward) {
 }
 END_TEST
 
-/* PyTorch DDP: buckets filled tensor by tensor in reverse order, the first capped at 1 MiB, the
- * rest at 25 MiB (closed once they reach the cap), overlapped with backward. */
-START_TEST(test_pytorch_ddp_buckets) {
-    const char *sets[] = {"training.framework=pytorch", NULL};
-    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
-    g_autoptr(SimRun) run = run_ok(sc, -1); /* its overlap: test_schemes.c test_overlap */
-    /* replay the assignment: 1.3B's tensors in reverse registration order */
+/* Buckets replayed: the stage's tensors in reverse registration order, a bucket closed once it
+ * reaches its cap (the first `first` bytes, the others `cap`). Returns the bucket count. */
+static int replay_buckets(const Scenario *sc, double first, double cap) {
     g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
-    double open = 0, cap = 1024.0 * 1024.0;
+    double open = 0, limit = first;
     int buckets = 0;
     for (int i = (int)units->len - 1; i >= 0; i--) {
         double sizes[32];
@@ -185,13 +181,35 @@ START_TEST(test_pytorch_ddp_buckets) {
         static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
         for (int o = 0; o < 4; o++)
             for (int k = n - 1; k >= 0; k--)
-                if (segs[k] == order[o] && (open += sizes[k] * E) >= cap) {
-                    buckets++, open = 0, cap = 25.0 * 1024 * 1024;
+                if (segs[k] == order[o] && (open += sizes[k] * E) >= limit) {
+                    buckets++, open = 0, limit = cap;
                 }
     }
-    buckets += open > 0;
+    return buckets + (open > 0);
+}
+
+/* PyTorch DDP: buckets filled tensor by tensor in reverse order, the first capped at 1 MiB, the
+ * rest at 25 MiB (closed once they reach the cap), overlapped with backward. Megatron-LM: buckets
+ * of max(4e7, 1e6 x dp) parameters, no smaller first one. */
+START_TEST(test_pytorch_and_megatron_buckets) {
+    const char *pt[] = {"training.framework=pytorch", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", pt);
+    g_autoptr(SimRun) run = run_ok(sc, -1); /* its overlap: test_schemes.c test_overlap */
+    int buckets = replay_buckets(sc, 1024.0 * 1024.0, 25.0 * 1024 * 1024);
     ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLREDUCE, DIM_DP), buckets);
     ck_assert_int_gt(buckets, 2 * sc->model.layers); /* several per layer, not one per layer */
+
+    /* Megatron-LM has no synchronize_each_layer (GPT-NeoX's, set in the scenario) */
+    const char *mg[] = {"training.framework=megatron", "training.synchronize_each_layer=false",
+                        NULL};
+    g_autoptr(Scenario) sm = load_ok("1.3B_ddp.yaml", mg);
+    g_autoptr(SimRun) rm = run_ok(sm, -1);
+    double cap = MAX(4e7, 1e6 * sm->dp) * E;
+    ck_assert_double_eq(sm->bucket_bytes, cap);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(rm), 0, COLL_ALLREDUCE, DIM_DP),
+                        replay_buckets(sm, cap, cap));
+    ck_assert_msg(sim_summary(rm)->overlap > 0.5, "Megatron's buckets hide %.3f",
+                  sim_summary(rm)->overlap);
 }
 END_TEST
 
@@ -243,7 +261,7 @@ int main(void) {
     tcase_add_test(tc, test_zero3_on_demand);
     tcase_add_test(tc, test_zero3_live_window_memory);
     tcase_add_test(tc, test_deepspeed_ddp_after_backward);
-    tcase_add_test(tc, test_pytorch_ddp_buckets);
+    tcase_add_test(tc, test_pytorch_and_megatron_buckets);
     tcase_add_test(tc, test_parallel_residual);
     tcase_add_test(tc, test_tp_head_and_cross_entropy);
     suite_add_tcase(s, tc);
