@@ -53,7 +53,9 @@ static void keep(void *ctx, SweepResult *r) {
 }
 
 /* 13B on 2 nodes at the scenario's batch: the scenario's layout is a candidate with the same
- * iteration time as a plain run, and the best candidate is at least as fast. */
+ * iteration time as a plain run, and the search finds a clearly faster one (ZeRO-3 without
+ * recomputation fits in 39 GiB and runs about 1.06 s against the scenario's 1.65 s; the margin
+ * asserted is 10%). */
 START_TEST(test_ranking) {
     const char *sets[] = {"nodes=2", NULL};
     g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
@@ -84,7 +86,9 @@ START_TEST(test_ranking) {
         }
     }
     ck_assert(own);
-    ck_assert_int_le(best, sim_summary(plain)->iteration);
+    ck_assert_msg((double)best < 0.9 * (double)sim_summary(plain)->iteration,
+                  "best %.6f s, the scenario's own layout %.6f s", best / 1e12,
+                  sim_summary(plain)->iteration / 1e12);
 }
 END_TEST
 
