@@ -22,6 +22,20 @@ static void num(FILE *out, double v) {
     fputs(report_format_number(v, buf), out);
 }
 
+void report_csv_quote(GString *g, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        g_string_append(g, s);
+        return;
+    }
+    g_string_append_c(g, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(g, '"');
+        g_string_append_c(g, *p);
+    }
+    g_string_append_c(g, '"');
+}
+
 void report_json_quote(GString *g, const char *s) {
     g_string_append_c(g, '"');
     for (const char *p = s ? s : ""; *p; p++) {
@@ -101,6 +115,18 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     fputs("{\n", out);
     kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
     kv_str(out, i1, "scenario", sc->path, FALSE);
+    /* provenance: what produced these numbers */
+    kv_str(out, i1, "sim_version", SIM_VERSION, FALSE);
+    fprintf(out, "%s\"machine\": {\n", i1);
+    kv_str(out, i2, "topology", sc->topo.name, FALSE);
+    kv_str(out, i2, "device", sc->topo.device.name, TRUE);
+    fprintf(out, "%s},\n%s\"overrides\": [", i1, i1);
+    for (char **o = sc->sets; o && *o; o++) {
+        if (o != sc->sets)
+            fputs(", ", out);
+        json_str(out, *o);
+    }
+    fputs("],\n", out);
     fprintf(out, "%s\"model\": {\n", i1);
     kv_str(out, i2, "name", m->name, FALSE);
     kv_num(out, i2, "layers", m->layers, FALSE);
@@ -302,10 +328,15 @@ static void write_csv(FILE *out, const SimRun *run) {
     const Scenario *sc = sim_scenario(run);
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
-          "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s\n",
+          "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s,sim_version,"
+          "topology,device,overrides\n",
           out);
-    fprintf(out, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", sc->path, sc->model.name, sc->nodes, sc->gpus,
-            sc->tp, sc->pp, sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
+    g_autoptr(GString) g = g_string_new(NULL);
+    report_csv_quote(g, sc->path);
+    g_string_append_c(g, ',');
+    report_csv_quote(g, sc->model.name);
+    fprintf(out, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", g->str, sc->nodes, sc->gpus, sc->tp, sc->pp,
+            sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
     double v[] = {ps_to_s(s->iteration),       ps_to_s(s->critical.compute),
                   ps_to_s(s->critical.comm),   ps_to_s(s->critical.exposed),
                   ps_to_s(s->critical.bubble), s->overlap,
@@ -321,7 +352,15 @@ static void write_csv(FILE *out, const SimRun *run) {
     num(out, ps_to_s(s->critical.host_wait));
     fputc(',', out);
     num(out, ps_to_s(s->critical.interference));
-    fputc('\n', out);
+    /* provenance: version, machine, the overrides (space-separated) */
+    g_string_assign(g, "," SIM_VERSION ",");
+    report_csv_quote(g, sc->topo.name);
+    g_string_append_c(g, ',');
+    report_csv_quote(g, sc->topo.device.name);
+    g_string_append_c(g, ',');
+    g_autofree char *sets = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
+    report_csv_quote(g, sets);
+    fprintf(out, "%s\n", g->str);
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {

@@ -20,6 +20,9 @@ const char *report_format_number(double v, char *buf);
 /* s as a JSON string literal (quotes, backslashes and control characters escaped), appended to g;
  * NULL is written as "". */
 void report_json_quote(GString *g, const char *s);
+/* Append s as one CSV field: as it is, or double-quoted (quotes doubled) when it holds a comma, a
+ * quote or a line break (RFC 4180). */
+void report_csv_quote(GString *g, const char *s);
 
 /* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);

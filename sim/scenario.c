@@ -32,6 +32,7 @@ void scenario_free(Scenario *s) {
         return;
     g_free(s->path);
     g_free(s->description);
+    g_strfreev(s->sets);
     model_config_clear(&s->model);
     topo_spec_clear(&s->topo);
     g_free(s);
@@ -741,6 +742,7 @@ Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
         return NULL;
     g_autoptr(Scenario) sc = g_new0(Scenario, 1);
     sc->path = g_strdup(path);
+    sc->sets = g_strdupv((char **)sets);
     if (!load_scenario(root, sc, err))
         return NULL;
     return g_steal_pointer(&sc);

@@ -17,6 +17,7 @@ typedef enum { SCHED_GPIPE, SCHED_1F1B } PipeSchedule;
 typedef struct {
     char *path;        /* scenario file as given */
     char *description; /* free text from the file, may be NULL */
+    char **sets;       /* the --set overrides applied, in order (NULL-terminated; NULL: none) */
     ModelConfig model;
     TopologySpec topo;
     int nodes;

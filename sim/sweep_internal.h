@@ -54,7 +54,5 @@ void sweep_rows_layout(Sweep *sw, guint64 kinds);
 /* One point's row, from its run and the critical rank's communication rows. */
 char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, const GArray *rows,
                         double wall_s);
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-void sweep_csv_string(GString *g, const char *s);
 
 #endif

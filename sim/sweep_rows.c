@@ -35,7 +35,11 @@ static const char *const headline[] = {"model",
                                        "neox_tflops_per_gpu",
 
                                        "host_wait_s",
-                                       "interference_s"};
+                                       "interference_s",
+                                       "sim_version",
+                                       "topology",
+                                       "device",
+                                       "overrides"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
 G_STATIC_ASSERT(H_COUNT <= 32);
 
@@ -72,20 +76,6 @@ static gboolean is_json_number(const char *s) {
     return *p == '\0';
 }
 
-void sweep_csv_string(GString *g, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        g_string_append(g, s);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
 /* A row being written: each cell takes the next column's name. */
 typedef struct {
     const Sweep *sw;
@@ -116,7 +106,7 @@ static void cell_str(Row *r, const char *v) {
     if (r->sw->fmt == SWEEP_JSONL)
         report_json_quote(r->s, v);
     else
-        sweep_csv_string(r->s, v);
+        report_csv_quote(r->s, v);
 }
 
 /* A varied value: a JSON number when it reads as one, else a string. */
@@ -172,6 +162,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
     row_labels(&r, p);
     double it = sweep_ps_s((double)s->iteration);
     const RankTimes *c = &s->critical;
+    g_autofree char *overrides = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     enum { NUM, STR, BOOL };
     const struct {
         int type;
@@ -205,6 +196,10 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {NUM, s->neox_tflops_per_gpu, NULL},
         {NUM, sweep_ps_s((double)c->host_wait), NULL},
         {NUM, sweep_ps_s((double)c->interference), NULL},
+        {STR, 0, SIM_VERSION},
+        {STR, 0, sc->topo.name},
+        {STR, 0, sc->topo.device.name},
+        {STR, 0, overrides},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {
@@ -264,7 +259,7 @@ void sweep_rows_layout(Sweep *sw, guint64 kinds) {
         for (guint c = 0; c < sw->columns->len; c++) {
             if (c)
                 g_string_append_c(h, ',');
-            sweep_csv_string(h, sw->columns->pdata[c]);
+            report_csv_quote(h, sw->columns->pdata[c]);
         }
         g_string_append_c(h, '\n');
     }
