@@ -26,8 +26,14 @@ for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubbl
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
 done
 expect_grep json-nodes '"nodes": 4' "$tmp/a.json"
+# provenance: version, the resolved machine, the overrides as given
+expect_grep json-version "\"sim_version\": \"$("$sim" --version | cut -d' ' -f2)\"" "$tmp/a.json"
+expect_grep json-machine '"topology": "frontier"' "$tmp/a.json"
+expect_grep json-device '"device": "AMD MI250X GCD"' "$tmp/a.json"
+expect_grep json-overrides '"overrides": \["nodes=4"\]' "$tmp/a.json"
 check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
+expect_grep csv-provenance ',frontier,AMD MI250X GCD,$' "$tmp/out"
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
 check all-ranks 0 "$sim" "$s/1.3B_zero1.yaml" --all-ranks
 check collective 0 "$sim" collective --op allreduce --ranks 16 --sizes 1MiB:4MiB --format csv
