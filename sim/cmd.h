@@ -20,4 +20,7 @@ int cmd_search(int argc, char **argv);
  * (cmd_validate.c). */
 int cmd_validate(int argc, char **argv);
 
+/* sim list [models|topologies|devices|scenarios]: what ships, by name (cmd_list.c). */
+int cmd_list(int argc, char **argv);
+
 #endif

@@ -16,6 +16,7 @@ static const struct {
     {"sweep", cmd_sweep},
     {"search", cmd_search},
     {"validate", cmd_validate},
+    {"list", cmd_list},
     /* clang-format on */
 };
 

@@ -31,6 +31,15 @@ expect_grep json-version "\"sim_version\": \"$("$sim" --version | cut -d' ' -f2)
 expect_grep json-machine '"topology": "frontier"' "$tmp/a.json"
 expect_grep json-device '"device": "AMD MI250X GCD"' "$tmp/a.json"
 expect_grep json-overrides '"overrides": \["nodes=4"\]' "$tmp/a.json"
+# sim list: every shipped file by name, with its facts; an unknown kind is bad input
+check list 0 "$sim" list
+for name in gpt-neox-20b frontier dgx-h100 mi250x-gcd 20B_tp8 validation/megatron_1t; do
+    expect_grep "list-$name" "^  $name " "$tmp/out"
+done
+grep -q "does not load" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL list: a shipped file does not load"; } || pass=$((pass + 1))
+check list-models 0 "$sim" list models
+[ "$(grep -c '^  ' "$tmp/out")" -eq "$(ls "$s/../models/"*.yaml | wc -l)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL list models: count"; }
+check list-bad 2 "$sim" list bogus
 check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
 expect_grep csv-provenance ',frontier,AMD MI250X GCD,$' "$tmp/out"
