@@ -83,6 +83,7 @@ gboolean conf_fail(GError **err, int code, const ConfNode *at, const char *fmt, 
 typedef struct {
     yaml_parser_t parser;
     const char *origin;
+    int depth; /* mappings and sequences open around the node being parsed */
 } Reader;
 
 static gboolean parse_fail(Reader *r, GError **err) {
@@ -151,9 +152,20 @@ static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err) {
     }
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT: {
+        /* parse_node and parse_children recurse once a level: a bound keeps hostile input
+         * ('[' x 50000) from overflowing the stack */
+        if (r->depth >= CONF_MAX_DEPTH) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                        "%s:%d:%d: mappings and sequences nested more than %d deep", r->origin,
+                        line, col, CONF_MAX_DEPTH);
+            return NULL;
+        }
         ConfNode *n = node_new(ev->type == YAML_MAPPING_START_EVENT ? CONF_MAP : CONF_SEQ,
                                r->origin, line, col);
-        if (!parse_children(r, n, err)) {
+        r->depth++;
+        gboolean ok = parse_children(r, n, err);
+        r->depth--;
+        if (!ok) {
             conf_node_free(n);
             return NULL;
         }

@@ -35,6 +35,9 @@ struct ConfNode {
     GPtrArray *items;  /* ConfNode *, CONF_MAP and CONF_SEQ */
 };
 
+/* Deepest nesting of mappings and sequences a YAML file may have (a scenario needs about 6). */
+#define CONF_MAX_DEPTH 64
+
 /* Parse a YAML file into a tree. Returns NULL and sets err (CONF_ERROR_IO, CONF_ERROR_PARSE). */
 ConfNode *conf_load_file(const char *path, GError **err);
 /* Parse YAML text; origin names it in messages. */

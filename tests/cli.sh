@@ -52,4 +52,15 @@ check bad-device 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=nope
 expect_grep bad-device-text "device 'nope' not found" "$tmp/err"
 check device-swap 0 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=a100-80gb
 expect_grep device-swap-text "NVIDIA A100 SXM4 80GB" "$tmp/out"
+# Hostile input: exit 2 with FILE:LINE:COLUMN, never a crash (issue 11)
+python3 -c "print('['*50000)" >"$tmp/deep.yaml" 2>/dev/null || printf '%50000s\n' '' | tr ' ' '[' >"$tmp/deep.yaml"
+check deep-yaml 2 "$sim" "$tmp/deep.yaml"
+expect_grep deep-yaml-text "deep.yaml:1:65: .*nested more than 64 deep" "$tmp/err"
+mkdir -p "$tmp/d/scenarios" "$tmp/d/models"
+cp "$tmp/deep.yaml" "$tmp/d/models/deep.yaml"
+printf 'model: deep\ntopology: frontier\nnodes: 1\nparallel: {}\ntraining: {}\n' >"$tmp/d/scenarios/s.yaml"
+check deep-model 2 "$sim" "$tmp/d/scenarios/s.yaml"
+expect_grep deep-model-text "models/deep.yaml:1:65: " "$tmp/err"
+check deep-sweep 2 "$sim" sweep "$tmp/deep.yaml" --vary nodes=1,2
+expect_grep deep-sweep-text "deep.yaml:1:65: " "$tmp/err"
 finish cli

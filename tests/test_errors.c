@@ -159,6 +159,28 @@ START_TEST(test_bad_rings) {
 }
 END_TEST
 
+/* Hostile nesting: a bounded depth and a message at the first level too deep, never a crash. */
+START_TEST(test_deep_nesting) {
+    g_autofree char *deep = g_strnfill(50000, '[');
+    const char *n[] = {"%s:1:65:", "nested more than 64 deep", NULL};
+    expect_error(deep, NULL, n);
+    g_autofree char *maps = g_strnfill(200, '[');
+    const char *n2[] = {"%s:4:74:", "nested more than 64 deep", NULL};
+    g_autofree char *text = g_strconcat(BASE, "parallel: ", maps, NULL);
+    expect_error(text, NULL, n2);
+    /* exactly 64 levels load; 65 do not */
+    g_autofree char *open64 = g_strnfill(64, '['), *close64 = g_strnfill(64, ']');
+    g_autofree char *at64 = g_strconcat(open64, close64, NULL);
+    g_autoptr(GError) err = NULL;
+    ConfNode *root = conf_load_string(at64, "deep", &err);
+    ck_assert_msg(root != NULL, "64 levels refused: %s", err ? err->message : "");
+    conf_node_free(root);
+    g_autofree char *at65 = g_strconcat("[", at64, "]", NULL);
+    ck_assert_ptr_null(conf_load_string(at65, "deep", &err));
+    ck_assert_msg(strstr(err->message, "deep:1:65:"), "message '%s'", err->message);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
@@ -174,6 +196,7 @@ int main(void) {
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
+    tcase_add_test(tc, test_deep_nesting);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
