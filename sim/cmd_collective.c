@@ -15,15 +15,16 @@
 #include "collectives.h"
 #include "scenario.h"
 
+/* MIN or MIN:MAX, each at least a byte (a size of 0 would double for ever), MAX >= MIN. */
 static gboolean parse_range(const char *s, double *lo, double *hi) {
     g_auto(GStrv) parts = g_strsplit(s, ":", 2);
     if (!parts[0] || !conf_parse_bytes(parts[0], lo))
         return FALSE;
-    if (!parts[1]) {
+    if (!parts[1])
         *hi = *lo;
-        return TRUE;
-    }
-    return conf_parse_bytes(parts[1], hi) && *lo > 0 && *hi >= *lo;
+    else if (!conf_parse_bytes(parts[1], hi))
+        return FALSE;
+    return *lo >= 1 && *hi >= *lo;
 }
 
 int cmd_collective(int argc, char **argv) {
@@ -69,7 +70,9 @@ int cmd_collective(int argc, char **argv) {
     }
     double lo = 8, hi = 1024.0 * 1024 * 1024;
     if (sizes && !parse_range(sizes, &lo, &hi)) {
-        fprintf(stderr, "sim collective: --sizes must be MIN:MAX sizes such as 8B:1GiB, not '%s'\n",
+        fprintf(stderr,
+                "sim collective: --sizes must be MIN:MAX sizes of at least 1B, MIN <= MAX, such "
+                "as 8B:1GiB, not '%s'\n",
                 sizes);
         return 2;
     }

@@ -40,6 +40,10 @@ expect_grep collective-nic "49\.9" "$tmp/out"
 check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
 check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
 check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
+for sz in 0 0:0 1B:0 0:1KiB 0.5B; do # a size of 0 doubled for ever (issue 11)
+    check "collective-size-$sz" 2 timeout 10 "$sim" collective --op allreduce --ranks 8 --sizes "$sz"
+    expect_grep "collective-size-$sz-text" "at least 1B.*'$sz'" "$tmp/err"
+done
 check collective-bad-topology 2 "$sim" collective --op allreduce --ranks 8 --topology summit
 check ops 0 "$sim" "$s/1.3B_ddp.yaml" --ops
 expect_grep ops-gemm "^fwd   qkv .*compute" "$tmp/out"
