@@ -141,8 +141,10 @@ SimTime device_optimizer_time(const DeviceSpec *d, double params, Precision prec
 /* The `sim --ops` table: every kernel of one transformer layer (forward, recomputation when rc
  * asks for it, backward), of the embedding and of the head, and the optimizer step over
  * opt_params parameters, with time, FLOPs, achieved TFLOP/s, bytes, achieved bandwidth and bound,
- * and a summary of where the layer's time goes. csv: one row per kernel instead. */
-void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
-                      Precision prec, Recompute rc, double opt_params, gboolean csv);
+ * and a summary of where the layer's time goes. csv: one row per kernel instead. Fails, writing
+ * nothing, when a kernel's time is beyond SIM_TIME_MAX. */
+gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s,
+                          int tp, Precision prec, Recompute rc, double opt_params, gboolean csv,
+                          GError **err);
 
 #endif

@@ -181,7 +181,7 @@ const NetLoad *net_loads_get(Network *net, int *n) {
 /* --- flows --------------------------------------------------------------------------------- */
 
 static SimTime secs_to_ps(double s) {
-    return (SimTime)llround(s * (double)SIM_PS_PER_S);
+    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
 }
 
 /* Per stream: capacity x unit / weight at the tightest link (unit 1: capacity / weight). */

@@ -67,4 +67,17 @@ check deep-model 2 "$sim" "$tmp/d/scenarios/s.yaml"
 expect_grep deep-model-text "models/deep.yaml:1:65: " "$tmp/err"
 check deep-sweep 2 "$sim" sweep "$tmp/deep.yaml" --vary nodes=1,2
 expect_grep deep-sweep-text "deep.yaml:1:65: " "$tmp/err"
+# Simulated time beyond 64-bit picoseconds: exit 2 with a message, never an abort (issue 11)
+for set in topology.node.nics.bandwidth=25B/s topology.device.peak_flops.fp16=1FLOP/s \
+           topology.device.hbm_bandwidth=1B/s; do
+    check "overflow-$set" 2 "$sim" "$s/20B_tp8.yaml" --set "$set"
+    expect_grep "overflow-$set-text" "beyond what 64-bit picoseconds hold" "$tmp/err"
+done
+check overflow-seq 2 "$sim" "$s/20B_tp8.yaml" --set training.seq_len=1048576 --set training.micro_batch=1048576
+expect_grep overflow-seq-text "beyond what 64-bit picoseconds hold" "$tmp/err"
+check overflow-ops 2 "$sim" "$s/1.3B_ddp.yaml" --ops --set topology.device.hbm_bandwidth=1B/s
+expect_grep overflow-ops-text "kernel '.*' would take longer than" "$tmp/err"
+[ -s "$tmp/out" ] && { fail=$((fail + 1)); echo "FAIL overflow-ops: printed a table"; } || pass=$((pass + 1))
+check overflow-collective 2 "$sim" collective --op allreduce --ranks 16 --sizes 1e20B
+expect_grep overflow-collective-text "allreduce of 100000000000000000000 bytes over 16 GPUs" "$tmp/err"
 finish cli
