@@ -15,6 +15,8 @@
 #include "collectives.h"
 #include "scenario.h"
 
+#define COLL_MAX_NODES (1 << 20) /* the most nodes a scenario may ask for */
+
 /* MIN or MIN:MAX, each at least a byte (a size of 0 would double for ever), MAX >= MIN. */
 static gboolean parse_range(const char *s, double *lo, double *hi) {
     g_auto(GStrv) parts = g_strsplit(s, ":", 2);
@@ -92,7 +94,16 @@ int cmd_collective(int argc, char **argv) {
         fprintf(stderr, "sim collective: %s\n", err->message);
         return 2;
     }
-    int nodes = (ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    int64_t nodes64 = ((int64_t)ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    if (nodes64 > COLL_MAX_NODES) {
+        fprintf(stderr,
+                "sim collective: --ranks %d needs %" G_GINT64_FORMAT
+                " nodes of %s; at most %d nodes are supported\n",
+                ranks, nodes64, spec.name, COLL_MAX_NODES);
+        topo_spec_clear(&spec);
+        return 2;
+    }
+    int nodes = (int)nodes64;
     if (csv)
         puts("op,ranks,nodes,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,limit");
     else

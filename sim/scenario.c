@@ -669,11 +669,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
                          m->layers, m->name);
     if (s->dp == 0) {
-        if (s->gpus % (s->tp * s->pp) != 0)
+        int64_t tp_pp = (int64_t)s->tp * s->pp; /* each up to 2^20: not in an int */
+        if (s->gpus % tp_pp != 0)
             return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
-                             "TP %d x PP %d = %d does not divide the %d GPUs (%d nodes x %d)",
-                             s->tp, s->pp, s->tp * s->pp, s->gpus, s->nodes, s->topo.gpus_per_node);
-        s->dp = s->gpus / (s->tp * s->pp);
+                             "TP %d x PP %d = %" G_GINT64_FORMAT
+                             " does not divide the %d GPUs (%d nodes x %d)",
+                             s->tp, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
+        s->dp = (int)(s->gpus / tp_pp);
     } else if ((int64_t)s->tp * s->pp * s->dp != s->gpus) {
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
                          "TP %d x PP %d x DP %d = %" G_GINT64_FORMAT

@@ -181,6 +181,20 @@ START_TEST(test_deep_nesting) {
 }
 END_TEST
 
+/* TP x PP past an int: a message with the product, not SIGFPE or a negative number. */
+START_TEST(test_layout_overflow) {
+    const char *n[] = {"--set parallel.tp=65536", "TP 65536 x PP 65536 = 4294967296", NULL};
+    const char *sets[] = {"model.heads=65536",
+                          "model.hidden=65536",
+                          "model.ffn_hidden=65536",
+                          "model.layers=65536",
+                          "parallel.tp=65536",
+                          "parallel.pp=65536",
+                          NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
@@ -197,6 +211,7 @@ int main(void) {
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
     tcase_add_test(tc, test_deep_nesting);
+    tcase_add_test(tc, test_layout_overflow);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
