@@ -97,6 +97,15 @@ static gboolean parse_fail(Reader *r, GError **err) {
 
 static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err);
 
+/* A scalar holding a NUL (a "\0" escape) would be cut short as a C string: refuse it. */
+static gboolean scalar_has_no_nul(Reader *r, const yaml_event_t *ev, GError **err) {
+    if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) == NULL)
+        return TRUE;
+    g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE, "%s:%zu:%zu: a NUL character in a value",
+                r->origin, ev->start_mark.line + 1, ev->start_mark.column + 1);
+    return FALSE;
+}
+
 /* Parse the children of a mapping or sequence whose start event has been consumed. */
 static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
     for (;;) {
@@ -117,6 +126,10 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
                 return FALSE;
             }
             const char *key = (const char *)ev.data.scalar.value;
+            if (!scalar_has_no_nul(r, &ev, err)) {
+                yaml_event_delete(&ev);
+                return FALSE;
+            }
             for (guint i = 0; i < n->keys->len; i++) {
                 if (strcmp(n->keys->pdata[i], key) == 0) {
                     g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
@@ -146,6 +159,8 @@ static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err) {
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
+        if (!scalar_has_no_nul(r, ev, err))
+            return NULL;
         ConfNode *n = node_new(CONF_SCALAR, r->origin, line, col);
         n->value = g_strdup((const char *)ev->data.scalar.value);
         return n;
@@ -236,9 +251,23 @@ ConfNode *conf_load_string(const char *text, const char *origin, GError **err) {
 
 ConfNode *conf_load_file(const char *path, GError **err) {
     g_autofree char *text = NULL;
+    gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
+    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, ioerr->message);
+        return NULL;
+    }
+    const char *nul = memchr(text, '\0', len);
+    if (nul) { /* the text would end there unseen */
+        int line = 1, col = 1;
+        for (const char *p = text; p < nul; p++, col++)
+            if (*p == '\n') {
+                line++;
+                col = 0;
+            }
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                    "%s:%d:%d: a NUL byte; a YAML file is text (is this a binary file?)", path,
+                    line, col);
         return NULL;
     }
     return conf_load_string(text, path, err);

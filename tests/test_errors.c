@@ -195,6 +195,27 @@ START_TEST(test_layout_overflow) {
 }
 END_TEST
 
+/* A NUL byte, in the file or as a "\0" escape, would cut the text short: refused where it is. */
+START_TEST(test_nul) {
+    const char *n[] = {"%s:4:1:", "a NUL character", NULL};
+    expect_error(BASE "\"nodes\\0junk\": 2\nparallel: {}\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"%s:4:11:", "a NUL character", NULL};
+    expect_error(BASE "training: \"x\\0\"\nparallel: {}\n", NULL, n2);
+    /* a raw NUL: the rest of the file would be ignored */
+    g_autofree char *path = write_temp_yaml(BASE);
+    static const char raw[] = "parallel: {}\ntraining: {}\nnod\0es: 3\n";
+    GString *g = g_string_new(BASE);
+    g_string_append_len(g, raw, sizeof raw - 1);
+    ck_assert(g_file_set_contents(path, g->str, (gssize)g->len, NULL));
+    g_string_free(g, TRUE);
+    g_autoptr(GError) err = NULL;
+    ck_assert_ptr_null(conf_load_file(path, &err));
+    g_autofree char *want = g_strdup_printf("%s:6:4: a NUL byte", path);
+    ck_assert_msg(strstr(err->message, want), "message '%s' lacks '%s'", err->message, want);
+    g_unlink(path);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
@@ -212,6 +233,7 @@ int main(void) {
     tcase_add_test(tc, test_bad_rings);
     tcase_add_test(tc, test_deep_nesting);
     tcase_add_test(tc, test_layout_overflow);
+    tcase_add_test(tc, test_nul);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
