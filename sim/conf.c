@@ -530,7 +530,7 @@ gboolean conf_parse_bytes(const char *s, double *out) {
     if (*rest && !match_unit(rest, "B", &mult))
         return FALSE;
     *out = v * mult;
-    return TRUE;
+    return isfinite(*out); /* 1e308TiB overflows to infinity */
 }
 
 gboolean conf_parse_rate(const char *s, double *out) {
@@ -544,7 +544,7 @@ gboolean conf_parse_rate(const char *s, double *out) {
         *out = v * mult / 8.0;
     else
         return FALSE;
-    return TRUE;
+    return isfinite(*out);
 }
 
 gboolean conf_parse_time(const char *s, int64_t *out) {
@@ -580,7 +580,7 @@ gboolean conf_parse_flops(const char *s, double *out) {
         return FALSE;
     if (match_unit(rest, "FLOP/s", &mult) || match_unit(rest, "FLOPS", &mult)) {
         *out = v * mult;
-        return TRUE;
+        return isfinite(*out);
     }
     return FALSE;
 }
@@ -594,10 +594,13 @@ static gboolean get_quantity(const ConfNode *map, const char *key, gboolean requ
         return FALSE;
     if (!n)
         return TRUE;
-    double v;
-    if (!parse(n->value, &v))
+    double v = 0;
+    if (!parse(n->value, &v)) {
+        if (isinf(v)) /* parsed, but past the largest double */
+            return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' is too large ('%s')", key, n->value);
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be %s, not '%s'", key, what,
                          n->value);
+    }
     if (v < 0 || (!zero_ok && v == 0))
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' %s ('%s')", key,
                          zero_ok ? "is a size and cannot be negative" : "must be positive",

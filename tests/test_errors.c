@@ -216,6 +216,20 @@ START_TEST(test_nul) {
 }
 END_TEST
 
+/* A size or rate past the largest double: refused where it is written, never "inf" in JSON. */
+START_TEST(test_infinite_quantity) {
+    const char *n[] = {"%s:5:16:", "'bucket_size' is too large ('1e308TiB')", NULL};
+    expect_error(BASE "parallel:\n  bucket_size: 1e308TiB\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"--set topology.node.nics.bandwidth=1e308PB/s", "too large", NULL};
+    const char *sets[] = {"topology.node.nics.bandwidth=1e308PB/s", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n2);
+    double v;
+    ck_assert(!conf_parse_bytes("1e999B", &v));
+    ck_assert(!conf_parse_flops("1e300PFLOP/s", &v));
+    ck_assert(conf_parse_bytes("1e300B", &v) && v == 1e300);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
@@ -234,6 +248,7 @@ int main(void) {
     tcase_add_test(tc, test_deep_nesting);
     tcase_add_test(tc, test_layout_overflow);
     tcase_add_test(tc, test_nul);
+    tcase_add_test(tc, test_infinite_quantity);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
