@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sweep_internal.h"
@@ -148,6 +150,32 @@ static gboolean resume_read(SweepOut *out, GError **err) {
     return TRUE;
 }
 
+/* The file rows go to: path with symbolic links resolved, so that the rename of rewrite_sorted
+ * writes through a link rather than replacing it. Only a regular file (or none yet) can be
+ * replaced that way: a device such as /dev/full or a pipe is refused. */
+static char *target_path(const char *path, GError **err) {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return g_strdup(path); /* a new file */
+    char *real = realpath(path, NULL);
+    if (!real) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
+                    S_ISLNK(st.st_mode) ? "a symbolic link to nothing" : g_strerror(errno));
+        return NULL;
+    }
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO,
+                    "cannot write %s: not a regular file (a sweep rewrites its file in place "
+                    "of the old one; leave out -o to write to stdout)",
+                    path);
+        free(real);
+        return NULL;
+    }
+    char *dup = g_strdup(real);
+    free(real);
+    return dup;
+}
+
 static void draw(SweepOut *out, gboolean last);
 
 SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboolean progress,
@@ -155,13 +183,14 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     int n = (int)sw->points->len;
     g_autoptr(SweepOut) out = g_new0(SweepOut, 1);
     out->sw = sw;
-    out->path = g_strdup(path);
     out->fd = -1;
     out->progress = progress;
     out->todo = g_new0(guint8, n);
     out->finished = g_new0(guint8, n);
     out->rows = g_new0(char *, n);
     out->t0 = g_get_monotonic_time();
+    if (path && !(out->path = target_path(path, err)))
+        return NULL;
     for (int i = 0; i < n; i++)
         out->todo[i] = sweep_point_at(sw, i)->status == SWEEP_POINT_OK;
     if (!path) {
@@ -173,7 +202,7 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
             return NULL;
         if (!rewrite_sorted(out, err))
             return NULL;
-        out->fd = open(path, O_WRONLY | O_APPEND);
+        out->fd = open(out->path, O_WRONLY | O_APPEND);
         if (out->fd < 0) {
             g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
                         g_strerror(errno));
@@ -261,11 +290,11 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
 gboolean sweep_out_finish(SweepOut *out, GError **err) {
     if (out->progress && out->expected > 0)
         draw(out, TRUE);
-    if (out->fd < 0) {
-        if (fflush(stdout) == 0)
+    if (out->fd < 0) { /* a failed write earlier leaves the error flag, not a failing flush */
+        if (fflush(stdout) == 0 && !ferror(stdout))
             return TRUE;
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write the output: %s",
-                    g_strerror(errno));
+                    errno ? g_strerror(errno) : "write error");
         return FALSE;
     }
     close(out->fd);

@@ -77,6 +77,21 @@ check resume-needs-o 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --resume
 check bad-format 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -f xml
 check other-file 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/ref.csv" --resume
 check unwritable 1 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o /nonexistent/dir/x.csv
+# -o writes through a symbolic link, refuses what is not a regular file; a full stdout is exit 1
+: >"$tmp/real.csv"; ln -s real.csv "$tmp/link.csv"
+check symlink 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/link.csv"
+[ -L "$tmp/link.csv" ] && [ "$(wc -l <"$tmp/real.csv")" -eq 3 ] && ok ||
+    bad "symlink: the link was replaced or the rows are not in its target"
+mkfifo "$tmp/fifo"
+check fifo 1 timeout 20 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/fifo"
+grep -q "fifo: not a regular file" "$tmp/err" && [ -p "$tmp/fifo" ] && ok || bad "fifo: not refused"
+ln -s nothing "$tmp/dangling.csv"
+check dangling 1 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/dangling.csv"
+if [ -w /dev/full ]; then
+    "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q >/dev/full 2>"$tmp/err"; st=$?
+    [ "$st" -eq 1 ] && grep -q "cannot write the output" "$tmp/err" && ok ||
+        bad "full-stdout: exit $st"
+fi
 check timing 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --timing
 head -1 "$tmp/out" | grep -q ',wall_s$' && ok || bad "timing: no wall_s column"
 # sim search
