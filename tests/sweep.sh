@@ -73,6 +73,18 @@ check invalid 2 "$sim" sweep "$s/13B_tp8.yaml" --vary parallel.tp=3,8
 grep -q -- "--skip-invalid" "$tmp/err" && ok || bad "invalid: no hint"
 check skip-invalid 0 "$sim" sweep "$s/13B_tp8.yaml" --vary parallel.tp=3,8 --skip-invalid
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && ok || bad "skip-invalid: not one row"
+# --resume refuses a file of another sweep (other --set), an edited row, and a file without record
+"$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/id.csv"
+check resume-same 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "kept 2 finished rows, running 0 more" "$tmp/err" && ok || bad "resume-same: rows not kept"
+check resume-other-set 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --set training.seq_len=1024 -o "$tmp/id.csv" --resume
+grep -q "id.csv: written by another sweep" "$tmp/err" && ok || bad "resume-other-set: message"
+sed -i '3s/,[0-9]/,9/' "$tmp/id.csv"
+check resume-edited 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "id.csv:3: this row is not as the sweep wrote it" "$tmp/err" && ok || bad "resume-edited: message"
+rm "$tmp/id.csv.resume"
+check resume-no-record 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "no .*id.csv.resume records which sweep wrote it" "$tmp/err" && ok || bad "resume-no-record: message"
 check resume-needs-o 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --resume
 check bad-format 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -f xml
 check other-file 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/ref.csv" --resume
