@@ -27,7 +27,8 @@ struct SweepOut {
     guint8 *finished; /* per point: result in (row or failure) */
     char **rows;      /* per point: its row, kept or new */
     int kept, failed, expected, done;
-    int next; /* stdout: next point to write */
+    int bad_input; /* of the failed, those that failed on their input */
+    int next;      /* stdout: next point to write */
     gint64 t0;
 };
 
@@ -350,6 +351,10 @@ int sweep_out_failed(const SweepOut *out) {
     return out->failed;
 }
 
+int sweep_out_bad_input(const SweepOut *out) {
+    return out->bad_input;
+}
+
 static void draw(SweepOut *out, gboolean last) {
     if (!out->progress)
         return;
@@ -377,6 +382,7 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
             fputc('\n', stderr);
         fprintf(stderr, "sim sweep: %s: %s\n", name, r->error);
         out->failed++;
+        out->bad_input += r->bad_input;
     } else {
         out->rows[i] = g_steal_pointer(&r->row);
         /* the record first: a row on disk always has its line in the record */

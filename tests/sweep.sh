@@ -85,6 +85,8 @@ grep -q "id.csv:3: this row is not as the sweep wrote it" "$tmp/err" && ok || ba
 rm "$tmp/id.csv.resume"
 check resume-no-record 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
 grep -q "no .*id.csv.resume records which sweep wrote it" "$tmp/err" && ok || bad "resume-no-record: message"
+check overflow-point 2 "$sim" sweep "$s/13B_tp8.yaml" --vary topology.node.nics.bandwidth=25B/s,25GB/s -q
+grep -q "bandwidth=25B/s: .*beyond what 64-bit picoseconds hold" "$tmp/err" && ok || bad "overflow-point: message"
 check resume-needs-o 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --resume
 check bad-format 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -f xml
 check other-file 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/ref.csv" --resume
