@@ -400,14 +400,25 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
     switch (kind) {
     case FABRIC_FLAT:
         return conf_time(f, "latency", TRUE, &t->fabric_latency, err);
-    case FABRIC_DRAGONFLY:
-        return conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) &&
-               int_in(f, "groups", TRUE, 1, 1 << 16, &t->groups, err) &&
-               int_in(f, "nodes_per_group", TRUE, 1, 1 << 16, &t->nodes_per_group, err) &&
-               int_in(f, "switches_per_group", TRUE, 1, 1 << 12, &t->switches_per_group, err) &&
-               conf_rate(f, "local_bandwidth", TRUE, &t->local_bandwidth, err) &&
-               int_in(f, "global_links", TRUE, 1, 1 << 12, &t->global_links, err) &&
-               conf_rate(f, "global_bandwidth", TRUE, &t->global_bandwidth, err);
+    case FABRIC_DRAGONFLY: {
+        if (!conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) ||
+            !int_in(f, "groups", TRUE, 1, 1 << 16, &t->groups, err) ||
+            !int_in(f, "nodes_per_group", TRUE, 1, 1 << 16, &t->nodes_per_group, err) ||
+            !int_in(f, "switches_per_group", TRUE, 1, 1 << 12, &t->switches_per_group, err) ||
+            !conf_rate(f, "local_bandwidth", TRUE, &t->local_bandwidth, err) ||
+            !int_in(f, "global_links", TRUE, 1, 1 << 12, &t->global_links, err) ||
+            !conf_rate(f, "global_bandwidth", TRUE, &t->global_bandwidth, err))
+            return FALSE;
+        int64_t G = t->groups, S = t->switches_per_group; /* links, as topo_new counts them */
+        int64_t links = G * S * S + G * G * t->global_links + 2 * G * S;
+        if (links > TOPO_MAX_LINKS)
+            return conf_fail(err, CONF_ERROR_VALUE, conf_get(f, "groups"),
+                             "%d groups of %d switches, %d global links between every pair: "
+                             "%" G_GINT64_FORMAT " links; at most %d are supported",
+                             t->groups, t->switches_per_group, t->global_links, links,
+                             TOPO_MAX_LINKS);
+        return TRUE;
+    }
     default:
         return conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) &&
                int_in(f, "nodes_per_leaf", TRUE, 1, 1 << 16, &t->nodes_per_leaf, err) &&

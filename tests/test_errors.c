@@ -156,6 +156,10 @@ START_TEST(test_bad_rings) {
     expect_topology_error("{nic_in: 0, gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
                           "{gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
                           "each ring needs nic_in, gpus and nic_out");
+    /* a dragonfly's link count in 64 bits (30000^2 x 4 does not fit an int), at the key */
+    expect_topology_error("groups: 74", "groups: 30000",
+                          ":50:11: 30000 groups of 32 switches, 4 global links between every pair: "
+                          "3632640000 links");
 }
 END_TEST
 
