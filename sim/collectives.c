@@ -504,12 +504,12 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
             out->limit = busiest;
             out->limit_ties = ties;
         }
-        out->predicted += t;
+        out->predicted = sim_time_add(out->predicted, t);
         out->latency += lat;
     }
     if (b)
         out->latency = out->latency - sp->base[proto] + b->latency;
-    out->predicted += b ? b->latency : sp->base[proto];
+    out->predicted = sim_time_add(out->predicted, b ? b->latency : sp->base[proto]);
     if (out->latency >= out->predicted - out->latency) { /* latency is the larger part */
         out->limit = COLL_LIMIT_LATENCY;
         out->limit_ties = 0;

@@ -196,7 +196,7 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
                             SimTime latency) {
     if (n == 0 || bytes <= 0)
         return latency;
-    return latency + secs_to_ps(bytes / alone_rate(net, loads, n));
+    return sim_time_add(latency, secs_to_ps(bytes / alone_rate(net, loads, n)));
 }
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
