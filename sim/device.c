@@ -300,6 +300,21 @@ static gboolean ops_in_range(GArray *seg_ops[SEG_COUNT][PASS_COUNT], const Devic
     return FALSE;
 }
 
+gboolean device_ops_in_range(const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
+                             Precision prec, double opt_params, GError **err) {
+    GArray *seg_ops[SEG_COUNT][PASS_COUNT];
+    for (int g = 0; g < SEG_COUNT; g++)
+        for (int p = 0; p < PASS_COUNT; p++) {
+            seg_ops[g][p] = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+            model_segment_ops(m, g, p, b, s, tp, prec, seg_ops[g][p]);
+        }
+    gboolean ok = ops_in_range(seg_ops, d, prec, opt_params, err);
+    for (int g = 0; g < SEG_COUNT; g++)
+        for (int p = 0; p < PASS_COUNT; p++)
+            g_array_unref(seg_ops[g][p]);
+    return ok;
+}
+
 gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s,
                           int tp, Precision prec, Recompute rc, double opt_params, gboolean csv,
                           GError **err) {

@@ -481,8 +481,8 @@ gboolean exec_run(Executor *ex, GError **err) {
     if (engine_overflowed(ex->eng)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
                     "the simulated iteration would last past %.0f days, beyond what 64-bit "
-                    "picoseconds hold: a rate too small (a bandwidth, peak_flops, "
-                    "hbm_bandwidth) or a size too large (seq_len, micro_batch) in the input?",
+                    "picoseconds hold: a bandwidth too small (NICs, links, fabric), or too much "
+                    "work per iteration (seq_len, micro_batch, grad_accum) in the input?",
                     (double)SIM_TIME_MAX / (double)SIM_PS_PER_S / 86400.0);
         return FALSE;
     }

@@ -73,6 +73,10 @@ for set in topology.node.nics.bandwidth=25B/s topology.device.peak_flops.fp16=1F
     check "overflow-$set" 2 "$sim" "$s/20B_tp8.yaml" --set "$set"
     expect_grep "overflow-$set-text" "beyond what 64-bit picoseconds hold" "$tmp/err"
 done
+check overflow-peak 2 "$sim" "$s/20B_tp8.yaml" --set topology.device.peak_flops.fp16=1FLOP/s
+expect_grep overflow-peak-kernel "^sim: kernel 'qkv' would take longer than 107 days on AMD MI250X GCD" "$tmp/err"
+check overflow-nic 2 "$sim" "$s/20B_tp8.yaml" --set topology.node.nics.bandwidth=25B/s
+expect_grep overflow-nic-text "^sim: the simulated iteration would last past 107 days.*a bandwidth too small" "$tmp/err"
 check overflow-seq 2 "$sim" "$s/20B_tp8.yaml" --set training.seq_len=1048576 --set training.micro_batch=1048576
 expect_grep overflow-seq-text "beyond what 64-bit picoseconds hold" "$tmp/err"
 check overflow-ops 2 "$sim" "$s/1.3B_ddp.yaml" --ops --set topology.device.hbm_bandwidth=1B/s
