@@ -15,15 +15,18 @@
 #include "collectives.h"
 #include "scenario.h"
 
+#define COLL_MAX_NODES (1 << 20) /* the most nodes a scenario may ask for */
+
+/* MIN or MIN:MAX, each at least a byte (a size of 0 would double for ever), MAX >= MIN. */
 static gboolean parse_range(const char *s, double *lo, double *hi) {
     g_auto(GStrv) parts = g_strsplit(s, ":", 2);
     if (!parts[0] || !conf_parse_bytes(parts[0], lo))
         return FALSE;
-    if (!parts[1]) {
+    if (!parts[1])
         *hi = *lo;
-        return TRUE;
-    }
-    return conf_parse_bytes(parts[1], hi) && *lo > 0 && *hi >= *lo;
+    else if (!conf_parse_bytes(parts[1], hi))
+        return FALSE;
+    return *lo >= 1 && *hi >= *lo;
 }
 
 int cmd_collective(int argc, char **argv) {
@@ -69,7 +72,9 @@ int cmd_collective(int argc, char **argv) {
     }
     double lo = 8, hi = 1024.0 * 1024 * 1024;
     if (sizes && !parse_range(sizes, &lo, &hi)) {
-        fprintf(stderr, "sim collective: --sizes must be MIN:MAX sizes such as 8B:1GiB, not '%s'\n",
+        fprintf(stderr,
+                "sim collective: --sizes must be MIN:MAX sizes of at least 1B, MIN <= MAX, such "
+                "as 8B:1GiB, not '%s'\n",
                 sizes);
         return 2;
     }
@@ -89,7 +94,16 @@ int cmd_collective(int argc, char **argv) {
         fprintf(stderr, "sim collective: %s\n", err->message);
         return 2;
     }
-    int nodes = (ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    int64_t nodes64 = ((int64_t)ranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    if (nodes64 > COLL_MAX_NODES) {
+        fprintf(stderr,
+                "sim collective: --ranks %d needs %" G_GINT64_FORMAT
+                " nodes of %s; at most %d nodes are supported\n",
+                ranks, nodes64, spec.name, COLL_MAX_NODES);
+        topo_spec_clear(&spec);
+        return 2;
+    }
+    int nodes = (int)nodes64;
     if (csv)
         puts("op,ranks,nodes,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,limit");
     else

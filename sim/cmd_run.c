@@ -94,16 +94,26 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "sim: --ops writes text or csv, not json\n");
             return 2;
         }
+        g_autofree char *table = NULL;
+        size_t table_len = 0;
+        FILE *mem = open_memstream(&table, &table_len);
+        double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
+                            (sc->zero >= 1 ? sc->dp : 1);
+        gboolean in_range = device_write_ops(mem, &sc->topo.device, &sc->model, sc->micro_batch,
+                                             sc->seq_len, sc->tp, sc->precision, sc->recompute,
+                                             opt_params, fmt == REPORT_CSV, &err);
+        fclose(mem);
+        if (!in_range) {
+            fprintf(stderr, "sim: %s\n", err->message);
+            return 2;
+        }
         FILE *o = output ? fopen(output, "w") : stdout;
         if (!o) {
             fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
             return 1;
         }
-        double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                            (sc->zero >= 1 ? sc->dp : 1);
-        device_write_ops(o, &sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
-                         sc->precision, sc->recompute, opt_params, fmt == REPORT_CSV);
-        if (fflush(o) != 0 || (o != stdout && fclose(o) != 0)) {
+        fwrite(table, 1, table_len, o);
+        if (fflush(o) != 0 || ferror(o) || (o != stdout && fclose(o) != 0)) {
             fprintf(stderr, "sim: error writing the table: %s\n", strerror(errno));
             return 1;
         }

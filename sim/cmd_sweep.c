@@ -2,8 +2,9 @@
  * varied keys (and of the scenario's `sweep:` section), one row per point, CSV or JSON lines.
  *
  * Exit status: 0 every point simulated; 2 bad input (usage, a bad --vary, a key or value no point
- * can load, impossible layouts without --skip-invalid, a resumed file of another sweep); 1 the
- * output could not be written; 3 a point's simulation failed (an internal error). */
+ * can load, impossible layouts without --skip-invalid, a resumed file of another sweep, a point
+ * whose simulated time is past SIM_TIME_MAX); 1 the output could not be written; 3 a point's
+ * simulation failed (an internal error). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -212,7 +213,7 @@ int cmd_sweep(int argc, char **argv) {
             fprintf(stderr, "sim sweep: %s\n", err->message);
             status = 1;
         } else if (sweep_out_failed(out) > 0) {
-            status = 3;
+            status = sweep_out_failed(out) > sweep_out_bad_input(out) ? 3 : 2;
         }
     }
 done:

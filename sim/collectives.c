@@ -18,6 +18,7 @@
  * in the other, so its NICs move 2m per direction (3m/2 interior plus m/2 as a leaf), not the 3m
  * of one binary tree carrying m. */
 #include "collectives.h"
+#include "conf.h"
 
 #include <math.h>
 
@@ -492,8 +493,8 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
         int ties;
         int32_t busiest = busiest_load(c, &ties);
         if (b) { /* the backend's own bandwidth caps what a rank moves (it has no channels) */
-            SimTime capped =
-                lat + (SimTime)llround(s.stream_bytes * s.streams / b->bandwidth * 1e12);
+            SimTime capped = sim_time_add(
+                lat, sim_time_from_ps(s.stream_bytes * s.streams / b->bandwidth * 1e12));
             if (capped > t)
                 busiest = COLL_LIMIT_BACKEND;
             t = MAX(t, capped);
@@ -503,12 +504,12 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
             out->limit = busiest;
             out->limit_ties = ties;
         }
-        out->predicted += t;
+        out->predicted = sim_time_add(out->predicted, t);
         out->latency += lat;
     }
     if (b)
         out->latency = out->latency - sp->base[proto] + b->latency;
-    out->predicted += b ? b->latency : sp->base[proto];
+    out->predicted = sim_time_add(out->predicted, b ? b->latency : sp->base[proto]);
     if (out->latency >= out->predicted - out->latency) { /* latency is the larger part */
         out->limit = COLL_LIMIT_LATENCY;
         out->limit_ties = 0;
@@ -743,6 +744,14 @@ SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes,
     int done = 0;
     coll_start(coll, op, members, m, bytes, 0, on_alone_done, &done, 0);
     SimTime end = engine_run(eng);
+    if (engine_overflowed(eng)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                    "a %s of %.0f bytes over %d GPUs would last past %.0f days, beyond what "
+                    "64-bit picoseconds hold: a smaller size or a larger bandwidth",
+                    coll_op_name(op), bytes, n,
+                    (double)SIM_TIME_MAX / (double)SIM_PS_PER_S / 86400.0);
+        return -1;
+    }
     g_assert(done);
     return end;
 }

@@ -83,6 +83,7 @@ gboolean conf_fail(GError **err, int code, const ConfNode *at, const char *fmt, 
 typedef struct {
     yaml_parser_t parser;
     const char *origin;
+    int depth; /* mappings and sequences open around the node being parsed */
 } Reader;
 
 static gboolean parse_fail(Reader *r, GError **err) {
@@ -95,6 +96,15 @@ static gboolean parse_fail(Reader *r, GError **err) {
 }
 
 static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err);
+
+/* A scalar holding a NUL (a "\0" escape) would be cut short as a C string: refuse it. */
+static gboolean scalar_has_no_nul(Reader *r, const yaml_event_t *ev, GError **err) {
+    if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length) == NULL)
+        return TRUE;
+    g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE, "%s:%zu:%zu: a NUL character in a value",
+                r->origin, ev->start_mark.line + 1, ev->start_mark.column + 1);
+    return FALSE;
+}
 
 /* Parse the children of a mapping or sequence whose start event has been consumed. */
 static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
@@ -116,6 +126,10 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
                 return FALSE;
             }
             const char *key = (const char *)ev.data.scalar.value;
+            if (!scalar_has_no_nul(r, &ev, err)) {
+                yaml_event_delete(&ev);
+                return FALSE;
+            }
             for (guint i = 0; i < n->keys->len; i++) {
                 if (strcmp(n->keys->pdata[i], key) == 0) {
                     g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
@@ -145,15 +159,28 @@ static ConfNode *parse_node(Reader *r, yaml_event_t *ev, GError **err) {
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
+        if (!scalar_has_no_nul(r, ev, err))
+            return NULL;
         ConfNode *n = node_new(CONF_SCALAR, r->origin, line, col);
         n->value = g_strdup((const char *)ev->data.scalar.value);
         return n;
     }
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT: {
+        /* parse_node and parse_children recurse once a level: a bound keeps hostile input
+         * ('[' x 50000) from overflowing the stack */
+        if (r->depth >= CONF_MAX_DEPTH) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                        "%s:%d:%d: mappings and sequences nested more than %d deep", r->origin,
+                        line, col, CONF_MAX_DEPTH);
+            return NULL;
+        }
         ConfNode *n = node_new(ev->type == YAML_MAPPING_START_EVENT ? CONF_MAP : CONF_SEQ,
                                r->origin, line, col);
-        if (!parse_children(r, n, err)) {
+        r->depth++;
+        gboolean ok = parse_children(r, n, err);
+        r->depth--;
+        if (!ok) {
             conf_node_free(n);
             return NULL;
         }
@@ -224,9 +251,23 @@ ConfNode *conf_load_string(const char *text, const char *origin, GError **err) {
 
 ConfNode *conf_load_file(const char *path, GError **err) {
     g_autofree char *text = NULL;
+    gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &ioerr)) {
+    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, ioerr->message);
+        return NULL;
+    }
+    const char *nul = memchr(text, '\0', len);
+    if (nul) { /* the text would end there unseen */
+        int line = 1, col = 1;
+        for (const char *p = text; p < nul; p++, col++)
+            if (*p == '\n') {
+                line++;
+                col = 0;
+            }
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                    "%s:%d:%d: a NUL byte; a YAML file is text (is this a binary file?)", path,
+                    line, col);
         return NULL;
     }
     return conf_load_string(text, path, err);
@@ -489,7 +530,7 @@ gboolean conf_parse_bytes(const char *s, double *out) {
     if (*rest && !match_unit(rest, "B", &mult))
         return FALSE;
     *out = v * mult;
-    return TRUE;
+    return isfinite(*out); /* 1e308TiB overflows to infinity */
 }
 
 gboolean conf_parse_rate(const char *s, double *out) {
@@ -503,7 +544,7 @@ gboolean conf_parse_rate(const char *s, double *out) {
         *out = v * mult / 8.0;
     else
         return FALSE;
-    return TRUE;
+    return isfinite(*out);
 }
 
 gboolean conf_parse_time(const char *s, int64_t *out) {
@@ -539,7 +580,7 @@ gboolean conf_parse_flops(const char *s, double *out) {
         return FALSE;
     if (match_unit(rest, "FLOP/s", &mult) || match_unit(rest, "FLOPS", &mult)) {
         *out = v * mult;
-        return TRUE;
+        return isfinite(*out);
     }
     return FALSE;
 }
@@ -553,10 +594,13 @@ static gboolean get_quantity(const ConfNode *map, const char *key, gboolean requ
         return FALSE;
     if (!n)
         return TRUE;
-    double v;
-    if (!parse(n->value, &v))
+    double v = 0;
+    if (!parse(n->value, &v)) {
+        if (isinf(v)) /* parsed, but past the largest double */
+            return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' is too large ('%s')", key, n->value);
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be %s, not '%s'", key, what,
                          n->value);
+    }
     if (v < 0 || (!zero_ok && v == 0))
         return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' %s ('%s')", key,
                          zero_ok ? "is a size and cannot be negative" : "must be positive",

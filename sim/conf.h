@@ -35,6 +35,9 @@ struct ConfNode {
     GPtrArray *items;  /* ConfNode *, CONF_MAP and CONF_SEQ */
 };
 
+/* Deepest nesting of mappings and sequences a YAML file may have (a scenario needs about 6). */
+#define CONF_MAX_DEPTH 64
+
 /* Parse a YAML file into a tree. Returns NULL and sets err (CONF_ERROR_IO, CONF_ERROR_PARSE). */
 ConfNode *conf_load_file(const char *path, GError **err);
 /* Parse YAML text; origin names it in messages. */
@@ -87,7 +90,8 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
 gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
                     GError **err);
 
-/* Unit parsers on bare text (no node); return FALSE on a malformed value or wrong unit. */
+/* Unit parsers on bare text (no node); return FALSE on a malformed value or wrong unit, and on a
+ * value past the largest double (*out is then infinite, so callers can say "too large"). */
 gboolean conf_parse_bytes(const char *s, double *out);
 gboolean conf_parse_rate(const char *s, double *out);
 gboolean conf_parse_time(const char *s, int64_t *out);

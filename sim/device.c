@@ -1,6 +1,8 @@
 /* device: a shape-aware roofline per kernel (see device.h for the model and its sources). */
 #include "device.h"
 
+#include "conf.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -54,7 +56,7 @@ const char *device_bound_name(DeviceBound b) {
 }
 
 static SimTime seconds_to_ps(double s) {
-    return (SimTime)llround(s * (double)SIM_PS_PER_S);
+    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) {
@@ -190,7 +192,7 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
         c.compute_s = flash_compute_s(d, op, prec, &c);
     }
     double body = fmax(c.compute_s, c.memory_s);
-    c.time = seconds_to_ps(body) + d->launch_overhead;
+    c.time = sim_time_add(seconds_to_ps(body), d->launch_overhead);
     double t = (double)c.time / (double)SIM_PS_PER_S;
     c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
     if ((double)d->launch_overhead / (double)SIM_PS_PER_S > body)
@@ -212,7 +214,7 @@ double device_optimizer_bytes_per_param(Precision prec) {
 SimTime device_optimizer_time(const DeviceSpec *d, double params, Precision prec) {
     double bytes = params * device_optimizer_bytes_per_param(prec);
     double eff = mem_efficiency(d, "adam", 0, MEM_STREAMING);
-    return seconds_to_ps(bytes / (d->hbm_bandwidth * eff)) + d->launch_overhead;
+    return sim_time_add(seconds_to_ps(bytes / (d->hbm_bandwidth * eff)), d->launch_overhead);
 }
 
 /* --- the ops table --------------------------------------------------------------------------- */
@@ -274,14 +276,60 @@ static double list_s(const DeviceSpec *d, const GArray *ops, Precision prec) {
     return s;
 }
 
-void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
-                      Precision prec, Recompute rc, double opt_params, gboolean csv) {
+/* Fails naming the first kernel whose time is beyond SIM_TIME_MAX (a rate too small or a shape
+ * too large), which the table would otherwise print as nonsense. */
+static gboolean ops_in_range(GArray *seg_ops[SEG_COUNT][PASS_COUNT], const DeviceSpec *d,
+                             Precision prec, double opt_params, GError **err) {
+    const char *bad = NULL;
+    for (int g = 0; g < SEG_COUNT && !bad; g++)
+        for (int p = 0; p < PASS_COUNT && !bad; p++)
+            for (guint i = 0; i < seg_ops[g][p]->len && !bad; i++) {
+                const ModelOp *op = &g_array_index(seg_ops[g][p], ModelOp, i);
+                if (device_op_time(d, op, prec) == SIM_TIME_MAX)
+                    bad = op->name;
+            }
+    if (!bad && device_optimizer_time(d, opt_params, prec) == SIM_TIME_MAX)
+        bad = "adam";
+    if (!bad)
+        return TRUE;
+    g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                "kernel '%s' would take longer than %.0f days on %s, beyond what 64-bit "
+                "picoseconds hold: peak_flops or hbm_bandwidth too small, or micro_batch x seq_len "
+                "too large?",
+                bad, (double)SIM_TIME_MAX / (double)SIM_PS_PER_S / 86400.0, d->name);
+    return FALSE;
+}
+
+gboolean device_ops_in_range(const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
+                             Precision prec, double opt_params, GError **err) {
     GArray *seg_ops[SEG_COUNT][PASS_COUNT];
     for (int g = 0; g < SEG_COUNT; g++)
         for (int p = 0; p < PASS_COUNT; p++) {
             seg_ops[g][p] = g_array_new(FALSE, FALSE, sizeof(ModelOp));
             model_segment_ops(m, g, p, b, s, tp, prec, seg_ops[g][p]);
         }
+    gboolean ok = ops_in_range(seg_ops, d, prec, opt_params, err);
+    for (int g = 0; g < SEG_COUNT; g++)
+        for (int p = 0; p < PASS_COUNT; p++)
+            g_array_unref(seg_ops[g][p]);
+    return ok;
+}
+
+gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s,
+                          int tp, Precision prec, Recompute rc, double opt_params, gboolean csv,
+                          GError **err) {
+    GArray *seg_ops[SEG_COUNT][PASS_COUNT];
+    for (int g = 0; g < SEG_COUNT; g++)
+        for (int p = 0; p < PASS_COUNT; p++) {
+            seg_ops[g][p] = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+            model_segment_ops(m, g, p, b, s, tp, prec, seg_ops[g][p]);
+        }
+    if (!ops_in_range(seg_ops, d, prec, opt_params, err)) {
+        for (int g = 0; g < SEG_COUNT; g++)
+            for (int p = 0; p < PASS_COUNT; p++)
+                g_array_unref(seg_ops[g][p]);
+        return FALSE;
+    }
     /* One layer: attention and MLP forward, their recomputation, backward. */
     struct {
         const char *pass;
@@ -422,4 +470,5 @@ void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int 
     for (int g = 0; g < SEG_COUNT; g++)
         for (int p = 0; p < PASS_COUNT; p++)
             g_array_unref(seg_ops[g][p]);
+    return TRUE;
 }

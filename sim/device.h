@@ -141,8 +141,16 @@ SimTime device_optimizer_time(const DeviceSpec *d, double params, Precision prec
 /* The `sim --ops` table: every kernel of one transformer layer (forward, recomputation when rc
  * asks for it, backward), of the embedding and of the head, and the optimizer step over
  * opt_params parameters, with time, FLOPs, achieved TFLOP/s, bytes, achieved bandwidth and bound,
- * and a summary of where the layer's time goes. csv: one row per kernel instead. */
-void device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
-                      Precision prec, Recompute rc, double opt_params, gboolean csv);
+ * and a summary of where the layer's time goes. csv: one row per kernel instead. Fails, writing
+ * nothing, when a kernel's time is beyond SIM_TIME_MAX. */
+/* FALSE (err naming the kernel) when some kernel of one layer, of the embedding or head, or the
+ * optimizer over opt_params parameters would take SIM_TIME_MAX or more: checked before a run so
+ * that the message names the kernel rather than an overflowed iteration. */
+gboolean device_ops_in_range(const DeviceSpec *d, const ModelConfig *m, int b, int s, int tp,
+                             Precision prec, double opt_params, GError **err);
+
+gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, int b, int s,
+                          int tp, Precision prec, Recompute rc, double opt_params, gboolean csv,
+                          GError **err);
 
 #endif

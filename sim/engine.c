@@ -14,12 +14,13 @@ typedef struct {
 } Event;
 
 struct Engine {
-    Event *heap;   /* heap[0] is the earliest event */
-    size_t len;    /* events in the heap */
-    size_t cap;    /* allocated slots */
-    SimTime now;   /* picoseconds */
-    uint64_t seq;  /* next insertion sequence */
-    uint64_t done; /* events executed */
+    Event *heap;         /* heap[0] is the earliest event */
+    size_t len;          /* events in the heap */
+    size_t cap;          /* allocated slots */
+    SimTime now;         /* picoseconds */
+    uint64_t seq;        /* next insertion sequence */
+    uint64_t done;       /* events executed */
+    gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
 };
 
 Engine *engine_new(void) {
@@ -40,6 +41,10 @@ SimTime engine_now(const Engine *eng) {
     return eng->now;
 }
 
+gboolean engine_overflowed(const Engine *eng) {
+    return eng->overflowed;
+}
+
 uint64_t engine_events(const Engine *eng) {
     return eng->done;
 }
@@ -54,7 +59,10 @@ static inline gboolean event_before(const Event *a, const Event *b) {
 
 void engine_schedule(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg) {
     g_assert(delay >= 0);
-    g_assert(eng->now <= SIM_TIME_MAX - delay);
+    if (delay >= SIM_TIME_MAX - eng->now) { /* time out of range: the run stops, reported */
+        eng->overflowed = TRUE;
+        return;
+    }
     if (eng->len == eng->cap) {
         eng->cap *= 2;
         eng->heap = g_renew(Event, eng->heap, eng->cap);
@@ -95,7 +103,7 @@ static Event pop_min(Engine *eng) {
 }
 
 SimTime engine_run(Engine *eng) {
-    while (eng->len > 0) {
+    while (eng->len > 0 && !eng->overflowed) {
         Event ev = pop_min(eng);
         eng->now = ev.time;
         eng->done++;
@@ -120,7 +128,7 @@ static void timer_fire(Engine *eng, void *ctx, uint64_t gen) {
 void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay) {
     t->gen++;
     t->armed = TRUE;
-    t->when = eng->now + delay;
+    t->when = sim_time_add(eng->now, delay);
     engine_schedule(eng, delay, timer_fire, t, t->gen);
 }
 

@@ -8,12 +8,26 @@
 #define SIM_ENGINE_H
 
 #include <glib.h>
+#include <math.h>
 #include <stdint.h>
 
 typedef int64_t SimTime; /* picoseconds */
 
 #define SIM_PS_PER_S INT64_C(1000000000000)
 #define SIM_TIME_MAX INT64_MAX
+
+/* ps picoseconds (a double) as a SimTime, rounded; SIM_TIME_MAX for anything beyond the range
+ * (or not finite), which engine_schedule then reports through engine_overflowed. */
+static inline SimTime sim_time_from_ps(double ps) {
+    if (!(ps < 9.2e18)) /* also NaN */
+        return SIM_TIME_MAX;
+    return (SimTime)llround(ps);
+}
+
+/* a + b, both >= 0, saturating at SIM_TIME_MAX. */
+static inline SimTime sim_time_add(SimTime a, SimTime b) {
+    return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
 
 typedef struct Engine Engine;
 
@@ -27,7 +41,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Engine, engine_free)
 /* Current simulated time, picoseconds. */
 SimTime engine_now(const Engine *eng);
 
-/* Run fn(eng, ctx, arg) at now + delay (delay >= 0 picoseconds). O(log n). */
+/* Run fn(eng, ctx, arg) at now + delay (delay >= 0 picoseconds). O(log n). A time that would
+ * reach SIM_TIME_MAX marks the engine overflowed (engine_overflowed) and engine_run stops. */
 void engine_schedule(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg);
 
 /* A timer: a callback that can be moved or cancelled after it was scheduled. The caller owns the
@@ -50,8 +65,12 @@ void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay);
 /* Disarm t: a pending event of it will not run. O(1). */
 void engine_timer_cancel(EngineTimer *t);
 
-/* Run events until the queue is empty. Returns the time of the last event. */
+/* Run events until the queue is empty or time overflows. Returns the time of the last event. */
 SimTime engine_run(Engine *eng);
+
+/* Whether some event would have come at or past SIM_TIME_MAX (about 106 days): the run is then
+ * meaningless and the caller must report it. */
+gboolean engine_overflowed(const Engine *eng);
 
 /* Events executed so far. */
 uint64_t engine_events(const Engine *eng);

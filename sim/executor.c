@@ -202,7 +202,7 @@ static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
 
 /* Time at full speed `work` takes at slowdown sigma, picoseconds. */
 static SimTime stretch(double work, double sigma) {
-    return sigma == 0 ? (SimTime)llround(work) : (SimTime)llround(work * (1.0 + sigma));
+    return sim_time_from_ps(sigma == 0 ? work : work * (1.0 + sigma));
 }
 
 /* A communication of simulated rank i, across nodes or not, starts (+1) or stops (-1) moving
@@ -478,6 +478,14 @@ gboolean exec_run(Executor *ex, GError **err) {
     for (int i = 0; i < ex->nsim; i++)
         try_advance(ex, i);
     engine_run(ex->eng);
+    if (engine_overflowed(ex->eng)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                    "the simulated iteration would last past %.0f days, beyond what 64-bit "
+                    "picoseconds hold: a bandwidth too small (NICs, links, fabric), or too much "
+                    "work per iteration (seq_len, micro_batch, grad_accum) in the input?",
+                    (double)SIM_TIME_MAX / (double)SIM_PS_PER_S / 86400.0);
+        return FALSE;
+    }
     for (int i = 0; i < ex->nsim; i++) {
         if (!ex->rs[i].finished) {
             g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,

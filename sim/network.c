@@ -181,7 +181,7 @@ const NetLoad *net_loads_get(Network *net, int *n) {
 /* --- flows --------------------------------------------------------------------------------- */
 
 static SimTime secs_to_ps(double s) {
-    return (SimTime)llround(s * (double)SIM_PS_PER_S);
+    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
 }
 
 /* Per stream: capacity x unit / weight at the tightest link (unit 1: capacity / weight). */
@@ -196,7 +196,7 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
                             SimTime latency) {
     if (n == 0 || bytes <= 0)
         return latency;
-    return latency + secs_to_ps(bytes / alone_rate(net, loads, n));
+    return sim_time_add(latency, secs_to_ps(bytes / alone_rate(net, loads, n)));
 }
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);

@@ -401,14 +401,25 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
     switch (kind) {
     case FABRIC_FLAT:
         return conf_time(f, "latency", TRUE, &t->fabric_latency, err);
-    case FABRIC_DRAGONFLY:
-        return conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) &&
-               int_in(f, "groups", TRUE, 1, 1 << 16, &t->groups, err) &&
-               int_in(f, "nodes_per_group", TRUE, 1, 1 << 16, &t->nodes_per_group, err) &&
-               int_in(f, "switches_per_group", TRUE, 1, 1 << 12, &t->switches_per_group, err) &&
-               conf_rate(f, "local_bandwidth", TRUE, &t->local_bandwidth, err) &&
-               int_in(f, "global_links", TRUE, 1, 1 << 12, &t->global_links, err) &&
-               conf_rate(f, "global_bandwidth", TRUE, &t->global_bandwidth, err);
+    case FABRIC_DRAGONFLY: {
+        if (!conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) ||
+            !int_in(f, "groups", TRUE, 1, 1 << 16, &t->groups, err) ||
+            !int_in(f, "nodes_per_group", TRUE, 1, 1 << 16, &t->nodes_per_group, err) ||
+            !int_in(f, "switches_per_group", TRUE, 1, 1 << 12, &t->switches_per_group, err) ||
+            !conf_rate(f, "local_bandwidth", TRUE, &t->local_bandwidth, err) ||
+            !int_in(f, "global_links", TRUE, 1, 1 << 12, &t->global_links, err) ||
+            !conf_rate(f, "global_bandwidth", TRUE, &t->global_bandwidth, err))
+            return FALSE;
+        int64_t G = t->groups, S = t->switches_per_group; /* links, as topo_new counts them */
+        int64_t links = G * S * S + G * G * t->global_links + 2 * G * S;
+        if (links > TOPO_MAX_LINKS)
+            return conf_fail(err, CONF_ERROR_VALUE, conf_get(f, "groups"),
+                             "%d groups of %d switches, %d global links between every pair: "
+                             "%" G_GINT64_FORMAT " links; at most %d are supported",
+                             t->groups, t->switches_per_group, t->global_links, links,
+                             TOPO_MAX_LINKS);
+        return TRUE;
+    }
     default:
         return conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) &&
                int_in(f, "nodes_per_leaf", TRUE, 1, 1 << 16, &t->nodes_per_leaf, err) &&
@@ -670,11 +681,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
                          m->layers, m->name);
     if (s->dp == 0) {
-        if (s->gpus % (s->tp * s->pp) != 0)
+        int64_t tp_pp = (int64_t)s->tp * s->pp; /* each up to 2^20: not in an int */
+        if (s->gpus % tp_pp != 0)
             return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
-                             "TP %d x PP %d = %d does not divide the %d GPUs (%d nodes x %d)",
-                             s->tp, s->pp, s->tp * s->pp, s->gpus, s->nodes, s->topo.gpus_per_node);
-        s->dp = s->gpus / (s->tp * s->pp);
+                             "TP %d x PP %d = %" G_GINT64_FORMAT
+                             " does not divide the %d GPUs (%d nodes x %d)",
+                             s->tp, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
+        s->dp = (int)(s->gpus / tp_pp);
     } else if ((int64_t)s->tp * s->pp * s->dp != s->gpus) {
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
                          "TP %d x PP %d x DP %d = %" G_GINT64_FORMAT

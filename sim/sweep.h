@@ -69,8 +69,9 @@ const char *sweep_column(const Sweep *sw, int c);
 
 typedef struct {
     int point;
-    char *row;   /* the full row, newline-terminated; NULL when the simulation failed */
-    char *error; /* why it failed; NULL on success */
+    char *row;          /* the full row, newline-terminated; NULL when the simulation failed */
+    char *error;        /* why it failed; NULL on success */
+    gboolean bad_input; /* it failed on its input (a time past SIM_TIME_MAX), not internally */
     SimSummary sum;
     double exposed_dim_s[DIM_COUNT]; /* critical rank's exposed communication by dimension, s */
 } SweepResult;
@@ -112,6 +113,8 @@ int sweep_out_kept(const SweepOut *out);
 void sweep_out_add(SweepOut *out, SweepResult *r);
 /* Failed points so far. */
 int sweep_out_failed(const SweepOut *out);
+/* Of those, the points that failed on their input (exit 2 rather than 3). */
+int sweep_out_bad_input(const SweepOut *out);
 /* All points are in: a file is rewritten in point order. FALSE (with err) if it cannot be. */
 gboolean sweep_out_finish(SweepOut *out, GError **err);
 

@@ -35,7 +35,7 @@ static int launcher_rank(void) {
 
 typedef struct {
     gint32 point;
-    gint32 failed;
+    gint32 failed; /* 0 a row, 1 an internal failure, 2 a failure on bad input */
 } RowHead;
 
 gboolean sweep_mpi_init(int *argc, char ***argv, int *rank, int *size) {
@@ -102,6 +102,7 @@ static gboolean gather_idle(void *ctx, gboolean local_done) {
         SweepResult *r = g_new0(SweepResult, 1);
         r->point = h.point;
         char *text = g_strdup(buf + sizeof h);
+        r->bad_input = h.failed == 2;
         if (h.failed)
             r->error = text;
         else
@@ -121,7 +122,7 @@ static void send_row(void *ctx, SweepResult *r) {
     (void)ctx;
     const char *text = r->error ? r->error : r->row;
     size_t len = strlen(text);
-    RowHead h = {r->point, r->error != NULL};
+    RowHead h = {r->point, r->error ? (r->bad_input ? 2 : 1) : 0};
     g_autofree char *buf = g_malloc(sizeof h + len);
     memcpy(buf, &h, sizeof h);
     memcpy(buf + sizeof h, text, len);

@@ -1,11 +1,14 @@
 /* sweep_out: where a sweep's rows go, surviving interruption. stdout is written in point order
  * (a reorder buffer of finished rows), a file in completion order while the sweep runs and in
- * point order once it completes; resuming keeps the rows of a file whose beginnings are this
- * sweep's prefixes. */
+ * point order once it completes. Beside a file, FILE.resume records the sweep's identity (a hash
+ * of the scenario, overrides and columns) and a checksum of each row: resuming keeps only the
+ * rows of a file this very sweep wrote, unedited. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sweep_internal.h"
@@ -14,14 +17,18 @@
 
 struct SweepOut {
     const Sweep *sw;
-    char *path; /* NULL: stdout */
-    int fd;     /* the file, appending; -1 for stdout */
+    char *path;     /* NULL: stdout */
+    int fd;         /* the file, appending; -1 for stdout */
+    char *record;   /* path.resume: the sweep's identity and a checksum of every row written */
+    int record_fd;  /* the record, appending; -1 for stdout */
+    char *identity; /* SHA-256 of what makes the rows: scenario text, overrides, columns */
     gboolean progress, drawn;
     guint8 *todo;     /* per point: still to run */
     guint8 *finished; /* per point: result in (row or failure) */
     char **rows;      /* per point: its row, kept or new */
     int kept, failed, expected, done;
-    int next; /* stdout: next point to write */
+    int bad_input; /* of the failed, those that failed on their input */
+    int next;      /* stdout: next point to write */
     gint64 t0;
 };
 
@@ -37,6 +44,88 @@ static gboolean write_all(int fd, const char *s, size_t n) {
     }
     return TRUE;
 }
+
+/* --- the record beside a file, for --resume --------------------------------------------------- */
+
+#define RECORD_MAGIC "sim sweep record 1 "
+
+/* What the rows depend on: the scenario file's text, the base and per-point overrides, the
+ * format and the columns. Two sweeps with one of these different cannot share a file. (Model and
+ * topology files a scenario names are not read here.) */
+static char *sweep_identity(const Sweep *sw) {
+    g_autoptr(GChecksum) ck = g_checksum_new(G_CHECKSUM_SHA256);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (g_file_get_contents(sw->scenario, &text, &len, NULL))
+        g_checksum_update(ck, (const guchar *)text, (gssize)len);
+    char fmt[32];
+    g_snprintf(fmt, sizeof fmt, "\n%d %d\n", (int)sw->fmt, (int)sw->timing);
+    g_checksum_update(ck, (const guchar *)fmt, -1);
+    g_checksum_update(ck, (const guchar *)sw->header, -1);
+    for (char **b = sw->base_sets; b && *b; b++) {
+        g_checksum_update(ck, (const guchar *)*b, -1);
+        g_checksum_update(ck, (const guchar *)"\n", 1);
+    }
+    for (guint i = 0; i < sw->points->len; i++) {
+        const Point *pt = sw->points->pdata[i];
+        g_checksum_update(ck, (const guchar *)"\x1e", 1); /* a point starts */
+        for (char **v = pt->sets; v && *v; v++) {
+            g_checksum_update(ck, (const guchar *)*v, -1);
+            g_checksum_update(ck, (const guchar *)"\n", 1);
+        }
+    }
+    return g_strdup(g_checksum_get_string(ck));
+}
+
+/* "POINT SHA-256-OF-ROW\n": one line of the record. */
+static char *record_line(int point, const char *row) {
+    g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, row, -1);
+    return g_strdup_printf("%d %s\n", point, sum);
+}
+
+/* Read the record of a file to resume: its lines in a set; FALSE unless it is this sweep's. */
+static gboolean record_read(SweepOut *out, GHashTable *lines, GError **err) {
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(out->record, &text, NULL, NULL)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                    "%s: no %s records which sweep wrote it, so its rows cannot be trusted; "
+                    "write to another file, or remove it to start again",
+                    out->path, out->record);
+        return FALSE;
+    }
+    g_auto(GStrv) split = g_strsplit(text, "\n", -1);
+    g_autofree char *want = g_strconcat(RECORD_MAGIC, out->identity, NULL);
+    if (!split[0] || strcmp(split[0], want) != 0) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                    "%s: written by another sweep (another scenario, --set, --vary, format or "
+                    "columns; see %s); write to another file, or remove it to start again",
+                    out->path, out->record);
+        return FALSE;
+    }
+    for (int i = 1; split[i]; i++)
+        if (*split[i])
+            g_hash_table_add(lines, g_strconcat(split[i], "\n", NULL));
+    return TRUE;
+}
+
+/* The record of every row held, through a temporary file renamed over it. */
+static gboolean record_rewrite(SweepOut *out, GError **err) {
+    g_autoptr(GString) g = g_string_new(RECORD_MAGIC);
+    g_string_append_printf(g, "%s\n", out->identity);
+    for (guint i = 0; i < out->sw->points->len; i++)
+        if (out->rows[i]) {
+            g_autofree char *line = record_line((int)i, out->rows[i]);
+            g_string_append(g, line);
+        }
+    g_autoptr(GError) ioerr = NULL;
+    if (!g_file_set_contents(out->record, g->str, (gssize)g->len, &ioerr)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ioerr->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* --- the file ------------------------------------------------------------------------------- */
 
 /* Write header and every row held, in point order, to path (through a temporary file renamed
  * over it, so a reader never sees half a file). */
@@ -88,6 +177,9 @@ static gboolean resume_read(SweepOut *out, GError **err) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ioerr->message);
         return FALSE;
     }
+    g_autoptr(GHashTable) records = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    if (!record_read(out, records, err))
+        return FALSE;
     g_autoptr(GHashTable) by_prefix = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < sw->points->len; i++) {
         const Point *p = sw->points->pdata[i];
@@ -138,14 +230,49 @@ static gboolean resume_read(SweepOut *out, GError **err) {
                         out->path, line);
             return FALSE;
         }
+        g_autofree char *row = g_strndup(p, n);
+        g_autofree char *rec = record_line(i, row);
+        if (!g_hash_table_contains(records, rec)) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+                        "%s:%d: this row is not as the sweep wrote it (edited since?); write to "
+                        "another file, or remove it to start again",
+                        out->path, line);
+            return FALSE;
+        }
         if (!out->rows[i]) {
-            out->rows[i] = g_strndup(p, n);
+            out->rows[i] = g_steal_pointer(&row);
             out->todo[i] = 0;
             out->kept++;
         }
         p = nl + 1;
     }
     return TRUE;
+}
+
+/* The file rows go to: path with symbolic links resolved, so that the rename of rewrite_sorted
+ * writes through a link rather than replacing it. Only a regular file (or none yet) can be
+ * replaced that way: a device such as /dev/full or a pipe is refused. */
+static char *target_path(const char *path, GError **err) {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return g_strdup(path); /* a new file */
+    char *real = realpath(path, NULL);
+    if (!real) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
+                    S_ISLNK(st.st_mode) ? "a symbolic link to nothing" : g_strerror(errno));
+        return NULL;
+    }
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO,
+                    "cannot write %s: not a regular file (a sweep rewrites its file in place "
+                    "of the old one; leave out -o to write to stdout)",
+                    path);
+        free(real);
+        return NULL;
+    }
+    char *dup = g_strdup(real);
+    free(real);
+    return dup;
 }
 
 static void draw(SweepOut *out, gboolean last);
@@ -155,13 +282,19 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     int n = (int)sw->points->len;
     g_autoptr(SweepOut) out = g_new0(SweepOut, 1);
     out->sw = sw;
-    out->path = g_strdup(path);
     out->fd = -1;
     out->progress = progress;
     out->todo = g_new0(guint8, n);
     out->finished = g_new0(guint8, n);
     out->rows = g_new0(char *, n);
     out->t0 = g_get_monotonic_time();
+    out->record_fd = -1;
+    if (path && !(out->path = target_path(path, err)))
+        return NULL;
+    if (path) {
+        out->record = g_strconcat(out->path, ".resume", NULL);
+        out->identity = sweep_identity(sw);
+    }
     for (int i = 0; i < n; i++)
         out->todo[i] = sweep_point_at(sw, i)->status == SWEEP_POINT_OK;
     if (!path) {
@@ -171,12 +304,13 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     } else {
         if (resume && !resume_read(out, err))
             return NULL;
-        if (!rewrite_sorted(out, err))
+        if (!rewrite_sorted(out, err) || !record_rewrite(out, err))
             return NULL;
-        out->fd = open(path, O_WRONLY | O_APPEND);
-        if (out->fd < 0) {
-            g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
-                        g_strerror(errno));
+        out->record_fd = open(out->record, O_WRONLY | O_APPEND);
+        out->fd = open(out->path, O_WRONLY | O_APPEND);
+        if (out->fd < 0 || out->record_fd < 0) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s",
+                        out->fd < 0 ? path : out->record, g_strerror(errno));
             return NULL;
         }
     }
@@ -192,6 +326,10 @@ void sweep_out_free(SweepOut *out) {
         return;
     if (out->fd >= 0)
         close(out->fd);
+    if (out->record_fd >= 0)
+        close(out->record_fd);
+    g_free(out->record);
+    g_free(out->identity);
     for (guint i = 0; i < out->sw->points->len; i++)
         g_free(out->rows[i]);
     g_free(out->rows);
@@ -211,6 +349,10 @@ int sweep_out_kept(const SweepOut *out) {
 
 int sweep_out_failed(const SweepOut *out) {
     return out->failed;
+}
+
+int sweep_out_bad_input(const SweepOut *out) {
+    return out->bad_input;
 }
 
 static void draw(SweepOut *out, gboolean last) {
@@ -240,9 +382,13 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
             fputc('\n', stderr);
         fprintf(stderr, "sim sweep: %s: %s\n", name, r->error);
         out->failed++;
+        out->bad_input += r->bad_input;
     } else {
         out->rows[i] = g_steal_pointer(&r->row);
-        if (out->fd >= 0 && !write_all(out->fd, out->rows[i], strlen(out->rows[i])))
+        /* the record first: a row on disk always has its line in the record */
+        g_autofree char *rec = out->fd >= 0 ? record_line(i, out->rows[i]) : NULL;
+        if (out->fd >= 0 && (!write_all(out->record_fd, rec, strlen(rec)) ||
+                             !write_all(out->fd, out->rows[i], strlen(out->rows[i]))))
             fprintf(stderr, "sim sweep: cannot write %s: %s\n", out->path, g_strerror(errno));
     }
     sweep_result_free(r);
@@ -261,14 +407,14 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
 gboolean sweep_out_finish(SweepOut *out, GError **err) {
     if (out->progress && out->expected > 0)
         draw(out, TRUE);
-    if (out->fd < 0) {
-        if (fflush(stdout) == 0)
+    if (out->fd < 0) { /* a failed write earlier leaves the error flag, not a failing flush */
+        if (fflush(stdout) == 0 && !ferror(stdout))
             return TRUE;
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write the output: %s",
-                    g_strerror(errno));
+                    errno ? g_strerror(errno) : "write error");
         return FALSE;
     }
     close(out->fd);
     out->fd = -1;
-    return rewrite_sorted(out, err);
+    return rewrite_sorted(out, err) && record_rewrite(out, err);
 }

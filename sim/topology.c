@@ -170,9 +170,22 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
                         "nodes per group a multiple of switches / NICs)",
                         s->name, s->switches_per_group, s->nics, s->nodes_per_group);
         if ((int64_t)nodes > (int64_t)s->groups * s->nodes_per_group)
-            return fail(err, "topology %s has %d nodes (%d groups of %d); the job asks for %d",
-                        s->name, s->groups * s->nodes_per_group, s->groups, s->nodes_per_group,
-                        nodes);
+            return fail(err,
+                        "topology %s has %" G_GINT64_FORMAT
+                        " nodes (%d groups of %d); the job asks for %d",
+                        s->name, (int64_t)s->groups * s->nodes_per_group, s->groups,
+                        s->nodes_per_group, nodes);
+        { /* links within groups and between every pair of groups, counted in 64 bits */
+            int64_t G = s->groups, S = s->switches_per_group;
+            int64_t links = G * S * S + G * G * s->global_links + 2 * G * S;
+            if (links > TOPO_MAX_LINKS)
+                return fail(err,
+                            "topology %s: a dragonfly of %d groups of %d switches with %d global "
+                            "links between every pair of groups has %" G_GINT64_FORMAT
+                            " links; at most %d are supported",
+                            s->name, s->groups, s->switches_per_group, s->global_links, links,
+                            TOPO_MAX_LINKS);
+        }
         break;
     case FABRIC_FAT_TREE:
         if (s->nodes_per_leaf < 1 || s->taper <= 0)

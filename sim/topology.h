@@ -14,9 +14,10 @@
 #include "device.h"
 #include "engine.h"
 
-#define TOPO_MAX_GPUS 16 /* GPUs per node */
-#define TOPO_MAX_NICS 16 /* NICs per node */
-#define TOPO_MAX_HOPS 24 /* links on one path */
+#define TOPO_MAX_GPUS 16         /* GPUs per node */
+#define TOPO_MAX_NICS 16         /* NICs per node */
+#define TOPO_MAX_HOPS 24         /* links on one path */
+#define TOPO_MAX_LINKS (1 << 26) /* links of a fabric (memory is per link) */
 
 typedef struct {
     int a, b;  /* GPU indices within a node */

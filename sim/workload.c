@@ -339,7 +339,7 @@ static guint32 layer_backward(Builder *b, int layer, int micro, guint32 dep, gui
     seg_task[SEG_MLP] = c;
     guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
     gboolean sel = sc->recompute == RECOMPUTE_SELECTIVE; /* the attention core redone first */
-    SimTime attn = b->bwd[SEG_ATTN] + (sel ? b->attn_core : 0);
+    SimTime attn = sim_time_add(b->bwd[SEG_ATTN], sel ? b->attn_core : 0);
     int nattn = b->nbwd[SEG_ATTN] + (sel ? b->ncore : 0);
     guint32 attn_dep = sc->model.parallel_residual ? dep : ar;
     c = compute_k(b, attn, nattn, PHASE_BWD, layer, micro, attn_dep, NO_TASK);
@@ -455,9 +455,9 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     for (guint i = 0; i < ops->len; i++) {
         const ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = device_op_time(dev, op, sc->precision);
-        total += t;
+        total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
-            *attn_core += t;
+            *attn_core = sim_time_add(*attn_core, t);
             ++*ncore;
         }
     }

@@ -55,6 +55,10 @@ expect_grep collective-nic "49\.9" "$tmp/out"
 check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
 check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
 check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
+for sz in 0 0:0 1B:0 0:1KiB 0.5B; do # a size of 0 doubled for ever (issue 11)
+    check "collective-size-$sz" 2 timeout 10 "$sim" collective --op allreduce --ranks 8 --sizes "$sz"
+    expect_grep "collective-size-$sz-text" "at least 1B.*'$sz'" "$tmp/err"
+done
 check collective-bad-topology 2 "$sim" collective --op allreduce --ranks 8 --topology summit
 check ops 0 "$sim" "$s/1.3B_ddp.yaml" --ops
 expect_grep ops-gemm "^fwd   qkv .*compute" "$tmp/out"
@@ -67,4 +71,39 @@ check bad-device 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=nope
 expect_grep bad-device-text "device 'nope' not found" "$tmp/err"
 check device-swap 0 "$sim" "$s/1.3B_ddp.yaml" --set topology.device=a100-80gb
 expect_grep device-swap-text "NVIDIA A100 SXM4 80GB" "$tmp/out"
+# Hostile input: exit 2 with FILE:LINE:COLUMN, never a crash (issue 11)
+python3 -c "print('['*50000)" >"$tmp/deep.yaml" 2>/dev/null || printf '%50000s\n' '' | tr ' ' '[' >"$tmp/deep.yaml"
+check deep-yaml 2 "$sim" "$tmp/deep.yaml"
+expect_grep deep-yaml-text "deep.yaml:1:65: .*nested more than 64 deep" "$tmp/err"
+mkdir -p "$tmp/d/scenarios" "$tmp/d/models"
+cp "$tmp/deep.yaml" "$tmp/d/models/deep.yaml"
+printf 'model: deep\ntopology: frontier\nnodes: 1\nparallel: {}\ntraining: {}\n' >"$tmp/d/scenarios/s.yaml"
+check deep-model 2 "$sim" "$tmp/d/scenarios/s.yaml"
+expect_grep deep-model-text "models/deep.yaml:1:65: " "$tmp/err"
+check deep-sweep 2 "$sim" sweep "$tmp/deep.yaml" --vary nodes=1,2
+expect_grep deep-sweep-text "deep.yaml:1:65: " "$tmp/err"
+# Simulated time beyond 64-bit picoseconds: exit 2 with a message, never an abort (issue 11)
+for set in topology.node.nics.bandwidth=25B/s topology.device.peak_flops.fp16=1FLOP/s \
+           topology.device.hbm_bandwidth=1B/s; do
+    check "overflow-$set" 2 "$sim" "$s/20B_tp8.yaml" --set "$set"
+    expect_grep "overflow-$set-text" "beyond what 64-bit picoseconds hold" "$tmp/err"
+done
+check overflow-peak 2 "$sim" "$s/20B_tp8.yaml" --set topology.device.peak_flops.fp16=1FLOP/s
+expect_grep overflow-peak-kernel "^sim: kernel 'qkv' would take longer than 107 days on AMD MI250X GCD" "$tmp/err"
+check overflow-nic 2 "$sim" "$s/20B_tp8.yaml" --set topology.node.nics.bandwidth=25B/s
+expect_grep overflow-nic-text "^sim: the simulated iteration would last past 107 days.*a bandwidth too small" "$tmp/err"
+check overflow-seq 2 "$sim" "$s/20B_tp8.yaml" --set training.seq_len=1048576 --set training.micro_batch=1048576
+expect_grep overflow-seq-text "beyond what 64-bit picoseconds hold" "$tmp/err"
+check overflow-ops 2 "$sim" "$s/1.3B_ddp.yaml" --ops --set topology.device.hbm_bandwidth=1B/s
+expect_grep overflow-ops-text "kernel '.*' would take longer than" "$tmp/err"
+[ -s "$tmp/out" ] && { fail=$((fail + 1)); echo "FAIL overflow-ops: printed a table"; } || pass=$((pass + 1))
+check overflow-collective 2 "$sim" collective --op allreduce --ranks 16 --sizes 1e20B
+expect_grep overflow-collective-text "allreduce of 100000000000000000000 bytes over 16 GPUs" "$tmp/err"
+# Counts past 32 bits: exit 2 with the 64-bit figure (issue 11)
+check dragonfly-links 2 "$sim" "$s/20B_tp8.yaml" --set topology.fabric.groups=30000
+expect_grep dragonfly-links-text "^sim: --set topology.fabric.groups=30000: .*3632640000 links; at most" "$tmp/err"
+check collective-ranks-max 2 "$sim" collective --op allreduce --ranks 2147483647
+expect_grep collective-ranks-max-text "needs 268435456 nodes of frontier; at most 1048576" "$tmp/err"
+check collective-ranks-machine 2 "$sim" collective --op allreduce --ranks 100000 --sizes 1MiB
+expect_grep collective-ranks-machine-text "has 9472 nodes .*asks for 12500" "$tmp/err"
 finish cli

@@ -37,6 +37,7 @@ mpi 3 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/three.csv" 2>"$tm
 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/one.csv"
 cmp -s "$tmp/one.csv" "$tmp/three.csv" && ok || { bad "3 ranks, 2 points"; cat "$tmp/err"; }
 { head -1 "$tmp/serial.csv"; sed -n '5p;9p;2p' "$tmp/serial.csv"; } >"$tmp/cut.csv"
+cp "$tmp/serial.csv.resume" "$tmp/cut.csv.resume" # the record of the sweep that wrote it
 mpi 2 "$sim" sweep "$s/13B_tp8.yaml" "${v[@]}" -o "$tmp/cut.csv" --resume 2>"$tmp/err"
 grep -q "kept 3 finished rows, running 13 more" "$tmp/err" && ok || { bad "mpi resume note"; cat "$tmp/err"; }
 cmp -s "$tmp/serial.csv" "$tmp/cut.csv" && ok || bad "mpi resume differs from serial"

@@ -74,10 +74,39 @@ check invalid 2 "$sim" sweep "$s/13B_tp8.yaml" --vary parallel.tp=3,8
 grep -q -- "--skip-invalid" "$tmp/err" && ok || bad "invalid: no hint"
 check skip-invalid 0 "$sim" sweep "$s/13B_tp8.yaml" --vary parallel.tp=3,8 --skip-invalid
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && ok || bad "skip-invalid: not one row"
+# --resume refuses a file of another sweep (other --set), an edited row, and a file without record
+"$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/id.csv"
+check resume-same 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "kept 2 finished rows, running 0 more" "$tmp/err" && ok || bad "resume-same: rows not kept"
+check resume-other-set 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --set training.seq_len=1024 -o "$tmp/id.csv" --resume
+grep -q "id.csv: written by another sweep" "$tmp/err" && ok || bad "resume-other-set: message"
+sed -i '3s/,[0-9]/,9/' "$tmp/id.csv"
+check resume-edited 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "id.csv:3: this row is not as the sweep wrote it" "$tmp/err" && ok || bad "resume-edited: message"
+rm "$tmp/id.csv.resume"
+check resume-no-record 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/id.csv" --resume
+grep -q "no .*id.csv.resume records which sweep wrote it" "$tmp/err" && ok || bad "resume-no-record: message"
+check overflow-point 2 "$sim" sweep "$s/13B_tp8.yaml" --vary topology.node.nics.bandwidth=25B/s,25GB/s -q
+grep -q "bandwidth=25B/s: .*beyond what 64-bit picoseconds hold" "$tmp/err" && ok || bad "overflow-point: message"
 check resume-needs-o 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --resume
 check bad-format 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -f xml
 check other-file 2 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o "$tmp/ref.csv" --resume
 check unwritable 1 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -o /nonexistent/dir/x.csv
+# -o writes through a symbolic link, refuses what is not a regular file; a full stdout is exit 1
+: >"$tmp/real.csv"; ln -s real.csv "$tmp/link.csv"
+check symlink 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/link.csv"
+[ -L "$tmp/link.csv" ] && [ "$(wc -l <"$tmp/real.csv")" -eq 3 ] && ok ||
+    bad "symlink: the link was replaced or the rows are not in its target"
+mkfifo "$tmp/fifo"
+check fifo 1 timeout 20 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/fifo"
+grep -q "fifo: not a regular file" "$tmp/err" && [ -p "$tmp/fifo" ] && ok || bad "fifo: not refused"
+ln -s nothing "$tmp/dangling.csv"
+check dangling 1 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q -o "$tmp/dangling.csv"
+if [ -w /dev/full ]; then
+    "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 -q >/dev/full 2>"$tmp/err"; st=$?
+    [ "$st" -eq 1 ] && grep -q "cannot write the output" "$tmp/err" && ok ||
+        bad "full-stdout: exit $st"
+fi
 check timing 0 "$sim" sweep "$s/13B_tp8.yaml" --vary nodes=1,2 --timing
 head -1 "$tmp/out" | grep -q ',wall_s$' && ok || bad "timing: no wall_s column"
 # sim search

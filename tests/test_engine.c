@@ -107,6 +107,27 @@ START_TEST(test_timer_move_and_cancel) {
 }
 END_TEST
 
+/* Time past SIM_TIME_MAX: conversions saturate, the engine reports it and stops, never wraps. */
+START_TEST(test_overflow) {
+    ck_assert_int_eq(sim_time_from_ps(1.4), 1);
+    ck_assert_int_eq(sim_time_from_ps(1e30), SIM_TIME_MAX);
+    ck_assert_int_eq(sim_time_from_ps(NAN), SIM_TIME_MAX);
+    ck_assert_int_eq(sim_time_add(SIM_TIME_MAX - 5, 10), SIM_TIME_MAX);
+    ck_assert_int_eq(sim_time_add(5, 10), 15);
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    engine_schedule(eng, 10, record, &log, 1);
+    engine_schedule(eng, SIM_TIME_MAX, record, &log, 2); /* at the limit: not queued */
+    ck_assert(engine_overflowed(eng));
+    engine_schedule(eng, 20, record, &log, 3);
+    engine_run(eng); /* stops at once: what follows an overflow means nothing */
+    ck_assert_uint_eq(log.seen->len, 0);
+    g_array_unref(log.seen);
+    g_autoptr(Engine) ok = engine_new();
+    ck_assert(!engine_overflowed(ok));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("core");
@@ -114,6 +135,7 @@ int main(void) {
     tcase_add_test(tc, test_many_sorted);
     tcase_add_test(tc, test_schedule_from_handler);
     tcase_add_test(tc, test_timer_move_and_cancel);
+    tcase_add_test(tc, test_overflow);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -156,6 +156,81 @@ START_TEST(test_bad_rings) {
     expect_topology_error("{nic_in: 0, gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
                           "{gpus: [0, 1, 5, 4, 6, 7, 3, 2], nic_out: 1}",
                           "each ring needs nic_in, gpus and nic_out");
+    /* a dragonfly's link count in 64 bits (30000^2 x 4 does not fit an int), at the key */
+    expect_topology_error("groups: 74", "groups: 30000",
+                          ":50:11: 30000 groups of 32 switches, 4 global links between every pair: "
+                          "3632640000 links");
+}
+END_TEST
+
+/* Hostile nesting: a bounded depth and a message at the first level too deep, never a crash. */
+START_TEST(test_deep_nesting) {
+    g_autofree char *deep = g_strnfill(50000, '[');
+    const char *n[] = {"%s:1:65:", "nested more than 64 deep", NULL};
+    expect_error(deep, NULL, n);
+    g_autofree char *maps = g_strnfill(200, '[');
+    const char *n2[] = {"%s:4:74:", "nested more than 64 deep", NULL};
+    g_autofree char *text = g_strconcat(BASE, "parallel: ", maps, NULL);
+    expect_error(text, NULL, n2);
+    /* exactly 64 levels load; 65 do not */
+    g_autofree char *open64 = g_strnfill(64, '['), *close64 = g_strnfill(64, ']');
+    g_autofree char *at64 = g_strconcat(open64, close64, NULL);
+    g_autoptr(GError) err = NULL;
+    ConfNode *root = conf_load_string(at64, "deep", &err);
+    ck_assert_msg(root != NULL, "64 levels refused: %s", err ? err->message : "");
+    conf_node_free(root);
+    g_autofree char *at65 = g_strconcat("[", at64, "]", NULL);
+    ck_assert_ptr_null(conf_load_string(at65, "deep", &err));
+    ck_assert_msg(strstr(err->message, "deep:1:65:"), "message '%s'", err->message);
+}
+END_TEST
+
+/* TP x PP past an int: a message with the product, not SIGFPE or a negative number. */
+START_TEST(test_layout_overflow) {
+    const char *n[] = {"--set parallel.tp=65536", "TP 65536 x PP 65536 = 4294967296", NULL};
+    const char *sets[] = {"model.heads=65536",
+                          "model.hidden=65536",
+                          "model.ffn_hidden=65536",
+                          "model.layers=65536",
+                          "parallel.tp=65536",
+                          "parallel.pp=65536",
+                          NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+}
+END_TEST
+
+/* A NUL byte, in the file or as a "\0" escape, would cut the text short: refused where it is. */
+START_TEST(test_nul) {
+    const char *n[] = {"%s:4:1:", "a NUL character", NULL};
+    expect_error(BASE "\"nodes\\0junk\": 2\nparallel: {}\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"%s:4:11:", "a NUL character", NULL};
+    expect_error(BASE "training: \"x\\0\"\nparallel: {}\n", NULL, n2);
+    /* a raw NUL: the rest of the file would be ignored */
+    g_autofree char *path = write_temp_yaml(BASE);
+    static const char raw[] = "parallel: {}\ntraining: {}\nnod\0es: 3\n";
+    GString *g = g_string_new(BASE);
+    g_string_append_len(g, raw, sizeof raw - 1);
+    ck_assert(g_file_set_contents(path, g->str, (gssize)g->len, NULL));
+    g_string_free(g, TRUE);
+    g_autoptr(GError) err = NULL;
+    ck_assert_ptr_null(conf_load_file(path, &err));
+    g_autofree char *want = g_strdup_printf("%s:6:4: a NUL byte", path);
+    ck_assert_msg(strstr(err->message, want), "message '%s' lacks '%s'", err->message, want);
+    g_unlink(path);
+}
+END_TEST
+
+/* A size or rate past the largest double: refused where it is written, never "inf" in JSON. */
+START_TEST(test_infinite_quantity) {
+    const char *n[] = {"%s:5:16:", "'bucket_size' is too large ('1e308TiB')", NULL};
+    expect_error(BASE "parallel:\n  bucket_size: 1e308TiB\ntraining: {}\n", NULL, n);
+    const char *n2[] = {"--set topology.node.nics.bandwidth=1e308PB/s", "too large", NULL};
+    const char *sets[] = {"topology.node.nics.bandwidth=1e308PB/s", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n2);
+    double v;
+    ck_assert(!conf_parse_bytes("1e999B", &v));
+    ck_assert(!conf_parse_flops("1e300PFLOP/s", &v));
+    ck_assert(conf_parse_bytes("1e300B", &v) && v == 1e300);
 }
 END_TEST
 
@@ -174,6 +249,10 @@ int main(void) {
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
+    tcase_add_test(tc, test_deep_nesting);
+    tcase_add_test(tc, test_layout_overflow);
+    tcase_add_test(tc, test_nul);
+    tcase_add_test(tc, test_infinite_quantity);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

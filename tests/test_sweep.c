@@ -271,6 +271,12 @@ START_TEST(test_resume) {
         g_autofree char *text =
             g_strconcat(sweep_header(sw), r6->row, r1->row, r3->row, half, NULL);
         ck_assert(g_file_set_contents(part, text, -1, NULL));
+        /* its record: the uninterrupted sweep's (the same rows), with lines for rows not there */
+        g_autofree char *full_rec = g_strconcat(full, ".resume", NULL);
+        g_autofree char *part_rec = g_strconcat(part, ".resume", NULL);
+        g_autofree char *rec = NULL;
+        ck_assert(g_file_get_contents(full_rec, &rec, NULL, NULL));
+        ck_assert(g_file_set_contents(part_rec, rec, -1, NULL));
         ck_assert_int_eq(run_into(sw, part, TRUE, 2), 5);
         ck_assert(g_file_get_contents(part, &got, NULL, NULL));
         ck_assert_msg(strcmp(ref, got) == 0, "resumed file differs:\n%s\nvs\n%s", got, ref);
@@ -285,10 +291,22 @@ START_TEST(test_resume) {
         g_autoptr(GError) err = NULL;
         g_autoptr(SweepOut) o2 = sweep_out_new(sw2, part, TRUE, FALSE, &err);
         ck_assert_ptr_null(o2);
-        ck_assert_msg(strstr(err->message, fmt == SWEEP_CSV ? "header" : "not a row"), "%s",
-                      err->message);
+        ck_assert_msg(strstr(err->message, "written by another sweep"), "%s", err->message);
+        /* a row edited by hand is refused */
+        g_autofree char *edited = g_strdup(ref);
+        char *digit = strchr(edited + strlen(sweep_header(sw)), '\n'); /* a figure late in row 1 */
+        while (!g_ascii_isdigit(*digit))
+            digit--;
+        *digit = *digit == '9' ? '8' : '9';
+        ck_assert(g_file_set_contents(part, edited, -1, NULL));
+        g_clear_error(&err);
+        g_autoptr(SweepOut) o3 = sweep_out_new(sw, part, TRUE, FALSE, &err);
+        ck_assert_ptr_null(o3);
+        ck_assert_msg(strstr(err->message, "not as the sweep wrote it"), "%s", err->message);
         unlink(full);
         unlink(part);
+        unlink(full_rec);
+        unlink(part_rec);
         rmdir(dir);
     }
 }
