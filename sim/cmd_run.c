@@ -21,7 +21,7 @@
 int cmd_run(int argc, char **argv) {
     g_auto(GStrv) sets = NULL;
     g_autofree char *format = NULL, *output = NULL, *trace_path = NULL, *ranks_spec = NULL;
-    gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE, ops = FALSE;
+    gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE, ops = FALSE, print = FALSE;
     GOptionEntry entries[] = {
         {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
          "Override a scenario key by its dotted path (repeatable), e.g. parallel.tp=4, "
@@ -44,6 +44,10 @@ int cmd_run(int argc, char **argv) {
         {"ops", 0, 0, G_OPTION_ARG_NONE, &ops,
          "Print the time, FLOPs, TFLOP/s and bound of every kernel of one layer on the scenario's "
          "GPU (text, or --format csv) instead of simulating",
+         NULL},
+        {"print-scenario", 0, 0, G_OPTION_ARG_NONE, &print,
+         "Print the fully resolved scenario (model, topology and device files read in, --set "
+         "applied) as YAML, each value with the file:line or --set it came from, and exit",
          NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -88,6 +92,21 @@ int cmd_run(int argc, char **argv) {
     if (!sc) {
         fprintf(stderr, "sim: %s\n", err->message);
         return 2;
+    }
+    if (print) { /* validated above; the tree as it was read */
+        g_autoptr(ConfNode) tree = scenario_resolve(argv[1], sets, &err);
+        g_assert(tree);
+        g_autoptr(GString) yaml = g_string_new(NULL);
+        g_string_printf(yaml, "# %s as sim %s resolves it\n", argv[1], SIM_VERSION);
+        report_scenario_yaml(yaml, tree);
+        FILE *o = output ? fopen(output, "w") : stdout;
+        if (!o || fwrite(yaml->str, 1, yaml->len, o) != yaml->len || fflush(o) != 0 || ferror(o) ||
+            (o != stdout && fclose(o) != 0)) {
+            fprintf(stderr, "sim: cannot write %s: %s\n", output ? output : "the scenario",
+                    strerror(errno));
+            return 1;
+        }
+        return 0;
     }
     if (ops) {
         if (fmt == REPORT_JSON) {

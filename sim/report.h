@@ -24,6 +24,10 @@ void report_json_quote(GString *g, const char *s);
  * quote or a line break (RFC 4180). */
 void report_csv_quote(GString *g, const char *s);
 
+/* A resolved scenario tree (scenario_resolve) as YAML appended to out, each value followed by a
+ * comment naming where it came from (report_scenario.c). */
+void report_scenario_yaml(GString *out, const ConfNode *tree);
+
 /* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);
 

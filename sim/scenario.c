@@ -739,7 +739,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
-Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
+ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
     g_autoptr(ConfNode) root = conf_load_file(path, err);
     if (!root)
         return NULL;
@@ -751,7 +751,14 @@ Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
         if (!apply_set(root, *s, path, err))
             return NULL;
     if (!resolve_ref(root, "model", "models", path, err) ||
-        !resolve_ref(root, "topology", "topologies", path, err))
+        !resolve_ref(root, "topology", "topologies", path, err) || !resolve_device_ref(root, err))
+        return NULL;
+    return g_steal_pointer(&root);
+}
+
+Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
+    g_autoptr(ConfNode) root = scenario_resolve(path, sets, err);
+    if (!root)
         return NULL;
     g_autoptr(Scenario) sc = g_new0(Scenario, 1);
     sc->path = g_strdup(path);

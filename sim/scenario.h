@@ -45,6 +45,11 @@ typedef struct {
     gboolean interference;   /* compute slowed while communication runs (device interference) */
 } Scenario;
 
+/* The scenario's tree with the sets applied and the model, topology and device files it names
+ * read in (what scenario_load validates; `sim --print-scenario` writes it). NULL and err on a file
+ * or set error; the tree is not validated. */
+ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err);
+
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */
 Scenario *scenario_load(const char *path, char *const *sets, GError **err);
 void scenario_free(Scenario *s);

@@ -31,6 +31,15 @@ expect_grep json-version "\"sim_version\": \"$("$sim" --version | cut -d' ' -f2)
 expect_grep json-machine '"topology": "frontier"' "$tmp/a.json"
 expect_grep json-device '"device": "AMD MI250X GCD"' "$tmp/a.json"
 expect_grep json-overrides '"overrides": \["nodes=4"\]' "$tmp/a.json"
+# --print-scenario: the resolved scenario as YAML, each value with its origin; it loads back to the
+# same simulation
+check print-scenario 0 "$sim" "$s/20B_tp8.yaml" --set nodes=4 --print-scenario -o "$tmp/resolved.yaml"
+expect_grep print-set '^nodes: 4    # --set nodes=4' "$tmp/resolved.yaml"
+expect_grep print-device '^  device:$' "$tmp/resolved.yaml"
+"$sim" "$s/20B_tp8.yaml" --set nodes=4 --format json --no-timing | grep -v '"scenario"\|"overrides"' >"$tmp/direct.json"
+"$sim" "$tmp/resolved.yaml" --format json --no-timing | grep -v '"scenario"\|"overrides"' >"$tmp/round.json"
+if cmp -s "$tmp/direct.json" "$tmp/round.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL print-scenario: the printed scenario simulates differently"; fi
+
 # sim list: every shipped file by name, with its facts; an unknown kind is bad input
 check list 0 "$sim" list
 for name in gpt-neox-20b frontier dgx-h100 mi250x-gcd 20B_tp8 validation/megatron_1t; do
