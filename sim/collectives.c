@@ -6,7 +6,7 @@
  * enters and leaves a node by), other groups over the ring that maximises the node's slowest edge,
  * split over `channels` rotations across nodes. Each channel carries 1/C of the data.
  *
- * Latency model (ROCm/rccl tuning.cc, as summarised in ../shared/reference/frontier.md):
+ * Latency model (ROCm/rccl src/graph/tuning.cc):
  * base[proto] + intra-node steps x intra_hop[algo][proto] + network steps x inter_hop[algo][proto].
  * Ring allreduce: 2(n-1) steps, 2 x nodes of them network steps; allgather / reduce-scatter: n-1
  * and nodes. Tree allreduce (NCCL's tuning model): 2((n/nodes - 1) intra + log2(nodes) inter).

@@ -5,7 +5,7 @@
  * TOPO_MAX_GPUS GPUs, three hops). A GPU reaches the network through the NIC it reaches best (its
  * own if it has one).
  *
- * Dragonfly (Kim et al., ISCA 2008; Slingshot as described in ../shared/reference/frontier.md):
+ * Dragonfly (Kim et al., ISCA 2008; Slingshot as the OLCF Frontier user guide describes it):
  * groups of switches joined all-to-all by local links; `global_links` links between every pair of
  * groups. NIC k of node n sits on switch (n / nodes_per_block) * nics + k of its group, so a node's
  * NICs land on different switches and each switch serves nodes_per_group * nics / switches NICs.
