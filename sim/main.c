@@ -1,5 +1,6 @@
 /* main: dispatch `sim [COMMAND] ...` to a subcommand; without one, `sim SCENARIO ...` runs a
  * scenario (cmd_run). A new subcommand is a cmd_NAME.c and one line in the table below. */
+#include <locale.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -21,6 +22,10 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+    /* The user's locale for text (GOption converts arguments from it: a UTF-8 --set value is
+     * read as UTF-8), but numbers always C's: reports and parsing use a decimal point. */
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     if (argc > 1)
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (strcmp(argv[1], commands[i].name) == 0)

@@ -40,6 +40,11 @@ expect_grep print-device '^  device:$' "$tmp/resolved.yaml"
 "$sim" "$tmp/resolved.yaml" --format json --no-timing | grep -v '"scenario"\|"overrides"' >"$tmp/round.json"
 if cmp -s "$tmp/direct.json" "$tmp/round.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL print-scenario: the printed scenario simulates differently"; fi
 
+# a UTF-8 --set value under a UTF-8 locale is read, not refused (setlocale); numbers keep a point
+LC_ALL=C.UTF-8 check utf8-set 0 "$sim" "$s/1.3B_pp.yaml" --set 'description=Über ✓' --format json
+expect_grep utf8-value '"overrides": \["description=Über ✓"\]' "$tmp/out"
+expect_grep utf8-numbers '"iteration_time_s": [0-9]*\.[0-9]' "$tmp/out"
+
 # sim list: every shipped file by name, with its facts; an unknown kind is bad input
 check list 0 "$sim" list
 for name in gpt-neox-20b frontier dgx-h100 mi250x-gcd 20B_tp8 validation/megatron_1t; do
