@@ -122,8 +122,19 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: %s (try --help)\n", err->message);
         return 2;
     }
-    if (argc != 2 || nodes < 1 || top < 1 || global_batch < 0) {
+    if (argc != 2 || nodes < 1) {
         fprintf(stderr, "sim search: expected one scenario file and --nodes N >= 1 (try --help)\n");
+        return 2;
+    }
+    if (top < 1) {
+        fprintf(stderr, "sim search: --top must be at least 1, not %d\n", top);
+        return 2;
+    }
+    if (global_batch < 0) {
+        fprintf(stderr,
+                "sim search: --global-batch must be a positive number of sequences, not "
+                "%" G_GINT64_FORMAT "\n",
+                global_batch);
         return 2;
     }
     gboolean csv = format && !strcmp(format, "csv");
@@ -150,6 +161,13 @@ int cmd_search(int argc, char **argv) {
     if (!sc) {
         fprintf(stderr, "sim search: %s\n", err->message);
         return 2;
+    }
+    { /* the machine must have N nodes before any layout is worth trying */
+        g_autoptr(Topology) machine = topo_new(&sc->topo, nodes, &err);
+        if (!machine) {
+            fprintf(stderr, "sim search: --nodes %d: %s\n", nodes, err->message);
+            return 2;
+        }
     }
     SearchSpace space = {nodes, global_batch ? global_batch : sc->global_batch,
                          (const int *)(void *)mbs->data, (int)mbs->len};

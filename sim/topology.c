@@ -154,6 +154,9 @@ static void build_local_routes(Topology *t) {
 }
 
 static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
+    if (s->machine_nodes > 0 && nodes > s->machine_nodes) /* the machine as built, first */
+        return fail(err, "topology %s has %d nodes; the job asks for %d", s->name, s->machine_nodes,
+                    nodes);
     switch (s->fabric) {
     case FABRIC_DRAGONFLY:
         if (s->groups < 1 || s->nodes_per_group < 1 || s->switches_per_group < 1 ||
@@ -195,9 +198,6 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
     default:
         break;
     }
-    if (s->machine_nodes > 0 && nodes > s->machine_nodes)
-        return fail(err, "topology %s has %d nodes; the job asks for %d", s->name, s->machine_nodes,
-                    nodes);
     return TRUE;
 }
 

@@ -45,6 +45,14 @@ LC_ALL=C.UTF-8 check utf8-set 0 "$sim" "$s/1.3B_pp.yaml" --set 'description=Übe
 expect_grep utf8-value '"overrides": \["description=Über ✓"\]' "$tmp/out"
 expect_grep utf8-numbers '"iteration_time_s": [0-9]*\.[0-9]' "$tmp/out"
 
+# sim search: each bad argument gets its own message; a machine too small is named
+check search-top 2 "$sim" search "$s/20B_tp8.yaml" --nodes 2 --top 0
+expect_grep search-top-msg 'top must be at least 1, not 0' "$tmp/err"
+check search-batch 2 "$sim" search "$s/20B_tp8.yaml" --nodes 2 --global-batch -1
+expect_grep search-batch-msg 'global-batch must be a positive number of sequences, not -1' "$tmp/err"
+check search-machine 2 "$sim" search "$s/20B_tp8.yaml" --nodes 100000
+expect_grep search-machine-msg 'nodes 100000: topology frontier has 9408 nodes' "$tmp/err"
+
 # sim list: every shipped file by name, with its facts; an unknown kind is bad input
 check list 0 "$sim" list
 for name in gpt-neox-20b frontier dgx-h100 mi250x-gcd 20B_tp8 validation/megatron_1t; do
