@@ -6,6 +6,8 @@
 
 G_STATIC_ASSERT(COLL_OP_COUNT *DIM_COUNT <= 64); /* SimInspect.comm_kinds is a 64-bit set */
 
+#define SWEEP_MAX_POINTS 10000000
+
 static void axis_free(gpointer p) {
     Axis *a = p;
     g_free(a->name);
@@ -284,12 +286,17 @@ static void expand(Sweep *sw) {
 
 gboolean sweep_prepare(Sweep *sw, int jobs, GError **err) {
     g_return_val_if_fail(sw->columns->len == 0, FALSE);
+    /* The product of the axes' sizes, stopping once past the limit (so it never wraps, however
+     * many axes there are; each size is below 2^32 and the running product below 2^24 before it).
+     */
     guint64 cells = 1;
-    for (guint a = 0; a < sw->axes->len; a++)
+    for (guint a = 0; a < sw->axes->len && cells <= SWEEP_MAX_POINTS; a++)
         cells *= ((Axis *)sw->axes->pdata[a])->labels->len;
-    if (cells > 10000000) {
+    if (cells > SWEEP_MAX_POINTS) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
-                    "the sweep has %" G_GUINT64_FORMAT " points; at most 10,000,000", cells);
+                    "the sweep has more than %d points (the product of its axes' sizes); at most "
+                    "%d",
+                    SWEEP_MAX_POINTS, SWEEP_MAX_POINTS);
         return FALSE;
     }
     expand(sw);

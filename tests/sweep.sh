@@ -52,6 +52,11 @@ while IFS= read -r line; do
 done < <(tail -n +2 "$tmp/at-kill.csv")
 [ "$before" -gt 0 ] && [ "$lost" -eq 0 ] && ok || bad "kill: $lost of $before rows lost"
 
+# 2^65 points (65 axes of 2 values): refused at once, the count never wrapping
+many=(); for i in $(seq 1 65); do many+=(--vary "k$i.x=a,b"); done
+check huge 2 "$sim" sweep "$s/1.3B_pp.yaml" "${many[@]}" -q
+grep -q "more than 10000000 points" "$tmp/err" && ok || bad "huge: $(head -c 200 "$tmp/err")"
+
 # Ctrl-C (SIGINT): exit 130 with a note on how to go on; the rows written stay
 "$sim" sweep "$s/13B_tp8.yaml" "${k[@]}" -o "$tmp/int.csv" 2>"$tmp/int.err" &
 pid=$!
