@@ -6,9 +6,12 @@
 #include "conf.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 G_DEFINE_QUARK(sim - conf - error - quark, conf_error)
@@ -249,11 +252,50 @@ ConfNode *conf_load_string(const char *text, const char *origin, GError **err) {
     return root;
 }
 
+/* Read what is not a regular file (a pipe, /dev/stdin, a device) up to CONF_MAX_STREAM_BYTES:
+ * /dev/zero, named as a model or topology, would otherwise be read until memory runs out. */
+static gboolean read_stream(const char *path, char **text, gsize *len, GError **err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    GString *s = g_string_new(NULL);
+    char buf[65536];
+    size_t n;
+    gboolean too_long = FALSE;
+    while (!too_long && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        too_long = s->len + n > CONF_MAX_STREAM_BYTES;
+        g_string_append_len(s, buf, (gssize)n);
+    }
+    int read_errno = ferror(f) ? errno : 0;
+    fclose(f);
+    if (too_long || read_errno) {
+        if (too_long)
+            g_set_error(err, CONF_ERROR, CONF_ERROR_IO,
+                        "%s: cannot read: not a regular file, and longer than %d MiB (a device "
+                        "such as /dev/zero?); name a YAML file",
+                        path, CONF_MAX_STREAM_BYTES >> 20);
+        else
+            g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path,
+                        g_strerror(read_errno));
+        g_string_free(s, TRUE);
+        return FALSE;
+    }
+    *len = s->len;
+    *text = g_string_free(s, FALSE);
+    return TRUE;
+}
+
 ConfNode *conf_load_file(const char *path, GError **err) {
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (!read_stream(path, &text, &len, err))
+            return NULL;
+    } else if (!g_file_get_contents(path, &text, &len, &ioerr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, ioerr->message);
         return NULL;
     }

@@ -38,7 +38,11 @@ struct ConfNode {
 /* Deepest nesting of mappings and sequences a YAML file may have (a scenario needs about 6). */
 #define CONF_MAX_DEPTH 64
 
-/* Parse a YAML file into a tree. Returns NULL and sets err (CONF_ERROR_IO, CONF_ERROR_PARSE). */
+/* Most bytes read from a path that is not a regular file (a pipe, a device) before giving up. */
+#define CONF_MAX_STREAM_BYTES (16 << 20)
+
+/* Parse a YAML file into a tree. Returns NULL and sets err (CONF_ERROR_IO, CONF_ERROR_PARSE). A
+ * pipe or device is read up to CONF_MAX_STREAM_BYTES. */
 ConfNode *conf_load_file(const char *path, GError **err);
 /* Parse YAML text; origin names it in messages. */
 ConfNode *conf_load_string(const char *text, const char *origin, GError **err);

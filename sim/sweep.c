@@ -150,7 +150,6 @@ gboolean sweep_add_file_axes(Sweep *sw, GError **err) {
     for (guint k = 0; k < sweep->keys->len; k++) {
         const char *name = sweep->keys->pdata[k];
         const ConfNode *v = sweep->items->pdata[k];
-        g_autofree char *where = conf_where(v);
         if (!valid_key(name))
             return conf_fail(err, CONF_ERROR_KEY, v, "'%s' cannot be a sweep axis", name);
         if (find_axis(sw, name))

@@ -220,6 +220,23 @@ START_TEST(test_nul) {
 }
 END_TEST
 
+/* A model, topology or device named by a device path: refused, never read until memory runs out
+ * (it hung; its input is kept as tests/fuzz/regressions/scenario/dev-zero-model). */
+START_TEST(test_device_path) {
+    const char *n[] = {"/dev/zero: cannot read", "not a regular file", NULL};
+    const char *sets[] = {"model=/dev/zero", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+    const char *sets2[] = {"topology=/dev/zero", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets2, n);
+    const char *n2[] = {"device '/dev/zero' not found", NULL}; /* devices: regular files only */
+    const char *sets4[] = {"topology.device=/dev/zero", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets4, n2);
+    const char *n3[] = {"/dev/null:1:1:", "empty", NULL};
+    const char *sets3[] = {"topology=/dev/null", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets3, n3);
+}
+END_TEST
+
 /* A size or rate past the largest double: refused where it is written, never "inf" in JSON. */
 START_TEST(test_infinite_quantity) {
     const char *n[] = {"%s:5:16:", "'bucket_size' is too large ('1e308TiB')", NULL};
@@ -253,6 +270,7 @@ int main(void) {
     tcase_add_test(tc, test_layout_overflow);
     tcase_add_test(tc, test_nul);
     tcase_add_test(tc, test_infinite_quantity);
+    tcase_add_test(tc, test_device_path);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -9,6 +9,9 @@ SIM_PLOT_PACKAGES=(gnuplot-nox)
 # tools/test besides: json-glib to read the JSON the simulator writes (sweep rows, traces), the
 # plot test, and Open MPI for the MPI build of `sim sweep` and its 2-rank test
 SIM_TEST_PACKAGES=(libjson-glib-dev "${SIM_PLOT_PACKAGES[@]}" openmpi-bin libopenmpi-dev)
+# tools/fuzz: clang with its runtime libraries (libFuzzer and the sanitizers, only recommended by
+# clang, so named) and llvm-symbolizer for readable stack traces
+SIM_FUZZ_PACKAGES=(clang libclang-rt-dev llvm)
 
 sim_log() { printf '%s\n' "$*" >&2; }
 
