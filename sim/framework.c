@@ -49,8 +49,7 @@ const Framework *framework_get(FrameworkId id) {
     return &frameworks[id];
 }
 
-double framework_default_bucket_bytes(FrameworkId id, int zero, int dp, int e) {
-    (void)zero;
+double framework_default_bucket_bytes(FrameworkId id, int dp, int e) {
     switch (id) {
     case FW_DEEPSPEED:
         return 5e8 * e; /* allreduce_bucket_size and reduce_bucket_size, 5e8 elements */

@@ -31,7 +31,7 @@ const Framework *framework_get(FrameworkId id);
 extern const char *const framework_names[];
 
 /* Default gradient bucket of the framework, bytes, for dp ranks and e bytes per element. */
-double framework_default_bucket_bytes(FrameworkId id, int zero, int dp, int e);
+double framework_default_bucket_bytes(FrameworkId id, int dp, int e);
 
 /* DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py): stage3_prefetch_bucket_size
  * 5e7 elements and stage3_max_live_parameters 1e9 elements. */

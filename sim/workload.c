@@ -56,7 +56,6 @@ typedef struct {
 
 typedef struct {
     const Scenario *sc;
-    const Topology *topo;
     const Framework *fw;
     Program *pg;
     int stage;
@@ -289,7 +288,7 @@ static void zero3_plan(Builder *b, const GArray *passes) {
 
 /* The program reaches the next ZeRO-3 use: issue the gathers of every use whose window starts
  * here (after the compute before it), and return the last gather this use waits for. */
-static guint32 zero3_use(Builder *b, Phase ph) {
+static guint32 zero3_use(Builder *b) {
     if (!b->uses)
         return NO_TASK;
     guint now = b->use_next++;
@@ -303,8 +302,9 @@ static guint32 zero3_use(Builder *b, Phase ph) {
         double sizes[32];
         int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
         for (int k = 0; k < n; k++)
-            u->gathered = collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP,
-                                        sizes[k] * b->e, ph, unit_layer(b, pu), u->micro, after);
+            u->gathered =
+                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
+                              PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
 }
@@ -371,7 +371,7 @@ static void forward_pass(Builder *b, int micro) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
-        guint32 ag = zero3_use(b, PHASE_PARAMS);
+        guint32 ag = zero3_use(b);
         int layer = unit_layer(b, u);
         switch (u->kind) {
         case UNIT_EMBED: { /* VocabParallelEmbedding: allreduce of the partial embeddings */
@@ -407,7 +407,7 @@ static void backward_pass(Builder *b, int micro, gboolean last_micro) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
-        guint32 ag = zero3_use(b, PHASE_PARAMS);
+        guint32 ag = zero3_use(b);
         int layer = unit_layer(b, u);
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         switch (u->kind) {
@@ -492,7 +492,6 @@ static void build_stage(Workload *wl, int stage) {
     for (int s = 0; s < STREAM_COUNT; s++)
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
-                 .topo = wl->topo,
                  .fw = framework_get(sc->framework),
                  .pg = pg,
                  .stage = stage,
