@@ -463,6 +463,16 @@ gboolean conf_int(const ConfNode *map, const char *key, gboolean required, int64
     return TRUE;
 }
 
+gboolean conf_int32(const ConfNode *map, const char *key, gboolean required, int64_t min,
+                    int64_t max, int *out, GError **err) {
+    g_assert(min >= G_MININT && max <= G_MAXINT);
+    int64_t v = *out;
+    if (!conf_int(map, key, required, min, max, &v, err))
+        return FALSE;
+    *out = (int)v;
+    return TRUE;
+}
+
 gboolean conf_double(const ConfNode *map, const char *key, gboolean required, double min,
                      double max, double *out, GError **err) {
     const ConfNode *n;

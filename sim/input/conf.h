@@ -72,6 +72,9 @@ gboolean conf_expect_map(const ConfNode *n, const char *what, GError **err);
  * (the caller's default) and return TRUE. */
 gboolean conf_int(const ConfNode *map, const char *key, gboolean required, int64_t min, int64_t max,
                   int64_t *out, GError **err);
+/* conf_int into an int: min and max must lie within int's range. */
+gboolean conf_int32(const ConfNode *map, const char *key, gboolean required, int64_t min,
+                    int64_t max, int *out, GError **err);
 gboolean conf_double(const ConfNode *map, const char *key, gboolean required, double min,
                      double max, double *out, GError **err);
 gboolean conf_bool(const ConfNode *map, const char *key, gboolean required, gboolean *out,

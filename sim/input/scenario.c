@@ -159,15 +159,6 @@ static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_
 
 /* --- sections -------------------------------------------------------------------------------- */
 
-static gboolean int_in(const ConfNode *map, const char *key, gboolean required, int64_t min,
-                       int64_t max, int *out, GError **err) {
-    int64_t v = *out;
-    if (!conf_int(map, key, required, min, max, &v, err))
-        return FALSE;
-    *out = (int)v;
-    return TRUE;
-}
-
 static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     static const char *const keys[] = {"name",
                                        "layers",
@@ -200,16 +191,16 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->causal = TRUE;                                /* GPT models are causal */
     int pos = m->pos_emb, attn = ATTN_STANDARD;
     if (!conf_string(n, "name", TRUE, &m->name, err) ||
-        !int_in(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
-        !int_in(n, "hidden", TRUE, 1, 1 << 24, &m->hidden, err) ||
-        !int_in(n, "heads", TRUE, 1, 1 << 20, &m->heads, err) ||
-        !int_in(n, "ffn_hidden", FALSE, 1, 1 << 26, &m->ffn_hidden, err) ||
-        !int_in(n, "vocab", TRUE, 1, 1 << 28, &m->vocab, err) ||
-        !int_in(n, "vocab_pad_multiple", FALSE, 1, 1 << 20, &m->vocab_pad_multiple, err) ||
+        !conf_int32(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
+        !conf_int32(n, "hidden", TRUE, 1, 1 << 24, &m->hidden, err) ||
+        !conf_int32(n, "heads", TRUE, 1, 1 << 20, &m->heads, err) ||
+        !conf_int32(n, "ffn_hidden", FALSE, 1, 1 << 26, &m->ffn_hidden, err) ||
+        !conf_int32(n, "vocab", TRUE, 1, 1 << 28, &m->vocab, err) ||
+        !conf_int32(n, "vocab_pad_multiple", FALSE, 1, 1 << 20, &m->vocab_pad_multiple, err) ||
         !conf_enum(n, "pos_emb", FALSE, pos_names, &pos, err) ||
         !conf_bool(n, "tied_embeddings", FALSE, &m->tied_embeddings, err) ||
         !conf_bool(n, "parallel_residual", FALSE, &m->parallel_residual, err) ||
-        !int_in(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err) ||
+        !conf_int32(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err) ||
         !conf_enum(n, "attention", FALSE, attn_names, &attn, err) ||
         !conf_bool(n, "causal", FALSE, &m->causal, err) ||
         !conf_double(n, "attention_dropout", FALSE, 0.0, 1.0, &m->attention_dropout, err) ||
@@ -283,290 +274,6 @@ static gboolean resolve_device_ref(ConfNode *root, GError **err) {
     return TRUE;
 }
 
-static gboolean load_int_seq(const ConfNode *n, const char *what, int *out, int max, int *count,
-                             GError **err) {
-    if (n->kind != CONF_SEQ)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "%s must be a list of whole numbers", what);
-    if ((int)n->items->len > max)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "%s has %u entries; at most %d", what,
-                         n->items->len, max);
-    for (guint i = 0; i < n->items->len; i++) {
-        const ConfNode *it = n->items->pdata[i];
-        char *end = NULL;
-        gint64 v = it->kind == CONF_SCALAR ? g_ascii_strtoll(it->value, &end, 10) : 0;
-        if (it->kind != CONF_SCALAR || end == it->value || *end || v < 0 || v > G_MAXINT)
-            return conf_fail(err, CONF_ERROR_VALUE, it, "%s entries must be whole numbers >= 0",
-                             what);
-        out[i] = (int)v;
-    }
-    *count = (int)n->items->len;
-    return TRUE;
-}
-
-static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
-    static const char *const node_keys[] = {"gpus", "link", "links", "switch",
-                                            "nics", "host", NULL};
-    static const char *const host_keys[] = {"op_dispatch", "comm_dispatch", "step", NULL};
-    static const char *const link_keys[] = {"bandwidth", "latency", NULL};
-    static const char *const switch_keys[] = {"bandwidth", NULL};
-    static const char *const nic_keys[] = {"count",          "attach",  "bandwidth",
-                                           "pcie_bandwidth", "latency", NULL};
-    if (!conf_check_keys(node, node_keys, "node", err) ||
-        !int_in(node, "gpus", TRUE, 1, TOPO_MAX_GPUS, &t->gpus_per_node, err))
-        return FALSE;
-    const ConfNode *link = conf_get(node, "link"), *links = conf_get(node, "links"),
-                   *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics"),
-                   *host = conf_get(node, "host");
-    if (host && (!conf_check_keys(host, host_keys, "node.host", err) ||
-                 !conf_time(host, "op_dispatch", TRUE, &t->host_op_dispatch, err) ||
-                 !conf_time(host, "comm_dispatch", TRUE, &t->host_comm_dispatch, err) ||
-                 !conf_time(host, "step", TRUE, &t->host_step, err)))
-        return FALSE;
-    t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
-    if (link && (!conf_check_keys(link, link_keys, "node.link", err) ||
-                 !conf_rate(link, "bandwidth", !sw, &t->link_bandwidth, err) ||
-                 !conf_time(link, "latency", TRUE, &t->link_latency, err)))
-        return FALSE;
-    if (sw) {
-        if (links)
-            return conf_fail(err, CONF_ERROR_INVALID, links,
-                             "give either node.links (direct GPU links) or node.switch, not both");
-        if (!conf_check_keys(sw, switch_keys, "node.switch", err) ||
-            !conf_rate(sw, "bandwidth", TRUE, &t->switch_bandwidth, err))
-            return FALSE;
-    } else if (t->gpus_per_node > 1) {
-        if (!link || !links)
-            return conf_fail(err, CONF_ERROR_KEY, node, "missing key '%s' (or node.switch)",
-                             link ? "links" : "link");
-        if (links->kind != CONF_SEQ)
-            return conf_fail(err, CONF_ERROR_VALUE, links,
-                             "node.links must be a list of [gpu, gpu, number of links]");
-        for (guint i = 0; i < links->items->len; i++) {
-            int v[3], cnt;
-            if (!load_int_seq(links->items->pdata[i], "a link", v, 3, &cnt, err))
-                return FALSE;
-            if (cnt != 3)
-                return conf_fail(err, CONF_ERROR_VALUE, links->items->pdata[i],
-                                 "a link is [gpu, gpu, number of links]");
-            TopoPair p = {v[0], v[1], v[2]};
-            g_array_append_val(t->pairs, p);
-        }
-    }
-    if (nics) {
-        if (!conf_check_keys(nics, nic_keys, "node.nics", err) ||
-            !int_in(nics, "count", TRUE, 0, TOPO_MAX_NICS, &t->nics, err) ||
-            !conf_rate(nics, "bandwidth", TRUE, &t->nic_bandwidth, err) ||
-            !conf_rate(nics, "pcie_bandwidth", TRUE, &t->pcie_bandwidth, err) ||
-            !conf_time(nics, "latency", TRUE, &t->nic_latency, err))
-            return FALSE;
-        const ConfNode *attach = conf_get(nics, "attach");
-        int cnt = 0;
-        if (!attach)
-            return conf_fail(err, CONF_ERROR_KEY, nics, "missing key 'attach'");
-        if (!load_int_seq(attach, "node.nics.attach", t->nic_gpu, TOPO_MAX_NICS, &cnt, err))
-            return FALSE;
-        if (cnt != t->nics)
-            return conf_fail(err, CONF_ERROR_VALUE, attach,
-                             "node.nics.attach lists %d GPUs for %d NICs", cnt, t->nics);
-    }
-    return TRUE;
-}
-
-static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"kind",
-                                       "latency",
-                                       "routing",
-                                       "switch_latency",
-                                       "groups",
-                                       "nodes_per_group",
-                                       "switches_per_group",
-                                       "local_bandwidth",
-                                       "global_links",
-                                       "global_bandwidth",
-                                       "nodes_per_leaf",
-                                       "taper",
-                                       "nodes",
-                                       NULL};
-    static const char *const kinds[] = {"flat", "dragonfly", "fat_tree", NULL};
-    static const char *const routings[] = {"minimal", "valiant", "adaptive", NULL};
-    int kind = FABRIC_FLAT, routing = ROUTING_MINIMAL;
-    t->taper = 1.0;
-    if (!conf_check_keys(f, keys, "fabric", err) ||
-        !conf_enum(f, "kind", FALSE, kinds, &kind, err) ||
-        !conf_enum(f, "routing", FALSE, routings, &routing, err) ||
-        !int_in(f, "nodes", FALSE, 1, 1 << 24, &t->machine_nodes, err))
-        return FALSE;
-    t->fabric = kind;
-    t->routing = routing;
-    switch (kind) {
-    case FABRIC_FLAT:
-        return conf_time(f, "latency", TRUE, &t->fabric_latency, err);
-    case FABRIC_DRAGONFLY: {
-        if (!conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) ||
-            !int_in(f, "groups", TRUE, 1, 1 << 16, &t->groups, err) ||
-            !int_in(f, "nodes_per_group", TRUE, 1, 1 << 16, &t->nodes_per_group, err) ||
-            !int_in(f, "switches_per_group", TRUE, 1, 1 << 12, &t->switches_per_group, err) ||
-            !conf_rate(f, "local_bandwidth", TRUE, &t->local_bandwidth, err) ||
-            !int_in(f, "global_links", TRUE, 1, 1 << 12, &t->global_links, err) ||
-            !conf_rate(f, "global_bandwidth", TRUE, &t->global_bandwidth, err))
-            return FALSE;
-        int64_t G = t->groups, S = t->switches_per_group; /* links, as topo_new counts them */
-        int64_t links = G * S * S + G * G * t->global_links + 2 * G * S;
-        if (links > TOPO_MAX_LINKS)
-            return conf_fail(err, CONF_ERROR_VALUE, conf_get(f, "groups"),
-                             "%d groups of %d switches, %d global links between every pair: "
-                             "%" G_GINT64_FORMAT " links; at most %d are supported",
-                             t->groups, t->switches_per_group, t->global_links, links,
-                             TOPO_MAX_LINKS);
-        return TRUE;
-    }
-    default:
-        return conf_time(f, "switch_latency", TRUE, &t->switch_latency, err) &&
-               int_in(f, "nodes_per_leaf", TRUE, 1, 1 << 16, &t->nodes_per_leaf, err) &&
-               conf_double(f, "taper", FALSE, 1e-3, 1e3, &t->taper, err);
-    }
-}
-
-/* Names of CollAlgo / CollProto / CollOp, for the collectives block. */
-static const char *const algo_names[] = {"ring", "tree", "hierarchical", NULL};
-static const char *const proto_names[] = {"LL", "Simple", NULL};
-static const char *const op_names[] = {"allreduce", "allgather", "reduce_scatter",
-                                       "reduce",    "broadcast", "all_to_all",
-                                       "send",      "recv",      NULL};
-
-/* A list of names from choices, as a bit mask. */
-static gboolean load_name_list(const ConfNode *n, const char *what, const char *const *choices,
-                               guint32 *mask, GError **err) {
-    *mask = 0;
-    if (n->kind == CONF_SCALAR) { /* "a,b,c", as --set gives */
-        g_auto(GStrv) parts = g_strsplit(n->value, ",", -1);
-        for (char **p = parts; *p; p++) {
-            int found = -1;
-            for (int c = 0; choices[c]; c++)
-                if (strcmp(choices[c], g_strstrip(*p)) == 0)
-                    found = c;
-            if (found < 0) {
-                g_autofree char *list = g_strjoinv(", ", (char **)choices);
-                return conf_fail(err, CONF_ERROR_VALUE, n, "%s: '%s' is not one of %s", what, *p,
-                                 list);
-            }
-            *mask |= 1u << found;
-        }
-        return TRUE;
-    }
-    if (n->kind != CONF_SEQ)
-        return conf_fail(err, CONF_ERROR_VALUE, n, "%s must be a list", what);
-    for (guint i = 0; i < n->items->len; i++) {
-        const ConfNode *it = n->items->pdata[i];
-        int found = -1;
-        for (int c = 0; it->kind == CONF_SCALAR && choices[c]; c++)
-            if (strcmp(choices[c], it->value) == 0)
-                found = c;
-        if (found < 0) {
-            g_autofree char *list = g_strjoinv(", ", (char **)choices);
-            return conf_fail(err, CONF_ERROR_VALUE, it, "%s: expected one of %s", what, list);
-        }
-        *mask |= 1u << found;
-    }
-    return TRUE;
-}
-
-static gboolean load_collectives(const ConfNode *n, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"algorithms", "protocols", "LL",    "Simple", "backends",
-                                       "channels",   "rings",     "model", NULL};
-    static const char *const proto_keys[] = {"base_latency", "bandwidth_factor", "ring", "tree",
-                                             NULL};
-    static const char *const hop_keys[] = {"intra_hop", "inter_hop", NULL};
-    static const char *const backend_keys[] = {"name",    "ops",          "min_bytes", "max_bytes",
-                                               "latency", "step_latency", "bandwidth", NULL};
-    CollSpec *c = &t->coll;
-    topo_spec_default_collectives(t);
-    if (!n)
-        return TRUE;
-    if (!conf_check_keys(n, keys, "collectives", err))
-        return FALSE;
-    const ConfNode *algos = conf_get(n, "algorithms"), *protos = conf_get(n, "protocols");
-    guint32 mask;
-    if (!int_in(n, "channels", FALSE, 1, 64, &c->channels, err) ||
-        !scenario_load_rings(conf_get(n, "rings"), t, err) ||
-        !scenario_load_coll_model(conf_get(n, "model"), t, err))
-        return FALSE;
-    if (algos) {
-        if (!load_name_list(algos, "collectives.algorithms", algo_names, &mask, err))
-            return FALSE;
-        for (int a = 0; a < ALGO_COUNT; a++)
-            c->algo_allowed[a] = (mask >> a) & 1;
-    }
-    if (protos) {
-        if (!load_name_list(protos, "collectives.protocols", proto_names, &mask, err))
-            return FALSE;
-        for (int p = 0; p < PROTO_COUNT; p++)
-            c->proto_allowed[p] = (mask >> p) & 1;
-    }
-    for (int p = 0; p < PROTO_COUNT; p++) {
-        const ConfNode *pn = conf_get(n, proto_names[p]);
-        if (!pn)
-            continue;
-        g_autofree char *sect = g_strdup_printf("collectives.%s", proto_names[p]);
-        if (!conf_check_keys(pn, proto_keys, sect, err) ||
-            !conf_time(pn, "base_latency", FALSE, &c->base[p], err) ||
-            !conf_double(pn, "bandwidth_factor", FALSE, 1e-3, 1.0, &c->bw_factor[p], err))
-            return FALSE;
-        for (int a = 0; a < 2; a++) { /* ring, tree; hierarchical uses ring's */
-            const ConfNode *hn = conf_get(pn, algo_names[a]);
-            if (!hn)
-                continue;
-            g_autofree char *hs = g_strdup_printf("%s.%s", sect, algo_names[a]);
-            if (!conf_check_keys(hn, hop_keys, hs, err) ||
-                !conf_time(hn, "intra_hop", FALSE, &c->intra_hop[a][p], err) ||
-                !conf_time(hn, "inter_hop", FALSE, &c->inter_hop[a][p], err))
-                return FALSE;
-        }
-    }
-    const ConfNode *bs = conf_get(n, "backends");
-    if (bs) {
-        if (bs->kind != CONF_SEQ)
-            return conf_fail(err, CONF_ERROR_VALUE, bs, "collectives.backends must be a list");
-        c->backends = g_array_new(FALSE, TRUE, sizeof(CollBackend));
-        for (guint i = 0; i < bs->items->len; i++) {
-            const ConfNode *bn = bs->items->pdata[i];
-            CollBackend b = {0};
-            b.max_bytes = G_MAXDOUBLE;
-            g_array_append_val(c->backends, b);
-            CollBackend *bp = &g_array_index(c->backends, CollBackend, i);
-            const ConfNode *ops = conf_get(bn, "ops");
-            if (!conf_check_keys(bn, backend_keys, "a collectives backend", err) ||
-                !conf_string(bn, "name", TRUE, &bp->name, err) ||
-                !conf_bytes(bn, "min_bytes", FALSE, &bp->min_bytes, err) ||
-                !conf_bytes(bn, "max_bytes", FALSE, &bp->max_bytes, err) ||
-                !conf_time(bn, "latency", TRUE, &bp->latency, err) ||
-                !conf_time(bn, "step_latency", FALSE, &bp->step_latency, err) ||
-                !conf_rate(bn, "bandwidth", TRUE, &bp->bandwidth, err))
-                return FALSE;
-            if (!ops)
-                return conf_fail(err, CONF_ERROR_KEY, bn, "missing key 'ops'");
-            if (!load_name_list(ops, "ops", op_names, &bp->ops, err))
-                return FALSE;
-        }
-    }
-    return TRUE;
-}
-
-static gboolean load_topology(const ConfNode *n, TopologySpec *t, GError **err) {
-    static const char *const keys[] = {"name", "device", "node", "fabric", "collectives", NULL};
-    if (!conf_check_keys(n, keys, "topology", err) || !conf_string(n, "name", TRUE, &t->name, err))
-        return FALSE;
-    const ConfNode *dev = conf_get(n, "device"), *node = conf_get(n, "node"),
-                   *fabric = conf_get(n, "fabric");
-    if (!dev || !node)
-        return conf_fail(err, CONF_ERROR_KEY, n, "missing key '%s'", dev ? "node" : "device");
-    if (!scenario_load_device(dev, &t->device, err) || !load_node(node, t, err))
-        return FALSE;
-    if (fabric && !load_fabric(fabric, t, err))
-        return FALSE;
-    return load_collectives(conf_get(n, "collectives"), t, err);
-}
-
 /* --- the scenario as a whole --------------------------------------------------------------- */
 
 static const ConfNode *at_or(const ConfNode *root, const char *sect, const char *key) {
@@ -597,7 +304,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
         !load_model(conf_get(root, "model"), &s->model, err) ||
-        !load_topology(conf_get(root, "topology"), &s->topo, err))
+        !scenario_load_topology_spec(conf_get(root, "topology"), &s->topo, err))
         return FALSE;
     s->nodes = 1;
     s->tp = s->pp = 1;
@@ -619,7 +326,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
     s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
     int fw = FW_DEEPSPEED;
-    if (!int_in(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
+    if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
     const ConfNode *par = conf_get(root, "parallel"), *tr = conf_get(root, "training"),
                    *sim = conf_get(root, "sim");
@@ -630,22 +337,22 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     int64_t ga = 0;
     const ConfNode *dpn = conf_get(par, "dp");
     if (!conf_check_keys(par, par_keys, "parallel", err) ||
-        !int_in(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
-        !int_in(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
-        !int_in(par, "zero", FALSE, 0, 3, &s->zero, err) ||
+        !conf_int32(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
+        !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
+        !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
-        if (!int_in(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
+        if (!conf_int32(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
             return FALSE;
     if (!conf_check_keys(tr, train_keys, "training", err) ||
-        !int_in(tr, "micro_batch", FALSE, 1, 1 << 20, &s->micro_batch, err) ||
+        !conf_int32(tr, "micro_batch", FALSE, 1, 1 << 20, &s->micro_batch, err) ||
         !conf_int(tr, "grad_accum", FALSE, 1, 1 << 20, &ga, err) ||
         !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
-        !int_in(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
+        !conf_int32(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
         !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||
@@ -788,7 +495,7 @@ gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec
             return FALSE;
     }
     memset(out, 0, sizeof *out);
-    if (!load_topology(conf_get(root, "topology"), out, err)) {
+    if (!scenario_load_topology_spec(conf_get(root, "topology"), out, err)) {
         topo_spec_clear(out);
         return FALSE;
     }

@@ -68,6 +68,8 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
 
 /* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
  * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
+/* scenario_topology.c: a topology file's node, fabric and collectives blocks. */
+gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 
 /* The topology's `collectives.model` block n (may be NULL: no model) into t->coll.model_*
