@@ -98,7 +98,7 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
         for (int d = 0; d < DIM_COUNT; d++) {
             char key[32];
-            g_snprintf(key, sizeof key, "%s_bytes", workload_dim_name(d));
+            g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
             kv_num(out, i3, key, l->by_class[d], d == DIM_COUNT - 1);
         }
         fputs("    }", out);
@@ -183,7 +183,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         const char *i3 = "      ";
         fprintf(out, "%s\n%s{\n", i ? "," : "", i2);
         kv_str(out, i3, "op", coll_op_name(r->op), FALSE);
-        kv_str(out, i3, "dim", workload_dim_name(r->dim), FALSE);
+        kv_str(out, i3, "dim", layout_dim_name(r->dim), FALSE);
         kv_num(out, i3, "calls", r->calls, FALSE);
         kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
         kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
@@ -288,7 +288,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             human_bytes(b2, sizeof b2, r->volume_bytes);
             human_bytes(b3, sizeof b3, r->total_volume_bytes);
             fprintf(out, "%-15s %-3s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
-                    workload_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+                    layout_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
         }
         fputc('\n', out);
@@ -308,7 +308,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                     100.0 * utilization(run, l));
             for (int d = 0; d < DIM_COUNT; d++)
                 if (l->by_class[d] > 0)
-                    fprintf(out, " %s %.0f%%", workload_dim_name(d),
+                    fprintf(out, " %s %.0f%%", layout_dim_name(d),
                             100.0 * l->by_class[d] / l->bytes);
             fputc('\n', out);
         }

@@ -59,6 +59,7 @@ struct Executor {
     Collectives *coll;
     const Workload *wl;
     const Scenario *sc;
+    const Layout *lay;
     Stats *st;
     gboolean dedup;
     int nsim;
@@ -78,9 +79,9 @@ struct Executor {
 static int sim_index(const Executor *ex, int rank) {
     if (!ex->dedup)
         return rank;
-    if (workload_dp_index(ex->wl, rank) != 0)
+    if (layout_index(ex->lay, DIM_DP, rank) != 0)
         return -1;
-    return workload_stage_of(ex->wl, rank) * ex->sc->tp + workload_tp_index(ex->wl, rank);
+    return layout_group_of(ex->lay, DIM_DP, rank); /* one rank per DP group: its replica 0 */
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -90,20 +91,21 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->coll = coll;
     ex->wl = wl;
     ex->sc = sc;
+    ex->lay = workload_layout(wl);
     ex->st = st;
     ex->dedup = dedup;
-    ex->nsim = dedup ? sc->tp * sc->pp : sc->gpus;
+    ex->nsim = dedup ? layout_group_count(ex->lay, DIM_DP) : sc->gpus;
     ex->job_rank = g_new(int, ex->nsim);
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    ex->arrived[STREAM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
-    ex->arrived[STREAM_DP_GATHER] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
+    ex->arrived[STREAM_DP] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
+    ex->arrived[STREAM_DP_GATHER] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
-    ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
+    ex->members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
     ex->host =
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
@@ -159,7 +161,7 @@ int exec_job_rank(const Executor *ex, int i) {
 }
 
 static const Program *program_of(const Executor *ex, int i) {
-    return workload_program(ex->wl, workload_stage_of(ex->wl, ex->job_rank[i]));
+    return workload_program(ex->wl, layout_stage(ex->lay, ex->job_rank[i]));
 }
 
 static void try_advance(Executor *ex, int i);
@@ -247,7 +249,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
-    int n = workload_group_members(ex->wl, dim, group, ex->members);
+    int n = layout_group_members(ex->lay, dim, group, ex->members);
     gboolean inter = spans_nodes(ex, ex->members, n);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, ex->members[k]);
@@ -264,8 +266,8 @@ static void on_coll_done(void *ctx, uint64_t arg) {
 
 static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
-    int n = workload_group_size(ex->wl, dim);
-    int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
+    int n = layout_group_size(ex->lay, dim);
+    int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
     int expected = ex->dedup && dim == DIM_DP ? 1 : n;
     StreamId s = t->stream;
     if (++ex->arrived[s][group] < expected)
@@ -292,9 +294,9 @@ static void start_collective(Executor *ex, int i, const Task *t) {
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
 static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, StreamId *send_s,
                      StreamId *recv_s) {
-    int stride = ex->sc->dp * ex->sc->tp;
     int recv_rank = ex->job_rank[recv_i];
-    int send_rank = dir == 0 ? recv_rank - stride : recv_rank + stride;
+    int send_rank =
+        dir == 0 ? layout_pp_prev(ex->lay, recv_rank) : layout_pp_next(ex->lay, recv_rank);
     *send_i = sim_index(ex, send_rank);
     *send_s = dir == 0 ? STREAM_PP_SEND_FWD : STREAM_PP_SEND_BWD;
     *recv_s = dir == 0 ? STREAM_PP_RECV_FWD : STREAM_PP_RECV_BWD;
@@ -317,11 +319,12 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
-    int stride = ex->sc->dp * ex->sc->tp, rank = ex->job_rank[i];
+    int rank = ex->job_rank[i];
     int recv_i, dir;
     if (t->kind == TASK_SEND) {
         dir = t->stream == STREAM_PP_SEND_FWD ? 0 : 1;
-        recv_i = sim_index(ex, dir == 0 ? rank + stride : rank - stride);
+        recv_i =
+            sim_index(ex, dir == 0 ? layout_pp_next(ex->lay, rank) : layout_pp_prev(ex->lay, rank));
         ex->chan[dir][recv_i].send_arrived = 1;
     } else {
         dir = t->stream == STREAM_PP_RECV_FWD ? 0 : 1;
@@ -362,7 +365,7 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
 
 /* The next synchronisation of simulated rank i's host: a task index, G_MAXUINT32 when none. */
 static guint32 next_sync(const Executor *ex, int i) {
-    const GArray *syncs = ex->syncs[workload_stage_of(ex->wl, ex->job_rank[i])];
+    const GArray *syncs = ex->syncs[layout_stage(ex->lay, ex->job_rank[i])];
     guint32 n = ex->rs[i].next_sync;
     return n < syncs->len ? g_array_index(syncs, guint32, n) : G_MAXUINT32;
 }
@@ -373,7 +376,7 @@ static SimTime issue_time(const Executor *ex, int i, guint32 k) {
     if (!ex->host)
         return 0;
     const RankState *rs = &ex->rs[i];
-    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+    int stage = layout_stage(ex->lay, ex->job_rank[i]);
     if (k >= next_sync(ex, i))
         return SIM_TIME_MAX;
     const SimTime *cum = ex->host_cum[stage];
@@ -436,7 +439,7 @@ static void try_advance(Executor *ex, int i) {
             continue;
         }
         if (ex->host && ex->obs && ex->obs->host) {
-            int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+            int stage = layout_stage(ex->lay, ex->job_rank[i]);
             const SimTime *cum = ex->host_cum[stage];
             ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
         }

@@ -29,14 +29,9 @@
 struct Workload {
     const Scenario *sc;
     const Topology *topo;
+    Layout *layout;
     Program *programs; /* one per pipeline stage */
 };
-
-static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep"};
-
-const char *workload_dim_name(Dim d) {
-    return dim_names[d];
-}
 
 /* --- building one stage's program ----------------------------------------------------------- */
 
@@ -56,6 +51,7 @@ typedef struct {
 
 typedef struct {
     const Scenario *sc;
+    const Layout *lay;
     const Framework *fw;
     Program *pg;
     int stage;
@@ -127,8 +123,7 @@ static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int 
  * rank. */
 static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph,
                              int layer, int micro, guint32 after) {
-    int n = dim == DIM_TP ? b->sc->tp : b->sc->dp;
-    if (n <= 1)
+    if (layout_group_size(b->lay, dim) <= 1)
         return NO_TASK;
     Task t = {.kind = TASK_COLL,
               .stream = s,
@@ -492,6 +487,7 @@ static void build_stage(Workload *wl, int stage) {
     for (int s = 0; s < STREAM_COUNT; s++)
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
+                 .lay = wl->layout,
                  .fw = framework_get(sc->framework),
                  .pg = pg,
                  .stage = stage,
@@ -552,6 +548,7 @@ Workload *workload_new(const Scenario *sc, const Topology *topo) {
     Workload *wl = g_new0(Workload, 1);
     wl->sc = sc;
     wl->topo = topo;
+    wl->layout = layout_new(workload_layout_shape(sc));
     wl->programs = g_new0(Program, sc->pp);
     for (int s = 0; s < sc->pp; s++)
         build_stage(wl, s);
@@ -569,6 +566,7 @@ void workload_free(Workload *wl) {
             g_array_unref(pg->streams[i]);
     }
     g_free(wl->programs);
+    layout_free(wl->layout);
     g_free(wl);
 }
 
@@ -580,52 +578,12 @@ const Program *workload_program(const Workload *wl, int stage) {
     return &wl->programs[stage];
 }
 
-int workload_stage_of(const Workload *wl, int rank) {
-    return rank / (wl->sc->dp * wl->sc->tp);
+LayoutShape workload_layout_shape(const Scenario *sc) {
+    return (LayoutShape){.tp = sc->tp, .cp = 1, .dp = sc->dp, .ep = 1, .pp = sc->pp, .vpp = 1};
 }
 
-int workload_dp_index(const Workload *wl, int rank) {
-    return rank / wl->sc->tp % wl->sc->dp;
-}
-
-int workload_tp_index(const Workload *wl, int rank) {
-    return rank % wl->sc->tp;
-}
-
-int workload_group_size(const Workload *wl, Dim dim) {
-    return dim == DIM_TP ? wl->sc->tp : dim == DIM_DP ? wl->sc->dp : 2;
-}
-
-int workload_group_count(const Workload *wl, Dim dim) {
-    const Scenario *sc = wl->sc;
-    return dim == DIM_TP ? sc->dp * sc->pp : sc->tp * sc->pp;
-}
-
-int workload_group(const Workload *wl, Dim dim, int rank, int *members) {
-    const Scenario *sc = wl->sc;
-    int stage = workload_stage_of(wl, rank), d = workload_dp_index(wl, rank),
-        t = workload_tp_index(wl, rank);
-    int base = stage * sc->dp * sc->tp;
-    if (dim == DIM_TP) {
-        for (int i = 0; i < sc->tp; i++)
-            members[i] = base + d * sc->tp + i;
-        return stage * sc->dp + d;
-    }
-    g_assert(dim == DIM_DP);
-    for (int i = 0; i < sc->dp; i++)
-        members[i] = base + i * sc->tp + t;
-    return stage * sc->tp + t;
-}
-
-int workload_group_members(const Workload *wl, Dim dim, int group, int *members) {
-    const Scenario *sc = wl->sc;
-    int first;
-    if (dim == DIM_TP) /* group = stage * dp + dp_idx */
-        first = group / sc->dp * sc->dp * sc->tp + group % sc->dp * sc->tp;
-    else /* group = stage * tp + tp_idx */
-        first = group / sc->tp * sc->dp * sc->tp + group % sc->tp;
-    workload_group(wl, dim, first, members);
-    return workload_group_size(wl, dim);
+const Layout *workload_layout(const Workload *wl) {
+    return wl->layout;
 }
 
 double workload_model_flops(const Workload *wl) {
