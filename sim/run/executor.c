@@ -76,6 +76,8 @@ struct Executor {
     GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
+G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
+
 static int sim_index(const Executor *ex, int rank) {
     if (!ex->dedup)
         return rank;
@@ -482,7 +484,7 @@ gboolean exec_run(Executor *ex, GError **err) {
         try_advance(ex, i);
     engine_run(ex->eng);
     if (engine_overflowed(ex->eng)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,
                     "the simulated iteration would last past %.0f days, beyond what 64-bit "
                     "picoseconds hold: a bandwidth too small (NICs, links, fabric), or too much "
                     "work per iteration (seq_len, micro_batch, grad_accum) in the input?",
@@ -491,7 +493,7 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++) {
         if (!ex->rs[i].finished) {
-            g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+            g_set_error(err, EXEC_ERROR, EXEC_ERROR_DEADLOCK,
                         "internal error: rank %d did not finish its program (a schedule "
                         "deadlock); please report this scenario",
                         ex->job_rank[i]);

@@ -29,6 +29,10 @@ void sim_run_free(SimRun *run) {
     g_free(run);
 }
 
+gboolean sim_error_is_input(const GError *err) {
+    return err->domain == CONF_ERROR || g_error_matches(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW);
+}
+
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
     return sim_run_observed(sc, dedup, NULL, err);
 }
