@@ -15,16 +15,12 @@
 
 static const char *const precision_names[] = {"fp16", "bf16", "fp32", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-static const char *const schedule_names[] = {"gpipe", "1f1b", NULL};
 
 const char *scenario_precision_name(Precision p) {
     return precision_names[p];
 }
 const char *scenario_recompute_name(Recompute r) {
     return recompute_names[r];
-}
-const char *scenario_schedule_name(PipeSchedule s) {
-    return schedule_names[s];
 }
 
 void scenario_free(Scenario *s) {
@@ -282,6 +278,51 @@ static const ConfNode *at_or(const ConfNode *root, const char *sect, const char 
     return k ? k : (s ? s : root);
 }
 
+/* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
+ * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
+ * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
+static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **err) {
+    gboolean chunked = schedule_get(s->schedule)->chunked;
+    if (!chunked) {
+        if (s->virtual_stages > 1)
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
+                             "virtual_stages %d needs schedule: interleaved (the %s schedule runs "
+                             "one model chunk per stage)",
+                             s->virtual_stages, schedule_name(s->schedule));
+        s->virtual_stages = 1;
+        return TRUE;
+    }
+    if (s->virtual_stages == 0)
+        s->virtual_stages = 2; /* the README's default */
+    int v = s->virtual_stages, L = s->model.layers;
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
+                         "the interleaved schedule needs pipeline parallelism (pp >= 2), got pp %d",
+                         s->pp);
+    if (L % ((int64_t)s->pp * v) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
+                         "pp %d x virtual_stages %d = %" G_GINT64_FORMAT
+                         " model chunks do not divide the %d layers of %s; choose virtual_stages "
+                         "so that pp x virtual_stages divides %d",
+                         s->pp, v, (int64_t)s->pp * v, L, s->model.name, L);
+    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL)
+        return conf_fail(
+            err, CONF_ERROR_INVALID, at_or(root, "training", "synchronize_each_layer"),
+            "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
+            "which has no interleaved schedule) and is not modelled with Megatron-LM's "
+            "interleaved schedule; set it to false");
+    if (s->grad_accum % s->pp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
+                             ? at_or(root, "training", "global_batch")
+                             : at_or(root, "training", "grad_accum"),
+                         "the interleaved schedule needs the micro-batches per iteration (%d) to "
+                         "be a multiple of pp %d (Megatron-LM's rule); change grad_accum or "
+                         "global_batch",
+                         s->grad_accum, s->pp);
+    return TRUE;
+}
+
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
                                        "training",    "sim",   "sweep", /* sim sweep's axes */
@@ -291,6 +332,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "dp",
                                            "zero",
                                            "schedule",
+                                           "virtual_stages",
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
@@ -311,6 +353,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->dp = 0;
     s->zero = 0;
     s->schedule = SCHED_1F1B;
+    s->virtual_stages = 0; /* not given */
     s->micro_batch = 1;
     s->grad_accum = 0;
     s->global_batch = 0;
@@ -341,6 +384,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
+        !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
@@ -427,6 +471,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
+    if (!check_interleaved(root, s, err))
+        return FALSE;
     const Framework *f = framework_get(s->framework);
     if (s->zero > f->max_zero)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),

@@ -351,8 +351,20 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
+    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight};
+    return model_memory_case(m, &c);
+}
+
+ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
+    int seq_len = c->seq_len, micro_batch = c->micro_batch, tp = c->tp, pp = c->pp;
+    int stage = c->stage, dp = c->dp, zero = c->zero;
+    Precision prec = c->prec;
+    Recompute rc = c->rc;
+    double inflight = c->inflight;
     ModelMemory mem = {0};
-    double psi = model_stage_params(m, seq_len, tp, pp, stage);
+    double psi = 0; /* every chunk's parameters */
+    for (int k = 0; k < c->vpp; k++)
+        psi += model_stage_params(m, seq_len, tp, pp * c->vpp, k * pp + stage);
     int e = model_elem_bytes(prec);
     /* Mixed precision keeps an fp32 master copy, momentum and variance: 12 bytes/parameter
      * (ZeRO paper, K = 12); pure fp32 Adam keeps momentum and variance: 8. */

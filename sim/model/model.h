@@ -166,4 +166,17 @@ typedef struct {
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight);
 
+/* The same for any layout: what one rank of a stage runs and holds. */
+typedef struct {
+    int seq_len, micro_batch, tp, pp;
+    int vpp; /* model chunks per stage (interleaved schedule), >= 1: the stage holds
+                virtual stages c pp + stage, c = 0..vpp-1, of pp vpp */
+    int stage, dp, zero;
+    Precision prec;
+    Recompute rc;
+    double inflight; /* micro-batches of the stage's whole layer set whose activations it holds at
+                        once (a chunk's counts 1/vpp) */
+} MemoryCase;
+ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
+
 #endif

@@ -147,7 +147,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
     kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
     kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
-    kv_str(out, i2, "schedule", scenario_schedule_name(sc->schedule), FALSE);
+    kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
@@ -244,7 +244,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out,
             "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, scenario_schedule_name(sc->schedule), sc->micro_batch,
+            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule), sc->micro_batch,
             sc->grad_accum, sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
             scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
