@@ -351,7 +351,7 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
-    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight};
+    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight, inflight};
     return model_memory_case(m, &c);
 }
 
@@ -410,10 +410,10 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
     if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
-        act += sbh * inflight;
+        act += sbh * c->ends_inflight;
     if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
                             for every micro-batch in flight (1 under 1F1B on the last stage) */
-        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * inflight;
+        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;
     mem.activations_bytes = act;
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;

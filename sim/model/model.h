@@ -176,6 +176,8 @@ typedef struct {
     Recompute rc;
     double inflight; /* micro-batches of the stage's whole layer set whose activations it holds at
                         once (a chunk's counts 1/vpp) */
+    double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
+                             activations the stage holds at once: its first (last) chunk's */
 } MemoryCase;
 ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
 

@@ -148,6 +148,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
     kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
     kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
+    if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
+        kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
@@ -230,7 +232,8 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     const Scenario *sc = sim_scenario(run);
     const ModelConfig *m = &sc->model;
     double it = ps_to_s(s->iteration);
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], chunks[48];
+    g_snprintf(chunks, sizeof chunks, " (%d chunks per stage)", sc->virtual_stages);
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
@@ -242,10 +245,11 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
     fprintf(out,
-            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
+            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule), sc->micro_batch,
-            sc->grad_accum, sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
+            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule),
+            schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
+            sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
             scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;

@@ -91,10 +91,13 @@ GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v) {
     return out;
 }
 
-int schedule_peak_inflight(const GArray *passes) {
+int schedule_peak_inflight(const GArray *passes, int chunk) {
     int live = 0, peak = 0;
     for (guint k = 0; k < passes->len; k++) {
-        live += g_array_index(passes, PassRef, k).fwd ? 1 : -1;
+        const PassRef *p = &g_array_index(passes, PassRef, k);
+        if (chunk >= 0 && p->chunk != chunk)
+            continue;
+        live += p->fwd ? 1 : -1;
         peak = MAX(peak, live);
     }
     return peak;

@@ -43,7 +43,8 @@ const char *schedule_name(PipeSchedule id);
 GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v);
 
 /* Most forward passes whose backward has not run yet at any point of passes: the chunk
- * activations a stage holds at its peak. O(passes). */
-int schedule_peak_inflight(const GArray *passes);
+ * activations a stage holds at its peak; counting only chunk `chunk`'s passes when chunk >= 0.
+ * O(passes). */
+int schedule_peak_inflight(const GArray *passes, int chunk);
 
 #endif

@@ -383,7 +383,6 @@ static void build_stage(Workload *wl, int stage) {
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
-    pg->peak_inflight = schedule_peak_inflight(passes);
     zero3_plan(&b, passes);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
@@ -484,6 +483,11 @@ ModelMemory workload_memory(const Workload *wl) {
          * stage is the p micro-batches of 1F1B times 1 + (p - 1) / (p v) (Korthikanti et al. 2022,
          * Sec. 4.2.3). */
         const Program *pg = &wl->programs[s];
+        int v = sc->virtual_stages;
+        g_autoptr(GArray) passes = schedule_passes(sc->schedule, sc->pp, s, sc->grad_accum, v);
+        /* the embedding's activations live in chunk 0 of stage 0, the logits in chunk v - 1 of
+         * the last stage: those chunks' own micro-batches in flight */
+        int end_chunk = s == 0 ? 0 : v - 1;
         MemoryCase mc = {.seq_len = sc->seq_len,
                          .micro_batch = sc->micro_batch,
                          .tp = sc->tp,
@@ -494,7 +498,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .zero = sc->zero,
                          .prec = sc->precision,
                          .rc = sc->recompute,
-                         .inflight = (double)pg->peak_inflight / sc->virtual_stages};
+                         .inflight = (double)schedule_peak_inflight(passes, -1) / v,
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk)};
         ModelMemory m = model_memory_case(&sc->model, &mc);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
          * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at

@@ -61,7 +61,6 @@ typedef struct {
     GArray *streams[STREAM_COUNT]; /* guint32 task indices, in stream order */
     double params;                 /* parameters one rank of the stage holds */
     double gathered_peak;          /* ZeRO-3: most gathered parameters alive at once */
-    int peak_inflight;             /* most chunk forwards awaiting their backward at once */
 } Program;
 
 typedef struct Workload Workload;
