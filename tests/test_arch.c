@@ -208,6 +208,26 @@ START_TEST(test_gqa_errors) {
 }
 END_TEST
 
+/* The two Llama-3 70B scenarios run, fit, and their breakdown adds up; the parameter count in
+ * the report is the published one. */
+START_TEST(test_llama_scenarios_run) {
+    static const char *files[] = {"llama3_70b_frontier.yaml", "llama3_70b_dgx_h100.yaml"};
+    for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
+        g_autoptr(Scenario) sc = load_ok(files[f], NULL);
+        ck_assert_int_eq(sc->tp * sc->pp * sc->dp, 512);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        const SimSummary *s = sim_summary(run);
+        const RankTimes *c = &s->critical;
+        ck_assert_msg(c->compute + c->exposed + c->bubble == s->iteration, "%s: breakdown",
+                      files[f]);
+        ck_assert_msg(s->memory.total_bytes < sc->topo.device.hbm_capacity, "%s: %.3g bytes",
+                      files[f], s->memory.total_bytes);
+        ck_assert_double_eq(s->params, 70553706496.0);
+        ck_assert_msg(s->mfu > 0.1 && s->mfu < 0.8, "%s: MFU %.3f", files[f], s->mfu);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("arch");
     TCase *tc = tcase_create("arch");
@@ -218,6 +238,7 @@ int main(void) {
     tcase_add_test(tc, test_gqa_swiglu_activations);
     tcase_add_test(tc, test_neox_defaults_explicit);
     tcase_add_test(tc, test_gqa_errors);
+    tcase_add_test(tc, test_llama_scenarios_run);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
