@@ -228,6 +228,66 @@ START_TEST(test_llama_scenarios_run) {
 }
 END_TEST
 
+/* Precision. bf16 on the MI250X runs at the fp16 matrix rate: the same iteration to the
+ * picosecond. fp8 on the H100 (Transformer Engine style): a linear GEMM runs at the fp8 peak
+ * (1,979 TFLOP/s dense, NVIDIA H100 datasheet), so a compute-bound one takes exactly half its bf16
+ * time (within the tile choice); casts and amax bookkeeping appear as memory-bound kernels;
+ * attention's core and the logits stay bf16. fp8 on a device without an fp8 peak is an error at
+ * training.precision. */
+START_TEST(test_precision) {
+    const char *fp16[] = {"training.precision=fp16", NULL};
+    const char *bf16[] = {"training.precision=bf16", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_ddp.yaml", fp16);
+    g_autoptr(Scenario) b = load_ok("1.3B_ddp.yaml", bf16);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    ck_assert_int_eq(sim_summary(ra)->iteration, sim_summary(rb)->iteration);
+
+    const char *fp8[] = {"training.precision=fp8", NULL};
+    g_autoptr(Scenario) sc = load_ok("llama3_70b_dgx_h100.yaml", fp8);
+    const DeviceSpec *d = &sc->topo.device;
+    ck_assert_double_eq(d->peak_flops[PREC_FP8], 1979e12);
+    int bs = 8192, t = 8;
+    g_autoptr(GArray) lo = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    g_autoptr(GArray) hi = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, SEG_MLP, PASS_FWD, 1, bs, t, PREC_FP8, lo);
+    model_segment_ops(&sc->model, SEG_MLP, PASS_FWD, 1, bs, t, PREC_BF16, hi);
+    const ModelOp *g8 = find_op(lo, "mlp_fc1"), *g16 = find_op(hi, "mlp_fc1");
+    ck_assert(g8->fp8 && !g16->fp8 && g8->flops == g16->flops);
+    DeviceOpCost c8 = device_op_cost(d, g8, PREC_FP8), c16 = device_op_cost(d, g16, PREC_FP8);
+    ck_assert(c8.bound == BOUND_COMPUTE && c16.bound == BOUND_COMPUTE);
+    /* within 0.1%: the fastest tile and K split are chosen again at the new rate */
+    ck_assert_double_eq_tol(c8.compute_s, 0.5 * c16.compute_s, 1e-3 * c16.compute_s);
+    /* the cast of fc1's input (bs x h) and weight (h x 2 ffn / t) with transposes: 2 + 1 + 1
+     * bytes per element */
+    double h = 8192, fin = 2.0 * 28672 / t;
+    ck_assert_double_eq(find_op(lo, "fp8_cast")->bytes, 4.0 * (bs * h + h * fin));
+    ck_assert(find_op(lo, "fp8_amax") != NULL && !find_op(hi, "fp8_cast"));
+    g_autoptr(GArray) attn = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    g_autoptr(GArray) head = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, SEG_ATTN, PASS_FWD, 1, bs, t, PREC_FP8, attn);
+    model_segment_ops(&sc->model, SEG_HEAD, PASS_FWD, 1, bs, t, PREC_FP8, head);
+    ck_assert(find_op(attn, "qkv")->fp8 && !find_op(attn, "flash_attention")->fp8);
+    ck_assert(!find_op(head, "logits")->fp8);
+    /* the whole run: faster than bf16, same memory (weights and activations stay bf16) */
+    g_autoptr(Scenario) s16 = load_ok("llama3_70b_dgx_h100.yaml", NULL);
+    g_autoptr(SimRun) r8 = run_ok(sc, -1);
+    g_autoptr(SimRun) r16 = run_ok(s16, -1);
+    ck_assert(sim_summary(r8)->critical.compute < 0.8 * sim_summary(r16)->critical.compute);
+    ck_assert_double_eq(sim_summary(r8)->memory.total_bytes, sim_summary(r16)->memory.total_bytes);
+
+    g_autoptr(GError) err = NULL;
+    g_autofree char *path = write_temp_yaml("model: llama-3-8b\ntopology: frontier\nnodes: 1\n"
+                                            "parallel: {}\ntraining:\n  precision: fp8\n");
+    g_autoptr(Scenario) bad = scenario_load(path, NULL, &err);
+    ck_assert(bad == NULL && err != NULL);
+    g_autofree char *where = g_strdup_printf("%s:6:14:", path);
+    ck_assert_msg(strstr(err->message, where) && strstr(err->message, "fp8 matrix peak"),
+                  "message: %s", err->message);
+    g_unlink(path);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("arch");
     TCase *tc = tcase_create("arch");
@@ -239,6 +299,7 @@ int main(void) {
     tcase_add_test(tc, test_neox_defaults_explicit);
     tcase_add_test(tc, test_gqa_errors);
     tcase_add_test(tc, test_llama_scenarios_run);
+    tcase_add_test(tc, test_precision);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

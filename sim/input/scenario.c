@@ -13,7 +13,7 @@
 #define SIM_SOURCE_DIR "."
 #endif
 
-static const char *const precision_names[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const precision_names[] = {"fp16", "bf16", "fp32", "fp8", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const schedule_names[] = {"gpipe", "1f1b", NULL};
 
@@ -395,6 +395,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->precision = prec;
     s->recompute = rc;
     s->framework = fw;
+    if (prec == PREC_FP8 && !(s->topo.device.peak_flops[PREC_FP8] > 0))
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "precision"),
+                         "precision fp8 needs a device with an fp8 matrix peak; %s has none "
+                         "(its file's peak_flops lacks fp8): use bf16, or a device such as "
+                         "h100-sxm",
+                         s->topo.device.name);
 
     /* Layout checks: the errors the study's own runs hit first. */
     const ModelConfig *m = &s->model;

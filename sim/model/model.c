@@ -17,7 +17,7 @@ void model_config_clear(ModelConfig *m) {
 }
 
 int model_elem_bytes(Precision p) {
-    return p == PREC_FP32 ? 4 : 2;
+    return p == PREC_FP32 ? 4 : 2; /* fp8 keeps bf16 activations between its GEMMs */
 }
 
 int64_t model_padded_vocab(const ModelConfig *m, int tp) {
@@ -179,6 +179,7 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
 typedef struct {
     GArray *ops;
     int e;
+    gboolean fp8; /* the layer's linear GEMMs in fp8 (Transformer Engine) */
 } OpList;
 
 /* C[m x n] = A[m x k] B[k x n], batch times: 2mnk FLOPs, each operand read or written once. */
@@ -195,6 +196,7 @@ static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, i
                   batch,
                   core,
                   lead,
+                  FALSE,
                   FALSE};
     g_array_append_val(l->ops, op);
 }
@@ -217,12 +219,59 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
  * share of its bandwidth on long rows). */
 static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
                     int64_t row) {
-    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE};
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE, FALSE};
     g_array_append_val(l->ops, op);
 }
 
 static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
     mem_row(l, name, kind, bytes, core, 0);
+}
+
+/* A linear layer's GEMM, C[bs x n] = A[bs x k] W[k x n], and in fp8 (Transformer Engine) what
+ * comes with it: A's cast to fp8 with its transpose (TE's cast_transpose: read e bytes, write 1 + 1
+ * per element; the transpose feeds the weight gradient) and W's likewise (once per micro-batch:
+ * TE reuses it only when the framework says is_first_microbatch), then the GEMM with 1-byte A
+ * and W at the fp8 peak, C written in bf16. */
+static void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
+    if (!l->fp8) {
+        gemm(l, name, OP_GEMM, 1, bs, n, k, FALSE);
+        return;
+    }
+    double M = (double)bs, N = (double)n, K = (double)k;
+    mem(l, "fp8_cast", OP_ELEMENTWISE, (l->e + 2.0) * (M * K + K * N), FALSE);
+    ModelOp op = {name, OP_GEMM, 2.0 * M * N * K, M * K + K * N + M * N * l->e, bs,    n,
+                  k,    1,       FALSE,           OP_LEAD_N | OP_LEAD_K,        FALSE, TRUE};
+    g_array_append_val(l->ops, op);
+}
+
+/* The gradient GEMMs of linear(): in fp8 the incoming gradient dC is cast to E5M2 with its
+ * transpose first, then dA = dC W^T and dW = A^T dC both run in fp8 (TE's fprop, dgrad and
+ * wgrad GEMMs) with the saved fp8 A^T and W^T. */
+static void linear_grads(OpList *l, const char *grad_a, const char *grad_b, int64_t bs, int64_t n,
+                         int64_t k) {
+    if (!l->fp8) {
+        gemm_grads(l, grad_a, grad_b, OP_GEMM, 1, bs, n, k, FALSE);
+        return;
+    }
+    double M = (double)bs, N = (double)n, K = (double)k;
+    mem(l, "fp8_cast_bwd", OP_ELEMENTWISE, (l->e + 2.0) * M * N, FALSE);
+    ModelOp da = {grad_a, OP_GEMM, 2.0 * M * N * K, M * N + N * K + M * K * l->e, bs,    k,
+                  n,      1,       FALSE,           OP_LEAD_N | OP_LEAD_K,        FALSE, TRUE};
+    ModelOp dw = {grad_b, OP_GEMM, 2.0 * M * N * K, K * M + M * N + K * N * l->e, k,     n,
+                  bs,     1,       FALSE,           OP_LEAD_M | OP_LEAD_N,        FALSE, TRUE};
+    g_array_append_val(l->ops, da);
+    g_array_append_val(l->ops, dw);
+}
+
+/* Delayed scaling's bookkeeping once per block and pass (TE's amax_and_scale_update): read each
+ * fp8 tensor's amax history (fp32, AMAX_HISTORY entries; TE's default history length), write its
+ * new scale. A few kilobytes: the kernel's launch is what costs. The amax allreduce over the
+ * data- and tensor-parallel group that TE runs with it (a few kilobytes) is not modelled. */
+#define AMAX_HISTORY 1024
+static void fp8_amax(OpList *l, int gemms) {
+    if (l->fp8) /* forward: input, weight, output per GEMM; backward: two gradients */
+        mem_row(l, "fp8_amax", OP_REDUCTION, 5.0 * gemms * (AMAX_HISTORY + 2) * 4.0, FALSE,
+                AMAX_HISTORY);
 }
 
 static double fwd_or(Pass pass, double fwd, double bwd) {
@@ -254,7 +303,8 @@ static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gbo
                   batch,
                   TRUE,
                   OP_LEAD_K, /* the head dimension */
-                  causal};
+                  causal,
+                  FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -285,7 +335,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
     if (pass == PASS_FWD) {
         mem_row(l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
-        gemm(l, "qkv", OP_GEMM, 1, bs, ht + 2 * kvt, h, FALSE);
+        linear(l, "qkv", bs, ht + 2 * kvt, h);
         if (rotary) /* rotate q and k: read and write each */
             mem(l, "rotary", OP_ELEMENTWISE, 2.0 * (bsht + bskv) * e, FALSE);
         if (flash_attn) {
@@ -300,7 +350,8 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
                 mem(l, "attn_dropout", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
             gemm(l, "attn_context", OP_BMM, batch, s, d, s, TRUE);
         }
-        gemm(l, "attn_out", OP_GEMM, 1, bs, h, ht, FALSE);
+        linear(l, "attn_out", bs, h, ht);
+        fp8_amax(l, 2);
         /* read x and the residual, write the sum (and a 1-byte dropout mask) */
         mem(l, residual_name(m, hdrop), OP_ELEMENTWISE, bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)),
             FALSE);
@@ -308,7 +359,7 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
     }
     if (hdrop) /* the residual's gradient passes through; the dropout's is masked */
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
-    gemm_grads(l, "attn_out_dgrad", "attn_out_wgrad", OP_GEMM, 1, bs, h, ht, FALSE);
+    linear_grads(l, "attn_out_dgrad", "attn_out_wgrad", bs, h, ht);
     if (flash_attn) {
         flash(l, pass, batch, s, d, m->causal, kv_ratio);
     } else {
@@ -323,7 +374,8 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
     }
     if (rotary)
         mem(l, "rotary_bwd", OP_ELEMENTWISE, 2.0 * (bsht + bskv) * e, FALSE);
-    gemm_grads(l, "qkv_dgrad", "qkv_wgrad", OP_GEMM, 1, bs, ht + 2 * kvt, h, FALSE);
+    linear_grads(l, "qkv_dgrad", "qkv_wgrad", bs, ht + 2 * kvt, h);
+    fp8_amax(l, 2);
     /* read the input and the gradient, write the input's gradient */
     mem_row(l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
@@ -340,32 +392,34 @@ static void mlp_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64
     double bsh = (double)bs * h, bsf = (double)bs * ft, bsfin = (double)bs * fin;
     if (pass == PASS_FWD) {
         mem_row(l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
-        gemm(l, "mlp_fc1", OP_GEMM, 1, bs, fin, h, FALSE);
+        linear(l, "mlp_fc1", bs, fin, h);
         if (!m->no_bias && !m->bias_gelu_fusion)
             mem(l, "mlp_bias", OP_ELEMENTWISE, 2.0 * bsfin * e, FALSE);
         if (swiglu)
             mem(l, "swiglu", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
         else
             mem(l, "gelu", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
-        gemm(l, "mlp_fc2", OP_GEMM, 1, bs, h, ft, FALSE);
+        linear(l, "mlp_fc2", bs, h, ft);
+        fp8_amax(l, 2);
         mem(l, residual_name(m, hdrop), OP_ELEMENTWISE, bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)),
             FALSE);
         return;
     }
     if (hdrop)
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
-    gemm_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", OP_GEMM, 1, bs, h, ft, FALSE);
+    linear_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", bs, h, ft);
     if (swiglu)
         mem(l, "swiglu_bwd", OP_ELEMENTWISE, 5.0 * bsf * e, FALSE);
     else
         mem(l, "gelu_bwd", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
-    gemm_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", OP_GEMM, 1, bs, fin, h, FALSE);
+    linear_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", bs, fin, h);
+    fp8_amax(l, 2);
     mem_row(l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
 
 void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int s, int tp,
                        Precision prec, GArray *ops) {
-    OpList l = {ops, model_elem_bytes(prec)};
+    OpList l = {ops, model_elem_bytes(prec), prec == PREC_FP8};
     int e = l.e;
     int64_t h = m->hidden, bs = (int64_t)b * s;
     double bsh = (double)bs * h;

@@ -11,7 +11,12 @@
 #include <stdint.h>
 
 typedef enum { POS_LEARNED, POS_ROTARY } PosEmb;
-typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_COUNT } Precision;
+/* fp8: Transformer Engine style (NVIDIA TE, "Using FP8 with Transformer Engine"; Micikevicius et
+ * al. 2022, "FP8 Formats for Deep Learning"): the transformer layers' linear GEMMs in fp8 (E4M3
+ * forward, E5M2 gradients) at the device's fp8 peak, everything else (attention's core, norms,
+ * the output layer, activations, weights and gradients as stored) in bf16, plus the casts to fp8
+ * and the amax bookkeeping of delayed scaling. */
+typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_FP8, PREC_COUNT } Precision;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 /* How attention's core (scores, softmax, dropout, context) runs: as separate kernels that write
  * the s x s score matrix to HBM (Megatron-LM), or as one fused kernel that keeps it on chip
@@ -59,7 +64,7 @@ typedef struct {
 
 void model_config_clear(ModelConfig *m);
 
-/* Bytes per element for activations, parameters and gradients. */
+/* Bytes per element for activations, parameters and gradients (fp8: 2, they stay bf16). */
 int model_elem_bytes(Precision p);
 
 /* Vocabulary padded as GPT-NeoX does: to a multiple of vocab_pad_multiple * tp. */
@@ -140,6 +145,8 @@ typedef struct {
                            alignment decides the kernel's vector width) */
     gboolean causal;    /* the fused attention kernel with a causal mask: query block i visits
                            the keys up to the end of its own block only */
+    gboolean fp8;       /* a GEMM with fp8 operands (precision fp8): runs at the device's fp8
+                           peak; A and B 1 byte per element, C 2 */
 } ModelOp;
 
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
