@@ -38,6 +38,7 @@ expect_grep neox-20b-batch '"global_batch": 1536' "$tmp/out"
 # 6,738,415,616 parameters; Llama-3 70B with 8 query groups and fp8 runs on DGX H100.
 check megatron-7b 0 "$sim" import "$d/megatron_llama2_7b.sh" -o "$tmp/m7.yaml"
 expect_grep megatron-7b-seqpar "sequence_parallel = true" "$tmp/m7.yaml"
+expect_grep megatron-7b-nodes "nodes: 2  (torchrun's --nnodes)" "$tmp/m7.yaml"
 expect_grep megatron-7b-zero "zero: 1 .*use_distributed_optimizer" "$tmp/m7.yaml"
 run_json megatron-7b "$tmp/m7.yaml"
 expect_grep megatron-7b-params '"params": 6738415616' "$tmp/out"

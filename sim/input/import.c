@@ -468,12 +468,17 @@ typedef struct {
 
 static gboolean write_parallel(Im *im, GString *p, Run *r, GError **err) {
     if (!int_of(im, p, "tp", 1, 1 << 20, 1, NULL, &r->tp, err, "model_parallel_size",
-                "tensor_model_parallel_size", NULL) ||
-        !int_of(im, p, "pp", 0, 1 << 20, 1, NULL, &r->pp, err, "pipe_parallel_size",
-                "pipeline_model_parallel_size", NULL))
+                "tensor_model_parallel_size", NULL))
         return FALSE;
-    if (r->pp == 0) /* GPT-NeoX: 0 runs without the pipeline engine */
-        r->pp = 1;
+    ImportItem *pp = take(im, "pipe_parallel_size", "pipeline_model_parallel_size", NULL);
+    r->pp = 1;
+    if (pp) {
+        if (!as_int(pp, 0, 1 << 20, &r->pp, err))
+            return FALSE;
+        /* GPT-NeoX: 0 runs without the pipeline engine, one stage */
+        put_int(p, "pp", MAX(r->pp, 1), r->pp ? pp->key : "pipe_parallel_size 0: no pipeline");
+        r->pp = MAX(r->pp, 1);
+    }
     ImportItem *dist = take(im, "use_distributed_optimizer", NULL);
     if (!int_of(im, p, "zero", 0, 3, dist ? 1 : 0, NULL, &r->zero, err, "zero_optimization.stage",
                 NULL))
@@ -605,8 +610,18 @@ static gboolean write_training(Im *im, GString *t, Run *r, GError **err) {
  * micro x accumulation x DP), else 1. */
 static gboolean nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_t *nodes,
                           GError **err) {
+    ImportItem *nn = take(im, "nnodes", NULL); /* torchrun's, before the script */
     if (opt->nodes > 0) {
         *nodes = opt->nodes;
+        if (nn)
+            nn->used = FALSE;
+        return TRUE;
+    }
+    if (nn) {
+        if (!as_int(nn, 1, 1 << 24, nodes, err))
+            return FALSE;
+        g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
+        chose(im, "nodes", v, "torchrun's --nnodes");
         return TRUE;
     }
     TopologySpec topo;
