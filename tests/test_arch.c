@@ -66,6 +66,14 @@ START_TEST(test_published_counts) {
         ck_assert_double_eq(model_params(&sc->model, 2048, 1), (double)(paper + 2 * h));
         ck_assert_double_eq(model_params(&sc->model, 2048, 8), (double)(paper + 2 * h));
     }
+    /* models/gpt-1t.yaml, the GPT-NeoX-style 1T: Eq. 1 with the vocabulary padded to 128 x TP */
+    {
+        g_autoptr(Scenario) sc = load_model("gpt-1t");
+        int64_t h = 25600, L = 128;
+        ck_assert_double_eq(model_params(&sc->model, 2048, 8),
+                            (double)(2 * 51200 * h + L * (12 * h * h + 8 * h) + 2 * h));
+        ck_assert_double_eq(model_params(&sc->model, 2048, 8), 1009280665600.0);
+    }
 }
 END_TEST
 
