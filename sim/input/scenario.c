@@ -13,7 +13,7 @@
 #define SIM_SOURCE_DIR "."
 #endif
 
-static const char *const precision_names[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const precision_names[] = {"fp16", "bf16", "fp32", "fp8", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 
 const char *scenario_precision_name(Precision p) {
@@ -173,8 +173,14 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "hidden_dropout",
                                        "softmax_fusion",
                                        "bias_gelu_fusion",
+                                       "kv_heads",
+                                       "mlp",
+                                       "norm",
+                                       "bias",
                                        NULL};
     static const char *const pos_names[] = {"learned", "rotary", NULL};
+    static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
+    static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
     static const char *const attn_names[] = {"standard", "flash", NULL};
     if (!conf_check_keys(n, keys, "model", err))
         return FALSE;
@@ -185,7 +191,9 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->attention_dropout = m->hidden_dropout = 0.0;  /* GPT-NeoX configs: no dropout */
     m->softmax_fusion = m->bias_gelu_fusion = FALSE; /* GPT-NeoX's defaults */
     m->causal = TRUE;                                /* GPT models are causal */
-    int pos = m->pos_emb, attn = ATTN_STANDARD;
+    int pos = m->pos_emb, attn = ATTN_STANDARD, mlp = MLP_GELU, norm = NORM_LAYERNORM;
+    gboolean bias = TRUE; /* GPT-NeoX's linears have biases */
+    m->kv_heads = 0;      /* 0: as many as heads (multi-head attention) */
     if (!conf_string(n, "name", TRUE, &m->name, err) ||
         !conf_int32(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
         !conf_int32(n, "hidden", TRUE, 1, 1 << 24, &m->hidden, err) ||
@@ -202,8 +210,20 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
         !conf_double(n, "attention_dropout", FALSE, 0.0, 1.0, &m->attention_dropout, err) ||
         !conf_double(n, "hidden_dropout", FALSE, 0.0, 1.0, &m->hidden_dropout, err) ||
         !conf_bool(n, "softmax_fusion", FALSE, &m->softmax_fusion, err) ||
-        !conf_bool(n, "bias_gelu_fusion", FALSE, &m->bias_gelu_fusion, err))
+        !conf_bool(n, "bias_gelu_fusion", FALSE, &m->bias_gelu_fusion, err) ||
+        !conf_int32(n, "kv_heads", FALSE, 1, 1 << 20, &m->kv_heads, err) ||
+        !conf_enum(n, "mlp", FALSE, mlp_names, &mlp, err) ||
+        !conf_enum(n, "norm", FALSE, norm_names, &norm, err) ||
+        !conf_bool(n, "bias", FALSE, &bias, err))
         return FALSE;
+    m->mlp = mlp;
+    m->norm = norm;
+    m->no_bias = !bias;
+    /* Absent, the vector parameters are the study's 8h for its own layer (LayerNorm, biases,
+     * GeLU, multi-head) and derived exactly from the fields for any other */
+    if (!conf_get(n, "layer_vector_params_h") &&
+        (mlp != MLP_GELU || norm != NORM_LAYERNORM || !bias || m->kv_heads != 0))
+        m->layer_vector_params_h = -1;
     m->pos_emb = pos;
     m->attention = attn;
     if (m->ffn_hidden == 0)
@@ -211,6 +231,11 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     if (m->hidden % m->heads != 0)
         return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "heads"),
                          "%d heads do not divide hidden size %d", m->heads, m->hidden);
+    if (m->kv_heads > 0 && m->heads % m->kv_heads != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "kv_heads"),
+                         "%d key/value heads do not divide the %d query heads; grouped-query "
+                         "attention needs heads to be a multiple of kv_heads",
+                         m->kv_heads, m->heads);
     return TRUE;
 }
 
@@ -414,6 +439,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->precision = prec;
     s->recompute = rc;
     s->framework = fw;
+    if (prec == PREC_FP8 && !(s->topo.device.peak_flops[PREC_FP8] > 0))
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "precision"),
+                         "precision fp8 needs a device with an fp8 matrix peak; %s has none "
+                         "(its file's peak_flops lacks fp8): use bf16, or a device such as "
+                         "h100-sxm",
+                         s->topo.device.name);
 
     /* Layout checks: the errors the study's own runs hit first. */
     const ModelConfig *m = &s->model;
@@ -423,6 +454,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "tensor parallelism %d does not divide the %d attention heads of %s; "
                          "use a TP size that divides %d",
                          s->tp, m->heads, m->name, m->heads);
+    if (model_kv_heads(m) % s->tp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+                         "tensor parallelism %d does not divide the %d key/value heads of %s "
+                         "(Megatron-LM splits the query groups over TP ranks); use a TP size "
+                         "that divides %d",
+                         s->tp, model_kv_heads(m), m->name, model_kv_heads(m));
     if (m->ffn_hidden % s->tp != 0)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the MLP width %d of %s", s->tp,

@@ -133,6 +133,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "hidden", m->hidden, FALSE);
     kv_num(out, i2, "heads", m->heads, FALSE);
     kv_num(out, i2, "ffn_hidden", m->ffn_hidden, FALSE);
+    kv_num(out, i2, "kv_heads", model_kv_heads(m), FALSE);
+    kv_str(out, i2, "mlp", m->mlp == MLP_SWIGLU ? "swiglu" : "gelu", FALSE);
+    kv_str(out, i2, "norm", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", FALSE);
     kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
     kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
     kv_num(out, i2, "params", s->params, FALSE);
