@@ -51,7 +51,7 @@ expect_grep search-top-msg 'top must be at least 1, not 0' "$tmp/err"
 check search-batch 2 "$sim" search "$s/20B_tp8.yaml" --nodes 2 --global-batch -1
 expect_grep search-batch-msg 'global-batch must be a positive number of sequences, not -1' "$tmp/err"
 check search-machine 2 "$sim" search "$s/20B_tp8.yaml" --nodes 100000
-expect_grep search-machine-msg 'nodes 100000: topology frontier has 9408 nodes' "$tmp/err"
+expect_grep search-machine-msg 'nodes 100000: .*frontier.yaml:70:10: topology frontier has 9408 nodes' "$tmp/err"
 
 # sim list: every shipped file by name, with its facts; an unknown kind is bad input
 check list 0 "$sim" list
@@ -127,5 +127,5 @@ expect_grep dragonfly-links-text "^sim: --set topology.fabric.groups=30000: .*36
 check collective-ranks-max 2 "$sim" collective --op allreduce --ranks 2147483647
 expect_grep collective-ranks-max-text "needs 268435456 nodes of frontier; at most 1048576" "$tmp/err"
 check collective-ranks-machine 2 "$sim" collective --op allreduce --ranks 100000 --sizes 1MiB
-expect_grep collective-ranks-machine-text "has 9408 nodes; the job asks for 12500" "$tmp/err"
+expect_grep collective-ranks-machine-text "topologies/frontier.yaml:70:10: topology frontier has 9408 nodes; the job asks for 12500" "$tmp/err"
 finish cli
