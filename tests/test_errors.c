@@ -29,6 +29,17 @@ START_TEST(test_malformed_yaml) {
 }
 END_TEST
 
+/* An alias used as a key (`*a: 1`, `? *a`): said so, at the alias, not "found a sequence". */
+START_TEST(test_alias_key) {
+    const char *n[] = {"%s:4:1: the alias *n is used as a key", "write the key out", NULL};
+    expect_error("model: gpt-neox-1.3b\ntopology: frontier\nx: &n nodes\n*n: 2\n", NULL, n);
+    const char *n2[] = {"%s:4:3: the alias *n is used as a key", NULL};
+    expect_error("model: gpt-neox-1.3b\ntopology: frontier\nx: &n nodes\n? *n\n: 2\n", NULL, n2);
+    const char *n3[] = {"%s:5:12: the alias *t is used as a key", NULL};
+    expect_error(BASE "parallel: &t {tp: 8}\ntraining: {*t: 1}\n", NULL, n3);
+}
+END_TEST
+
 START_TEST(test_unknown_key) {
     const char *n[] = {"%s:5:3:", "unknown key 'tpp'", "did you mean 'tp'", NULL};
     expect_error(BASE "parallel:\n  tpp: 8\ntraining: {}\n", NULL, n);
@@ -323,6 +334,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_malformed_yaml);
     tcase_add_test(tc, test_unknown_key);
+    tcase_add_test(tc, test_alias_key);
     tcase_add_test(tc, test_wrong_unit);
     tcase_add_test(tc, test_negative_size);
     tcase_add_test(tc, test_tp_not_dividing_heads);
