@@ -7,6 +7,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 s="$src/scenarios"
 check help 0 "$sim" --help
 expect_grep help-text "KEY=VALUE" "$tmp/out"
+# Help in plain ASCII whatever the locale, naming the subcommand and what it takes (issue 11:
+# GLib's "[OPTION" U+2026 "]" printed as "[OPTION?]" outside a UTF-8 locale, and "collective [OPTION?]")
+for c in "run:sim \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - simulate" \
+         "sweep:sim sweep \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - simulate many" \
+         "search:sim search \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - find" \
+         "collective:sim collective \\[OPTION\\.\\.\\.\\] - time one collective" \
+         "validate:sim validate \\[OPTION\\.\\.\\.\\] \\[DIR|FILE\\]\\.\\.\\. - published"; do
+    for loc in C C.UTF-8; do
+        check "help-${c%%:*}-$loc" 0 env LC_ALL=$loc "$sim" "${c%%:*}" --help
+        expect_grep "help-${c%%:*}-$loc-usage" "^  ${c#*:}" "$tmp/out"
+        expect_grep "help-${c%%:*}-$loc-h" "^  -h, --help" "$tmp/out"
+        if grep -q "OPTION?" "$tmp/out" || LC_ALL=C grep -q "[^ -~]" "$tmp/out"; then
+            fail=$((fail + 1)); echo "FAIL help-${c%%:*}-$loc-ascii: not plain ASCII"
+        else pass=$((pass + 1)); fi
+    done
+done
 check version 0 "$sim" --version
 expect_grep version-text "^sim [0-9]" "$tmp/out"
 check no-args 2 "$sim"

@@ -56,9 +56,14 @@ int cmd_collective(int argc, char **argv) {
         g_option_context_new("- time one collective over a range of sizes, like rccl-tests");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, "sim collective: %s\n", err->message);
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim collective", &argc, &argv, &help, &err)) {
+        fprintf(stderr, "sim collective: %s (try --help)\n", err->message);
         return 2;
+    }
+    if (help) {
+        fputs(help, stdout);
+        return 0;
     }
     int op = op_name ? coll_op_parse(op_name) : -1;
     if (op < 0 || op == COLL_RECV) {
