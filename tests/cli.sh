@@ -90,6 +90,40 @@ check collective-text 0 "$sim" collective --op allgather --ranks 8 --sizes 8B:64
 expect_grep collective-head "busbw" "$tmp/out"
 check collective-set 0 "$sim" collective --op send --ranks 10 --sizes 1GiB --set node.nics.bandwidth=50GB/s --format csv
 expect_grep collective-nic "49\.9" "$tmp/out"
+# rccl-tests' -b/-e/-f, -d and columns (issue 11): the sizes, the count, busbw/algbw per op, the
+# average line as the mean of the rows, no algorithm on send and all_to_all
+check collective-bef 0 "$sim" collective --op allreduce --ranks 16 -b 1KiB -e 1MiB -f 4 --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 4096 16384 65536 262144 1048576 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-bef: sizes '$got'"; }
+check collective-sizes-still 0 "$sim" collective --op allreduce --ranks 16 --sizes 1KiB:8KiB --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 2048 4096 8192 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-sizes-still: sizes '$got'"; }
+check collective-sizes-f 0 "$sim" collective --op allreduce --ranks 16 --sizes 1KiB:64KiB -f 8 --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 8192 65536 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-sizes-f: sizes '$got'"; }
+check collective-b-only 0 "$sim" collective --op allreduce --ranks 8 -b 512MiB --format csv
+[ "$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')" = "536870912 1073741824 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-b-only"; cat "$tmp/out"; }
+check collective-f1 2 "$sim" collective --op allreduce --ranks 8 -f 1
+expect_grep collective-f1-text "stepfactor.*at least 2" "$tmp/err"
+check collective-b-and-sizes 2 "$sim" collective --op allreduce --ranks 8 -b 8B --sizes 8B:1KiB
+check collective-e-below-b 2 "$sim" collective --op allreduce --ranks 8 -b 1MiB -e 1KiB
+check collective-bad-type 2 "$sim" collective --op allreduce --ranks 8 -d float128
+expect_grep collective-bad-type-text "float128" "$tmp/err"
+for case in allreduce:1.75 allgather:0.875 reduce_scatter:0.875 all_to_all:0.875 broadcast:1 reduce:1 send:1; do
+    op=${case%%:*}; want=${case#*:}
+    check "collective-busbw-$op" 0 "$sim" collective --op "$op" --ranks 8 -b 64MiB -e 64MiB -d half --format csv
+    # op,ranks,nodes,size,count,type,redop,root,time,algbw,busbw,ip_time,ip_algbw,ip_busbw,algorithm,...
+    awk -F, -v w="$want" -v op="$op" 'NR == 2 {
+        per = (op == "allgather" || op == "reduce_scatter" || op == "all_to_all") ? 8 : 1
+        ok = ($11 / $10 - w < 0.001 && w - $11 / $10 < 0.001) && $5 == $4 / 2 / per && $6 == "half" \
+             && $9 == $12 && $10 == $13 && $11 == $14
+        ok = ok && ((op == "send" || op == "all_to_all") ? $15 == "-" : $15 != "-")
+        exit !ok }' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-busbw-$op: want busbw/algbw $w"; cat "$tmp/out"; }
+done
+check collective-avg 0 "$sim" collective --op allgather --ranks 16 -b 1KiB -e 256MiB -f 4
+awk '/^# Avg bus bandwidth    : / { avg = $NF; seen++ } !/^#/ { sum += $8 + $12; n += 2 }
+     END { d = avg - sum / n; exit !(seen == 1 && n == 20 && d < 0.006 && d > -0.006) }' "$tmp/out" \
+    && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-avg: not the mean of the rows"; cat "$tmp/out"; }
 check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
 check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
 check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
