@@ -178,4 +178,22 @@ check collective-ranks-max 2 "$sim" collective --op allreduce --ranks 2147483647
 expect_grep collective-ranks-max-text "needs 268435456 nodes of frontier; at most 1048576" "$tmp/err"
 check collective-ranks-machine 2 "$sim" collective --op allreduce --ranks 100000 --sizes 1MiB
 expect_grep collective-ranks-machine-text "topologies/frontier.yaml:70:10: topology frontier has 9408 nodes; the job asks for 12500" "$tmp/err"
+# A what-if whose knob is not the bottleneck says so (issue 11): with slow in-group links, twice
+# the NIC bandwidth changes nothing, and the report names the local links as the limit
+wi=(--set nodes=16 --set topology.fabric.local_bandwidth=4GB/s)
+check whatif-base 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --format json --no-timing -o "$tmp/wi0.json"
+check whatif-nic 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --set topology.node.nics.bandwidth=50GB/s --format json --no-timing -o "$tmp/wi1.json"
+same_it() { grep '"iteration_time_s"' "$1"; }
+[ "$(same_it "$tmp/wi0.json")" = "$(same_it "$tmp/wi1.json")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL whatif-same-time: $(same_it "$tmp/wi0.json") vs $(same_it "$tmp/wi1.json")"; }
+expect_grep whatif-json-kind '"limiting_link_kind": "local"' "$tmp/wi1.json"
+expect_grep whatif-json-knob '{"key": "topology.node.nics.bandwidth", "link_kinds": \["nic-out", "nic-in"\], "touches_limiting_link": false}' "$tmp/wi1.json"
+expect_grep whatif-json-local '{"key": "topology.fabric.local_bandwidth", "link_kinds": \["local", "port-out", "port-in"\], "touches_limiting_link": true}' "$tmp/wi1.json"
+check whatif-text 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --set topology.node.nics.bandwidth=50GB/s
+expect_grep whatif-text-limit "^what-if    the busiest link is group 0 switch 0->1 (local, " "$tmp/out"
+expect_grep whatif-text-knob "set topology.node.nics.bandwidth changes nic-out, nic-in links only, not local: it does not touch the bottleneck" "$tmp/out"
+# ... and a knob that does touch it says that instead; no knob, no what-if block
+check whatif-touch 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16 --set topology.node.nics.bandwidth=12.5GB/s
+expect_grep whatif-touch-text "set topology.node.nics.bandwidth changes nic-out, nic-in links, the busiest link's kind" "$tmp/out"
+check whatif-none 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16
+grep -q "^what-if" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL whatif-none: a what-if block without a knob"; } || pass=$((pass + 1))
 finish cli
