@@ -10,6 +10,8 @@
  * kernel from Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2). */
 #include "model.h"
 
+#include <string.h>
+
 void model_config_clear(ModelConfig *m) {
     g_clear_pointer(&m->name, g_free);
 }
@@ -175,6 +177,30 @@ static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboo
 
 static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
     mem_row(l, name, kind, bytes, core, 0);
+}
+
+gboolean model_op_replicated(const ModelOp *op) {
+    /* the names the op lists below give the layer norms, the bias/dropout-residual adds and the
+     * embedding's dropout (attn_ops, mlp_ops, model_segment_ops) */
+    static const char *const names[] = {"layernorm",
+                                        "layernorm_bwd",
+                                        "dropout_residual",
+                                        "bias_residual",
+                                        "dropout_residual_bwd",
+                                        "embed_dropout",
+                                        "embed_dropout_bwd",
+                                        NULL};
+    for (const char *const *n = names; *n; n++)
+        if (strcmp(op->name, *n) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+void model_op_sequence_split(ModelOp *op, int tp) {
+    if (tp <= 1 || !model_op_replicated(op))
+        return;
+    op->bytes /= tp;
+    op->flops /= tp;
 }
 
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
@@ -351,7 +377,8 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
-    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight, inflight};
+    MemoryCase c = {seq_len, micro_batch, tp, pp,       1,        stage, dp,
+                    zero,    prec,        rc, inflight, inflight, FALSE};
     return model_memory_case(m, &c);
 }
 
@@ -388,17 +415,23 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
     double scale = e / 2.0, sbh = s * b * h;
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
-    double masks = hdrop ? 2.0 * sbh : 0.0;                 /* two hidden-dropout masks, 1 byte */
-    double linear = sbh * (8.0 + 24.0 / t) * scale + masks; /* what selective recompute keeps */
-    double scores = a * s * s * b / t;                      /* attention matrix elements per rank */
+    /* Sequence parallelism (ibid., Sec. 4.2.2, Table 2: sbh(34/t + 5as/(ht))) splits the
+     * replicated part along the sequence: sbh(10/t + 24/t), the layer norms' and dropouts' inputs
+     * and masks, and the QKV and fc1 inputs Megatron-LM keeps sharded (and gathers again in
+     * backward, emit_tp.c). */
+    double rep = c->sp ? 1.0 / t : 1.0;
+    double masks = hdrop ? 2.0 * sbh * rep : 0.0; /* two hidden-dropout masks, 1 byte */
+    double linear = sbh * (8.0 * rep + 24.0 / t) * scale + masks; /* what selective keeps */
+    double scores = a * s * s * b / t; /* attention matrix elements per rank */
     double full_layer = linear + scores * (2.0 * scale + (adrop ? 1.0 + 2.0 * scale : 0.0));
     if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5); */
         full_layer = linear;        /* FlashAttention regenerates its dropout mask */
     double per_layer;
     double working = 0.0;
     switch (rc) {
-    case RECOMPUTE_FULL: /* only each layer's input is kept; one layer is rebuilt at a time */
-        per_layer = 2.0 * sbh * scale;
+    case RECOMPUTE_FULL: /* only each layer's input is kept (sequence-split under sequence
+                            parallelism, as the layer receives it); one layer rebuilt at a time */
+        per_layer = 2.0 * sbh * scale * rep;
         working = full_layer;
         break;
     case RECOMPUTE_SELECTIVE: /* the s^2 attention terms are recomputed */
@@ -409,8 +442,9 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     }
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
-    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
-        act += sbh * c->ends_inflight;
+    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element (split along the
+                                sequence with sequence parallelism: after the reduce-scatter) */
+        act += sbh * rep * c->ends_inflight;
     if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
                             for every micro-batch in flight (1 under 1F1B on the last stage) */
         act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;

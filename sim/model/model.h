@@ -109,6 +109,13 @@ typedef struct {
                            the keys up to the end of its own block only */
 } ModelOp;
 
+/* Whether op does the same work on every TP rank over all s tokens (layer norms, dropout,
+ * residual adds: what Korthikanti et al. 2022, Sec. 4.2.2, split along the sequence). */
+gboolean model_op_replicated(const ModelOp *op);
+/* The op as sequence parallelism runs it: a replicated op on s/tp of the tokens, its bytes and
+ * FLOPs divided by tp (row reductions keep their row length); other ops unchanged. */
+void model_op_sequence_split(ModelOp *op, int tp);
+
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
  * along k and write C along n; dA = dC B^T likewise; dB = A^T dC reads A^T along m. */
 #define OP_LEAD_M 1u
@@ -178,6 +185,8 @@ typedef struct {
                         once (a chunk's counts 1/vpp) */
     double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
                              activations the stage holds at once: its first (last) chunk's */
+    gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
+                             is split along the sequence */
 } MemoryCase;
 ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
 

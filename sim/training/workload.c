@@ -323,7 +323,9 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
                       ops);
     SimTime total = 0;
     for (guint i = 0; i < ops->len; i++) {
-        const ModelOp *op = &g_array_index(ops, ModelOp, i);
+        ModelOp *op = &g_array_index(ops, ModelOp, i);
+        if (sc->sequence_parallel) /* layer norms, dropout, residual adds on s/t tokens */
+            model_op_sequence_split(op, sc->tp);
         SimTime t = device_op_time(dev, op, sc->precision);
         total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
@@ -345,7 +347,7 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .lay = wl->layout,
-                 .em = emitter_get(EMIT_TP),
+                 .em = emitter_get(sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP : EMIT_TP),
                  .v = sc->virtual_stages,
                  .fw = framework_get(sc->framework),
                  .pg = pg,
@@ -499,7 +501,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .prec = sc->precision,
                          .rc = sc->recompute,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
-                         .ends_inflight = schedule_peak_inflight(passes, end_chunk)};
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+                         .sp = sc->sequence_parallel};
         ModelMemory m = model_memory_case(&sc->model, &mc);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
          * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at

@@ -23,7 +23,7 @@ typedef struct {
                         guint32 *seg_task);
 } LayerEmitter;
 
-typedef enum { EMIT_TP, EMIT_COUNT } EmitterId;
+typedef enum { EMIT_TP, EMIT_TP_SP, EMIT_COUNT } EmitterId;
 const LayerEmitter *emitter_get(EmitterId id);
 
 /* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
