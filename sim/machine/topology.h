@@ -116,8 +116,6 @@ void topo_free(Topology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Topology, topo_free)
 
 const TopologySpec *topo_spec(const Topology *t);
-int topo_nodes(const Topology *t);
-int topo_gpus(const Topology *t);
 int topo_gpus_per_node(const Topology *t);
 
 /* The NIC a local GPU sends through (-1 without NICs). */
@@ -157,8 +155,5 @@ uint64_t topo_pair_salt(int src, int dst);
 
 /* Latency and bottleneck bandwidth of the minimal path, uncontended. */
 TopoRoute topo_route(const Topology *t, int src, int dst);
-
-/* Bandwidth of the direct links between local GPUs a and b (0 when none), bytes/s. */
-double topo_direct_bandwidth(const Topology *t, int a, int b);
 
 #endif
