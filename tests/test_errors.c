@@ -157,6 +157,8 @@ START_TEST(test_sequence_parallel_rules) {
     const char *n2[] = {"sequence_parallel with gpt-neox-20b's parallel residual", NULL};
     const char *sets[] = {"model=gpt-neox-20b", NULL};
     expect_error(BASE "parallel:\n  tp: 8\n  sequence_parallel: true\ntraining: {}\n", sets, n2);
+    const char *n3[] = {"%s:6:20:", "0 (off) or at least 2", NULL};
+    expect_error(BASE "parallel:\n  tp: 8\n  tp_comm_overlap: 1\ntraining: {}\n", NULL, n3);
 }
 END_TEST
 

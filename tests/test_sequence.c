@@ -2,7 +2,9 @@
  * inventory against its closed form to the byte, the activations against Table 2's
  * sbh(34/t + 5as/(ht)), the replicated ops on s/t tokens, and the emitter as one table entry. */
 #include <math.h>
+#include <string.h>
 
+#include "device.h"
 #include "util.h"
 #include "workload_internal.h"
 
@@ -99,6 +101,76 @@ START_TEST(test_sp_emitter) {
 }
 END_TEST
 
+/* --- tensor-parallel communication overlap (parallel.tp_comm_overlap, a T3-style what-if) --- */
+
+static double tp_row(const SimRun *run, CollOp op, double *calls) {
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    double vol = 0;
+    for (guint k = 0; k < rows->len; k++) {
+        const CommRow *c = &g_array_index(rows, CommRow, k);
+        if (c->op == op && c->dim == DIM_TP) {
+            vol = c->volume_bytes;
+            *calls = c->calls;
+        }
+    }
+    stats_rows_free(rows);
+    return vol;
+}
+
+/* The producer GEMM of seg on 1.3B_tp's shapes: its time whole (*whole) and k chunks' (returned).
+ */
+static SimTime chunks_time(const Scenario *sc, Segment seg, int k, SimTime *whole) {
+    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, seg, PASS_FWD, sc->micro_batch, sc->seq_len, sc->tp,
+                      sc->precision, ops);
+    for (guint i = 0; i < ops->len; i++) {
+        const ModelOp *op = &g_array_index(ops, ModelOp, i);
+        if (strcmp(op->name, model_segment_producer(seg)) == 0) {
+            *whole = device_op_time(&sc->topo.device, op, sc->precision);
+            ModelOp c = model_op_row_chunk(op, k, model_elem_bytes(sc->precision));
+            return k * device_op_time(&sc->topo.device, &c, sc->precision);
+        }
+    }
+    ck_abort_msg("no producer GEMM");
+    return 0;
+}
+
+/* Splitting the producer GEMMs into k chunks moves the same bytes in k times the calls (each
+ * overlapped allreduce in k shares: 2 blocks x L layers x (forward + recomputation) per
+ * micro-batch, k - 1 more calls each), and costs exactly the chunks' extra compute: per block
+ * k x time(ceil(m/k) rows) - time(m rows), to the picosecond (interference off, so hidden
+ * communication slows nothing). */
+START_TEST(test_tp_overlap_inventory_and_cost) {
+    const char *off[] = {"sim.interference=false", NULL};
+    const char *on[] = {"sim.interference=false", "parallel.tp_comm_overlap=4", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", off);
+    g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", on);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    double ca = 0, cb = 0, va = tp_row(ra, COLL_ALLREDUCE, &ca),
+           vb = tp_row(rb, COLL_ALLREDUCE, &cb);
+    double L = a->model.layers, m = a->grad_accum, k = 4;
+    ck_assert_double_eq_tol(vb, va, 1.0);
+    ck_assert_double_eq_tol(cb - ca, 2 * L * 2 * m * (k - 1), 1e-9);
+    SimTime pa, pm;
+    SimTime qa = chunks_time(a, SEG_ATTN, 4, &pa), qm = chunks_time(a, SEG_MLP, 4, &pm);
+    SimTime want = (SimTime)(2 * L * m) * ((qa - pa) + (qm - pm));
+    SimTime got = sim_summary(rb)->critical.compute - sim_summary(ra)->critical.compute;
+    ck_assert_msg(got == want, "extra compute %" G_GINT64_FORMAT " ps, want %" G_GINT64_FORMAT, got,
+                  want);
+    ck_assert_int_gt(want, 0); /* smaller GEMMs are less efficient */
+    /* Whether it pays is the what-if's question: at 4 chunks the shares' per-call latencies
+     * (RCCL's base and hop latencies, 4x the calls) outweigh what hides; at 2 some of the
+     * allreduce time hides under the second chunk and less is exposed than without (where all
+     * of it is). */
+    const char *two[] = {"sim.interference=false", "parallel.tp_comm_overlap=2", NULL};
+    g_autoptr(Scenario) c = load_ok("1.3B_tp.yaml", two);
+    g_autoptr(SimRun) rc = run_ok(c, -1);
+    ck_assert_int_gt(sim_summary(rb)->critical.exposed, sim_summary(ra)->critical.exposed);
+    ck_assert_int_lt(sim_summary(rc)->critical.exposed, sim_summary(ra)->critical.exposed);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("sequence");
     TCase *tc = tcase_create("core");
@@ -107,6 +179,7 @@ int main(void) {
     tcase_add_test(tc, test_sp_memory);
     tcase_add_test(tc, test_sp_split_ops);
     tcase_add_test(tc, test_sp_emitter);
+    tcase_add_test(tc, test_tp_overlap_inventory_and_cost);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

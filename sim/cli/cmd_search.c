@@ -71,10 +71,11 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     g_auto(GStrv) first_kv = g_strsplit(first, ", ", -1);
     gboolean has_v = name_value(first_kv, "virtual_stages") != NULL;
     gboolean has_sp = name_value(first_kv, "sequence_parallel") != NULL;
-    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+    gboolean has_ov = name_value(first_kv, "tp_comm_overlap") != NULL;
+    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
             "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
-            has_sp ? "    sp" : "", "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP",
-            "exp DP", "exp PP", "bubble");
+            has_sp ? "    sp" : "", has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB",
+            "compute", "exp TP", "exp DP", "exp PP", "bubble");
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
         const SimSummary *s = &r->sum;
@@ -85,10 +86,11 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
         for (int i = 0; i < 7; i++)
             v[i] = strchr(kv[i], '=') + 1;
         const char *vs = name_value(kv, "virtual_stages"),
-                   *sp = name_value(kv, "sequence_parallel");
-        g_autofree char *extra =
-            g_strdup_printf("%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "", sp ? " " : "",
-                            sp ? 5 : 0, sp ? (strcmp(sp, "true") ? "no" : "yes") : "");
+                   *sp = name_value(kv, "sequence_parallel"),
+                   *ov = name_value(kv, "tp_comm_overlap");
+        g_autofree char *extra = g_strdup_printf(
+            "%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "", sp ? " " : "", sp ? 5 : 0,
+            sp ? (strcmp(sp, "true") ? "no" : "yes") : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
         fprintf(out,
                 "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%\n",

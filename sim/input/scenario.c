@@ -334,6 +334,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "schedule",
                                            "virtual_stages",
                                            "sequence_parallel",
+                                           "tp_comm_overlap",
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
@@ -387,6 +388,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
+        !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
@@ -481,6 +483,10 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
             "sequence_parallel with %s's parallel residual is not modelled (Megatron-LM "
             "runs sequence parallelism on sequential residual blocks)",
             s->model.name);
+    if (s->tp_overlap_chunks == 1)
+        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "tp_comm_overlap"),
+                         "tp_comm_overlap is the number of chunks a producer GEMM is split into: "
+                         "0 (off) or at least 2");
     if (s->sequence_parallel && s->seq_len % s->tp != 0) /* Megatron-LM's arguments.py rule */
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
                          "sequence parallelism splits the %d tokens over TP %d, which does not "

@@ -196,6 +196,20 @@ gboolean model_op_replicated(const ModelOp *op) {
     return FALSE;
 }
 
+ModelOp model_op_row_chunk(const ModelOp *op, int k, int e) {
+    g_assert(op->kind == OP_GEMM && k >= 1);
+    ModelOp c = *op;
+    c.m = (op->m + k - 1) / k;
+    double M = (double)c.m, N = (double)op->n, K = (double)op->k, B = (double)op->batch;
+    c.flops = 2.0 * B * M * N * K;
+    c.bytes = B * (M * K + K * N + M * N) * e;
+    return c;
+}
+
+const char *model_segment_producer(Segment seg) {
+    return seg == SEG_ATTN ? "attn_out" : seg == SEG_MLP ? "mlp_fc2" : NULL;
+}
+
 void model_op_sequence_split(ModelOp *op, int tp) {
     if (tp <= 1 || !model_op_replicated(op))
         return;

@@ -115,6 +115,10 @@ gboolean model_op_replicated(const ModelOp *op);
 /* The op as sequence parallelism runs it: a replicated op on s/tp of the tokens, its bytes and
  * FLOPs divided by tp (row reductions keep their row length); other ops unchanged. */
 void model_op_sequence_split(ModelOp *op, int tp);
+/* A GEMM's row chunk: the same GEMM on ceil(m / k) of its m rows (the weight read again), as a
+ * producer GEMM split into k chunks runs it (tensor-parallel communication overlap). e: bytes per
+ * element. */
+ModelOp model_op_row_chunk(const ModelOp *op, int k, int e);
 
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
  * along k and write C along n; dA = dC B^T likewise; dB = A^T dC reads A^T along m. */
@@ -125,6 +129,10 @@ void model_op_sequence_split(ModelOp *op, int tp);
 /* Where an op sits in a Megatron layer: the attention block ends with the first TP allreduce,
  * the MLP block with the second. */
 typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
+
+/* The producer GEMM of a segment's forward, whose output the row-parallel collective carries:
+ * "attn_out" for the attention, "mlp_fc2" for the MLP; NULL for the others. */
+const char *model_segment_producer(Segment seg);
 
 /* model_unit_tensors, and for each tensor the segment whose backward produces its gradient (a
  * layer's QKV and output weights, first layer norm and attention biases: SEG_ATTN; its MLP

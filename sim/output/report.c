@@ -150,6 +150,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
     if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
         kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
+    if (sc->tp_overlap_chunks > 0) /* only when on */
+        kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
     if (sc->sequence_parallel) /* only when on: other reports unchanged */
         fprintf(out, "%s\"sequence_parallel\": true,\n", i2);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);

@@ -29,6 +29,29 @@ static guint32 tp_comm(Builder *b, CollOp op, double bytes, Phase ph, int layer,
     return t != NO_TASK ? t : c;
 }
 
+/* A block's forward (segment seg after dep1, dep2) ending in `op` of its b s h output on TP.
+ * With parallel.tp_comm_overlap (a what-if after T3, Pati et al. 2024, arXiv 2401.16677, and
+ * Megatron-LM's --tp-comm-overlap) the producer GEMM (model_segment_producer) runs in k row
+ * chunks, each chunk's 1/k of the collective issued as soon as it is done, so it runs under the
+ * next chunk (slowed by the interference model like any hidden communication); only the last
+ * share is exposed. The chunks cost compute: k GEMMs of ceil(m/k) rows (weights read k times,
+ * smaller waves) instead of one. Returns the (last) collective, or the compute at TP 1. */
+static guint32 block_out(Builder *b, Segment seg, Phase ph, int layer, int micro, guint32 dep1,
+                         guint32 dep2, CollOp op) {
+    if (b->chunks < 2 || b->prod[seg] == 0) {
+        guint32 c = seg_compute(b, seg, FALSE, ph, layer, micro, dep1, dep2);
+        return tp_comm(b, op, b->act_bytes, ph, layer, micro, c);
+    }
+    guint32 c =
+        compute_k(b, b->fwd[seg] - b->prod[seg], b->nfwd[seg] - 1, ph, layer, micro, dep1, dep2);
+    guint32 last = c;
+    for (int k = 0; k < b->chunks; k++) {
+        c = compute_k(b, b->chunk[seg], 1, ph, layer, micro, NO_TASK, NO_TASK);
+        last = tp_comm(b, op, b->act_bytes / b->chunks, ph, layer, micro, c);
+    }
+    return last;
+}
+
 static guint32 tp_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in,
                           guint32 ag) {
     int layer = unit_layer(b, u);
@@ -46,12 +69,15 @@ static guint32 tp_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, g
     case UNIT_LAYER:
         break;
     }
-    guint32 c = seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, in, ag);
     guint32 ar = NO_TASK; /* parallel residual: the MLP does not wait for the attention's */
-    if (!b->sc->model.parallel_residual)
-        ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
-    c = seg_compute(b, SEG_MLP, FALSE, ph, layer, micro, ar, NO_TASK);
-    return tp_comm(b, COLL_ALLREDUCE, b->act_bytes, ph, layer, micro, c);
+    if (!b->sc->model.parallel_residual) {
+        ar = block_out(b, SEG_ATTN, ph, layer, micro, in, ag, COLL_ALLREDUCE);
+        if (b->sc->tp <= 1)
+            ar = NO_TASK; /* as before: the MLP waits on nothing but its stream */
+    } else {
+        seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, in, ag);
+    }
+    return block_out(b, SEG_MLP, ph, layer, micro, ar, NO_TASK, COLL_ALLREDUCE);
 }
 
 static guint32 tp_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
@@ -121,11 +147,9 @@ static guint32 sp_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, g
         break;
     }
     guint32 g = sp_comm(b, COLL_ALLGATHER, ph, layer, micro, in);
-    guint32 c = seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, g, ag);
-    guint32 r = sp_comm(b, COLL_REDUCE_SCATTER, ph, layer, micro, c);
+    guint32 r = block_out(b, SEG_ATTN, ph, layer, micro, g, ag, COLL_REDUCE_SCATTER);
     g = sp_comm(b, COLL_ALLGATHER, ph, layer, micro, r);
-    c = seg_compute(b, SEG_MLP, FALSE, ph, layer, micro, g, NO_TASK);
-    return sp_comm(b, COLL_REDUCE_SCATTER, ph, layer, micro, c);
+    return block_out(b, SEG_MLP, ph, layer, micro, g, NO_TASK, COLL_REDUCE_SCATTER);
 }
 
 /* One block's backward (the MLP's, the attention's or the head's, dur and kernels given): gather
