@@ -358,6 +358,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "zero",
                                            "schedule",
                                            "virtual_stages",
+                                           "sequence_parallel",
+                                           "tp_comm_overlap",
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
@@ -410,6 +412,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
+        !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
+        !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
@@ -510,6 +514,21 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     }
     if (!check_interleaved(root, s, err))
         return FALSE;
+    if (s->sequence_parallel && s->model.parallel_residual)
+        return conf_fail(
+            err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+            "sequence_parallel with %s's parallel residual is not modelled (Megatron-LM "
+            "runs sequence parallelism on sequential residual blocks)",
+            s->model.name);
+    if (s->tp_overlap_chunks == 1)
+        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "tp_comm_overlap"),
+                         "tp_comm_overlap is the number of chunks a producer GEMM is split into: "
+                         "0 (off) or at least 2");
+    if (s->sequence_parallel && s->seq_len % s->tp != 0) /* Megatron-LM's arguments.py rule */
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+                         "sequence parallelism splits the %d tokens over TP %d, which does not "
+                         "divide them; choose seq_len a multiple of tp",
+                         s->seq_len, s->tp);
     const Framework *f = framework_get(s->framework);
     if (s->zero > f->max_zero)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),

@@ -24,6 +24,11 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
+    gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
+                                   (Korthikanti et al. 2022); no effect at tp 1 */
+    int tp_overlap_chunks;    /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
+                                 is split into, its collective's share issued after each (T3, Pati
+                                 et al. 2024; Megatron-LM's --tp-comm-overlap) */
     int virtual_stages;       /* parallel.virtual_stages: model chunks per pipeline stage under the
                                  interleaved schedule (Megatron's
                                  --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for

@@ -101,11 +101,6 @@ int coll_proto_parse(const char *name) {
     return -1;
 }
 
-const char *coll_algo_name(CollAlgo a) {
-    static const char *const names[ALGO_COUNT] = {"ring", "tree", "hierarchical"};
-    return names[a];
-}
-
 const char *coll_proto_name(CollProto p) {
     static const char *const names[PROTO_COUNT] = {"LL", "Simple"};
     return names[p];
@@ -316,52 +311,58 @@ static int tree_streams(Collectives *c, const int *ring, int n, int nodes) {
     return C; /* channels */
 }
 
-/* Fill the network's load builder with the streams of one phase; return its shape.
- * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
-static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
-                           double m, int phase) {
-    net_loads_reset(c->net);
+/* --- the algorithms: each its streams for one phase and where it applies, in `algos` ------------
+ */
+
+/* Hierarchical allreduce: reduce-scatter inside each node (phase 0), allreduce of m/ppn across
+ * nodes, one ring per local position (1), allgather inside each node (2). */
+static Shape hier_streams(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
+                          int phase) {
+    (void)op;
     Shape s = {0, 1, 0, 0};
-    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
-    if (op == COLL_SEND) {
-        add_edge(c, ring[0], ring[1]);
-        s.stream_bytes = m;
-        s.inter_steps = ring[0] / g != ring[1] / g;
-        s.intra_steps = 1 - s.inter_steps;
-        return s;
-    }
-    if (algo == ALGO_HIER) {
-        int ppn = n / nodes; /* members per node (equal by construction) */
-        if (phase == 1) {    /* allreduce of m/ppn across nodes, one ring per local position */
-            for (int p = 0; p < ppn; p++)
-                for (int j = 0; j < nodes; j++)
-                    add_edge(c, ring[j * ppn + p], ring[(j + 1) % nodes * ppn + p]);
-            s.stream_bytes = 2.0 * (nodes - 1) / nodes * m / ppn;
-            s.inter_steps = 2 * (nodes - 1);
-        } else { /* reduce-scatter (0) or allgather (2) inside each node */
+    int ppn = n / nodes; /* members per node (equal by construction) */
+    if (phase == 1) {
+        for (int p = 0; p < ppn; p++)
             for (int j = 0; j < nodes; j++)
-                for (int p = 0; p < ppn; p++)
-                    add_edge(c, ring[j * ppn + p], ring[j * ppn + (p + 1) % ppn]);
-            s.stream_bytes = (double)(ppn - 1) / ppn * m;
-            s.intra_steps = ppn - 1;
-        }
-        return s;
+                add_edge(c, ring[j * ppn + p], ring[(j + 1) % nodes * ppn + p]);
+        s.stream_bytes = 2.0 * (nodes - 1) / nodes * m / ppn;
+        s.inter_steps = 2 * (nodes - 1);
+    } else {
+        for (int j = 0; j < nodes; j++)
+            for (int p = 0; p < ppn; p++)
+                add_edge(c, ring[j * ppn + p], ring[j * ppn + (p + 1) % ppn]);
+        s.stream_bytes = (double)(ppn - 1) / ppn * m;
+        s.intra_steps = ppn - 1;
     }
-    if (algo == ALGO_TREE) { /* allreduce only */
-        int first = 0;
-        for (int i = 0; i < n;) {
-            int k = i;
-            while (k < n && ring[k] / g == ring[i] / g)
-                k++;
-            first = MAX(first, k - i);
-            i = k;
-        }
-        s.streams = 2 * tree_streams(c, ring, n, nodes);
-        s.stream_bytes = m / s.streams;
-        s.intra_steps = 2 * (first - 1);
-        s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
-        return s;
+    return s;
+}
+
+/* Tree allreduce (double binary trees across nodes, a chain inside each). */
+static Shape tree_shape(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
+                        int phase) {
+    (void)op, (void)phase;
+    Shape s = {0, 1, 0, 0};
+    int g = topo_gpus_per_node(c->topo), first = 0;
+    for (int i = 0; i < n;) {
+        int k = i;
+        while (k < n && ring[k] / g == ring[i] / g)
+            k++;
+        first = MAX(first, k - i);
+        i = k;
     }
+    s.streams = 2 * tree_streams(c, ring, n, nodes);
+    s.stream_bytes = m / s.streams;
+    s.intra_steps = 2 * (first - 1);
+    s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
+    return s;
+}
+
+/* Ring collectives over the library's channels; broadcast and reduce as pipelined chains;
+ * all-to-all as every pair at once. */
+static Shape ring_shape(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
+                        int phase) {
+    (void)phase;
+    Shape s = {0, 1, 0, 0};
     int steps = coll_ring_steps(op, n);
     switch (op) {
     case COLL_ALLREDUCE:
@@ -403,19 +404,58 @@ static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *
     return s;
 }
 
+static gboolean ring_applies(CollOp op, int n, int nodes) {
+    (void)op, (void)n, (void)nodes;
+    return TRUE;
+}
+
+static gboolean tree_applies(CollOp op, int n, int nodes) {
+    return op == COLL_ALLREDUCE && nodes > 1 && n > 2; /* NCCL/RCCL use it across nodes only */
+}
+
+static gboolean hier_applies(CollOp op, int n, int nodes) {
+    return op == COLL_ALLREDUCE && nodes > 1 && n > nodes && n % nodes == 0;
+}
+
+/* The algorithms, in CollAlgo order: a new one is a streams function, an applies function and an
+ * entry here (coll_spec.h). */
+static const struct {
+    const char *name;  /* as topology files and `sim collective --algo` spell it */
+    int phases;        /* network phases one call runs in sequence */
+    CollAlgo steps_as; /* whose per-step latencies (CollSpec.intra_hop, inter_hop) it pays */
+    gboolean (*applies)(CollOp op, int n, int nodes);
+    Shape (*streams)(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
+                     int phase);
+} algos[ALGO_COUNT] = {
+    [ALGO_RING] = {"ring", 1, ALGO_RING, ring_applies, ring_shape},
+    [ALGO_TREE] = {"tree", 1, ALGO_TREE, tree_applies, tree_shape},
+    [ALGO_HIER] = {"hierarchical", 3, ALGO_RING, hier_applies, hier_streams},
+};
+
+/* Fill the network's load builder with the streams of one phase; return its shape.
+ * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
+static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
+                           double m, int phase) {
+    net_loads_reset(c->net);
+    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
+    if (op == COLL_SEND) {
+        Shape s = {0, 1, 0, 0};
+        add_edge(c, ring[0], ring[1]);
+        s.stream_bytes = m;
+        s.inter_steps = ring[0] / g != ring[1] / g;
+        s.intra_steps = 1 - s.inter_steps;
+        return s;
+    }
+    return algos[algo].streams(c, op, ring, n, nodes, m, phase);
+}
+
 static SimTime shape_latency(const CollSpec *sp, CollAlgo algo, CollProto proto, const Shape *s) {
-    CollAlgo a = algo == ALGO_HIER ? ALGO_RING : algo;
+    CollAlgo a = algos[algo].steps_as;
     return s->intra_steps * sp->intra_hop[a][proto] + s->inter_steps * sp->inter_hop[a][proto];
 }
 
-static gboolean algo_applies(CollAlgo a, CollOp op, int n, int nodes) {
-    if (a == ALGO_RING)
-        return TRUE;
-    if (op != COLL_ALLREDUCE)
-        return FALSE;
-    if (a == ALGO_HIER)
-        return nodes > 1 && n > nodes && n % nodes == 0;
-    return nodes > 1 && n > 2; /* tree: NCCL/RCCL use it across nodes only */
+const char *coll_algo_name(CollAlgo a) {
+    return algos[a].name;
 }
 
 static const CollBackend *backend_for(const CollSpec *sp, CollOp op, double bytes, int *idx) {
@@ -480,7 +520,7 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     out->proto = proto;
     out->predicted = 0;
     out->latency = sp->base[proto];
-    int phases = algo == ALGO_HIER ? 3 : 1;
+    int phases = algos[algo].phases;
     const CollBackend *b = backend_for(sp, op, bytes, &out->backend);
     SimTime slowest = -1; /* bandwidth part of the slowest phase */
     out->limit = COLL_LIMIT_LATENCY;
@@ -557,7 +597,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     double best_model = G_MAXDOUBLE;
     for (int a = 0; a < ALGO_COUNT; a++) {
         if ((c->force_algo >= 0 && a != c->force_algo) ||
-            (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algo_applies(a, op, n, nodes))
+            (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algos[a].applies(op, n, nodes))
             continue;
         for (int p = 0; p < PROTO_COUNT; p++) {
             if ((c->force_proto >= 0 && p != c->force_proto) ||
@@ -702,7 +742,7 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
         memcpy(in.ring, members, sizeof(int) * 2);
     else
         coll_ring_order(c, members, n, in.ring);
-    in.phases = in.choice.algo == ALGO_HIER ? 3 : 1;
+    in.phases = algos[in.choice.algo].phases;
     if (c->mode == COLL_MODE_DETAILED && in.choice.algo == ALGO_RING &&
         (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER)) {
         in.steps = coll_ring_steps(op, n);

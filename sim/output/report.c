@@ -299,6 +299,10 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
     if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
         kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
+    if (sc->tp_overlap_chunks > 0) /* only when on */
+        kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
+    if (sc->sequence_parallel) /* only when on: other reports unchanged */
+        fprintf(out, "%s\"sequence_parallel\": true,\n", i2);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
@@ -395,12 +399,12 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
     fprintf(out,
-            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s%s schedule, micro-batch %d x %d "
+            "layout     TP %d x PP %d x DP %d%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule),
-            schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
-            sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
-            scenario_recompute_name(sc->recompute));
+            sc->tp, sc->pp, sc->dp, sc->sequence_parallel ? " (sequence-parallel)" : "", sc->zero,
+            schedule_name(sc->schedule), schedule_get(sc->schedule)->chunked ? chunks : "",
+            sc->micro_batch, sc->grad_accum, sc->global_batch, sc->seq_len,
+            scenario_precision_name(sc->precision), scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;
     fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),

@@ -36,10 +36,6 @@ void layout_free(Layout *l) {
     g_free(l);
 }
 
-LayoutShape layout_shape(const Layout *l) {
-    return l->sh;
-}
-
 int layout_ranks(const Layout *l) {
     return l->ranks;
 }

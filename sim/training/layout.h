@@ -36,7 +36,6 @@ Layout *layout_new(LayoutShape shape);
 void layout_free(Layout *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 
-LayoutShape layout_shape(const Layout *l);
 int layout_ranks(const Layout *l);
 
 LayoutCoord layout_coord(const Layout *l, int rank);

@@ -16,6 +16,8 @@
  *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
 
+#include <string.h>
+
 #include "device.h"
 #include "workload_internal.h"
 
@@ -317,18 +319,28 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
  * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
  * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
-                            SimTime *attn_core, int *ncore, int *kernels) {
+                            SimTime *attn_core, int *ncore, int *kernels, SimTime *prod,
+                            SimTime *chunk) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
                       ops);
     SimTime total = 0;
     for (guint i = 0; i < ops->len; i++) {
-        const ModelOp *op = &g_array_index(ops, ModelOp, i);
+        ModelOp *op = &g_array_index(ops, ModelOp, i);
+        if (sc->sequence_parallel) /* layer norms, dropout, residual adds on s/t tokens */
+            model_op_sequence_split(op, sc->tp);
         SimTime t = device_op_time(dev, op, sc->precision);
         total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
             *attn_core = sim_time_add(*attn_core, t);
             ++*ncore;
+        }
+        const char *producer = model_segment_producer(seg);
+        if (prod && producer && strcmp(op->name, producer) == 0 && sc->tp_overlap_chunks > 0) {
+            ModelOp c =
+                model_op_row_chunk(op, sc->tp_overlap_chunks, model_elem_bytes(sc->precision));
+            *prod = t;
+            *chunk = device_op_time(dev, &c, sc->precision);
         }
     }
     *kernels = (int)ops->len;
@@ -345,8 +357,9 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .lay = wl->layout,
-                 .em = emitter_get(EMIT_TP),
+                 .em = emitter_get(sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP : EMIT_TP),
                  .v = sc->virtual_stages,
+                 .chunks = sc->tp > 1 ? sc->tp_overlap_chunks : 0,
                  .fw = framework_get(sc->framework),
                  .pg = pg,
                  .stage = stage,
@@ -373,8 +386,8 @@ static void build_stage(Workload *wl, int stage) {
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
         b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
-                                &b.nfwd[s]);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s]);
+                                &b.nfwd[s], &b.prod[s], &b.chunk[s]);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
     }
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -499,7 +512,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .prec = sc->precision,
                          .rc = sc->recompute,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
-                         .ends_inflight = schedule_peak_inflight(passes, end_chunk)};
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+                         .sp = sc->sequence_parallel};
         ModelMemory m = model_memory_case(&sc->model, &mc);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
          * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at
