@@ -96,10 +96,10 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
         kv_num(out, i3, "bytes", l->bytes, FALSE);
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
-        for (int d = 0; d < DIM_COUNT; d++) {
+        for (int d = 0; d < DIM_LINK_CLASSES; d++) {
             char key[32];
             g_snprintf(key, sizeof key, "%s_bytes", workload_dim_name(d));
-            kv_num(out, i3, key, l->by_class[d], d == DIM_COUNT - 1);
+            kv_num(out, i3, key, l->by_class[d], d == DIM_LINK_CLASSES - 1);
         }
         fputs("    }", out);
     }
@@ -172,6 +172,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
     kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
     kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
+    if (sc->zpp.hpz > 0) /* ZeRO++ hpZ only, so that other reports keep their keys */
+        kv_num(out, i2, "hpz_params_bytes", s->memory.hpz_bytes, FALSE);
     kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
     kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
     fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
@@ -274,10 +276,16 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
     human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
+    char hpz[48] = "";
+    if (s->memory.hpz_bytes > 0) { /* ZeRO++ hpZ's secondary partition */
+        char b8[32];
+        human_bytes(b8, sizeof b8, s->memory.hpz_bytes);
+        g_snprintf(hpz, sizeof hpz, " + hpZ %s", b8);
+    }
     fprintf(out,
-            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s = %s of "
-            "%s: %s\n\n",
-            b1, b2, b3, b4, b7, b5, b6, fits ? "fits" : "DOES NOT FIT");
+            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s%s = %s "
+            "of %s: %s\n\n",
+            b1, b2, b3, b4, b7, hpz, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
         fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",
@@ -306,7 +314,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             fprintf(out, "%-28s %-9s %12s %5.1f%% ", name,
                     topo_link_kind_name(topo_link_kind(sim_topology(run), l->link)), b1,
                     100.0 * utilization(run, l));
-            for (int d = 0; d < DIM_COUNT; d++)
+            for (int d = 0; d < DIM_LINK_CLASSES; d++)
                 if (l->by_class[d] > 0)
                     fprintf(out, " %s %.0f%%", workload_dim_name(d),
                             100.0 * l->by_class[d] / l->bytes);

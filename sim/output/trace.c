@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "zeropp.h"
 
 typedef struct {
     int rank;
@@ -48,7 +49,7 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 static gboolean simulated(const Trace *t, int rank) {
-    return !t->dedup || rank / t->sc->tp % t->sc->dp == 0;
+    return !t->dedup || rank / t->sc->tp % t->sc->dp < zeropp_replica_span(t->sc);
 }
 
 /* "all" or "0-7,64,72-79" into a flag per rank. */
@@ -158,6 +159,10 @@ static void task_name(const Trace *t, const Task *k, char *buf, size_t n) {
     case TASK_COLL:
         g_snprintf(buf, n, "%s %s %s%s%s", coll_op_name(k->op), workload_dim_name(k->dim),
                    phase_names[k->phase], where, mb);
+        break;
+    case TASK_KERNEL:
+        g_snprintf(buf, n, "quantization (%s %s) %s%s%s", coll_op_name(k->op),
+                   workload_dim_name(k->dim), phase_names[k->phase], where, mb);
         break;
     default:
         g_snprintf(buf, n, "%s %s%s", k->kind == TASK_SEND ? "send" : "recv",

@@ -64,23 +64,43 @@ struct Executor {
     int nsim;
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
-    int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
-                                   arrived at the stream's current call */
-    Channel *chan[2];           /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;               /* scratch, largest group */
-    const ExecObserver *obs;    /* NULL: nobody is watching */
-    gboolean host;              /* host dispatch modelled */
-    gboolean interference;      /* compute slowed by communication */
-    SimTime **host_cum;         /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
+    int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
+                                              members arrived at the stream's current call */
+    int span;         /* with dedup: DP indices 0..span-1 simulated (workload_replica_span) */
+    Channel *chan[2]; /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;     /* scratch, largest group */
+    const ExecObserver *obs; /* NULL: nobody is watching */
+    gboolean host;           /* host dispatch modelled */
+    gboolean interference;   /* compute slowed by communication */
+    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
 static int sim_index(const Executor *ex, int rank) {
     if (!ex->dedup)
         return rank;
-    if (workload_dp_index(ex->wl, rank) != 0)
+    int d = workload_dp_index(ex->wl, rank);
+    if (d >= ex->span)
         return -1;
-    return workload_stage_of(ex->wl, rank) * ex->sc->tp + workload_tp_index(ex->wl, rank);
+    return (workload_stage_of(ex->wl, rank) * ex->span + d) * ex->sc->tp +
+           workload_tp_index(ex->wl, rank);
+}
+
+/* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
+ * below span (a group of the node's DP ranks lies wholly among them, one across nodes has one). */
+static int simulated_members(const Executor *ex, Dim dim, int n) {
+    if (!ex->dedup)
+        return n;
+    switch (dim) {
+    case DIM_DP:
+        return ex->span;
+    case DIM_DP_INTRA:
+        return n;
+    case DIM_DP_INTER:
+        return 1;
+    default:
+        return n;
+    }
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -92,15 +112,19 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->sc = sc;
     ex->st = st;
     ex->dedup = dedup;
-    ex->nsim = dedup ? sc->tp * sc->pp : sc->gpus;
+    ex->span = dedup ? workload_replica_span(wl) : sc->dp;
+    ex->nsim = dedup ? sc->tp * sc->pp * ex->span : sc->gpus;
     ex->job_rank = g_new(int, ex->nsim);
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    ex->arrived[STREAM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
-    ex->arrived[STREAM_DP_GATHER] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_TP][DIM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
+    static const Dim dp_dims[] = {DIM_DP, DIM_DP_INTRA, DIM_DP_INTER};
+    for (int s = STREAM_DP; s <= STREAM_DP_GATHER; s++)
+        for (size_t k = 0; k < G_N_ELEMENTS(dp_dims); k++)
+            if (k == 0 || sc->zpp.local > 0)
+                ex->arrived[s][dp_dims[k]] = g_new0(int, workload_group_count(wl, dp_dims[k]));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
@@ -118,8 +142,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         cum[0] = 0;
         for (guint k = 0; k < pg->tasks->len; k++) {
             const Task *t = &g_array_index(pg->tasks, Task, k);
-            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE ? t->kernels * ts->host_op_dispatch
-                                                           : ts->host_comm_dispatch);
+            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL
+                                       ? t->kernels * ts->host_op_dispatch
+                                       : ts->host_comm_dispatch);
             if (t->host_sync && k > 0)
                 g_array_append_val(ex->syncs[s], k);
         }
@@ -133,7 +158,8 @@ void exec_free(Executor *ex) {
     g_free(ex->job_rank);
     g_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
-        g_free(ex->arrived[s]);
+        for (int d = 0; d < DIM_COUNT; d++)
+            g_free(ex->arrived[s][d]);
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
@@ -266,11 +292,12 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
     int n = workload_group_size(ex->wl, dim);
     int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
-    int expected = ex->dedup && dim == DIM_DP ? 1 : n;
+    int expected = simulated_members(ex, dim, n);
     StreamId s = t->stream;
-    if (++ex->arrived[s][group] < expected)
+    int *arrived = ex->arrived[s][dim];
+    if (++arrived[group] < expected)
         return;
-    ex->arrived[s][group] = 0;
+    arrived[group] = 0;
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     gboolean inter = spans_nodes(ex, ex->members, n);
@@ -284,8 +311,9 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         observe_begin(ex, j, s);
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
-    int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
-    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, dim, rep, on_coll_done, ex,
+    Dim cls = workload_dim_class(dim);
+    int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
+    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, cls, rep, on_coll_done, ex,
                          (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
@@ -348,6 +376,17 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     observe_begin(ex, recv_i, rs);
     coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
                (uint64_t)recv_i << 1 | (uint64_t)dir);
+}
+
+/* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.
+ */
+static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
+    Executor *ex = ctx;
+    int i = (int)(arg >> 8);
+    StreamId s = (StreamId)(arg & 0xffu);
+    const Task *t = head_task(ex, i, s);
+    stats_comm(ex->st, i, t->op, t->dim, FALSE, engine_now(eng));
+    complete(ex, i, s);
 }
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
@@ -455,6 +494,12 @@ static void try_advance(Executor *ex, int i) {
             break;
         case TASK_COLL:
             start_collective(ex, i, t);
+            break;
+        case TASK_KERNEL: /* counts as its communication in flight, not as compute */
+            stats_comm(ex->st, i, t->op, t->dim, TRUE, now);
+            observe_begin(ex, i, s);
+            engine_schedule(ex->eng, t->duration, on_kernel_done, ex,
+                            (uint64_t)i << 8 | (uint64_t)s);
             break;
         case TASK_SEND:
         case TASK_RECV:

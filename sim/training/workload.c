@@ -23,6 +23,7 @@
 
 #include "device.h"
 #include "framework.h"
+#include "zeropp.h"
 
 #define NO_TASK G_MAXUINT32
 
@@ -32,10 +33,14 @@ struct Workload {
     Program *programs; /* one per pipeline stage */
 };
 
-static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep"};
+static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep", "dp_intra", "dp_inter"};
 
 const char *workload_dim_name(Dim d) {
     return dim_names[d];
+}
+
+Dim workload_dim_class(Dim d) {
+    return d == DIM_DP_INTRA || d == DIM_DP_INTER ? DIM_DP : d;
 }
 
 /* --- building one stage's program ----------------------------------------------------------- */
@@ -45,6 +50,7 @@ typedef struct {
     guint unit;       /* index in Builder.units */
     int micro;        /* micro-batch */
     guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    gboolean again;   /* not the unit's first use of the iteration (ZeRO++ hpZ: secondary) */
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
@@ -57,6 +63,7 @@ typedef struct {
 typedef struct {
     const Scenario *sc;
     const Framework *fw;
+    const DeviceSpec *dev;
     Program *pg;
     int stage;
     GArray *units;          /* ParamUnit, forward order */
@@ -127,7 +134,7 @@ static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int 
  * rank. */
 static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph,
                              int layer, int micro, guint32 after) {
-    int n = dim == DIM_TP ? b->sc->tp : b->sc->dp;
+    int n = dim == DIM_TP ? b->sc->tp : dim == DIM_DP ? b->sc->dp : zeropp_group_size(b->sc, dim);
     if (n <= 1)
         return NO_TASK;
     Task t = {.kind = TASK_COLL,
@@ -148,6 +155,35 @@ static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph
                           int micro, guint32 after) {
     return collective_on(b, dim == DIM_TP ? STREAM_TP : STREAM_DP, op, dim, bytes, ph, layer, micro,
                          after);
+}
+
+/* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
+ * last task. */
+static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
+                          int micro, guint32 after) {
+    for (int k = 0; k < n; k++) {
+        const ZppStep *z = &steps[k];
+        guint32 t = NO_TASK;
+        if (z->kernel) {
+            Task kt = {.kind = TASK_KERNEL,
+                       .stream = s,
+                       .op = z->op,
+                       .dim = z->dim,
+                       .phase = ph,
+                       .kernels = 1,
+                       .layer = layer,
+                       .micro = micro,
+                       .duration = z->duration};
+            t = emit(b, kt, &after, 1);
+            if (s == STREAM_DP)
+                b->last_dp = t;
+        } else {
+            t = collective_on(b, s, z->op, z->dim, z->bytes, ph, layer, micro, after);
+        }
+        if (t != NO_TASK)
+            after = t;
+    }
+    return after;
 }
 
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
@@ -176,8 +212,13 @@ static CollOp grad_op(const Builder *b) {
 static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
-    collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
-               b->bucket_ready);
+    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qgZ: the hierarchical quantized all-to-all instead */
+    int n = zeropp_grad_steps(b->sc, b->dev, b->bucket_params, steps);
+    if (n > 0)
+        emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+    else
+        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
+                   b->bucket_ready);
     b->bucket_params = 0;
     b->buckets_flushed++;
 }
@@ -268,8 +309,11 @@ static void zero3_plan(Builder *b, const GArray *passes) {
     }
     guint first = 0;
     double live = 0;
+    g_autofree gboolean *seen = g_new0(gboolean, n);
     for (guint j = 0; j < b->uses->len; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        u->again = seen[u->unit];
+        seen[u->unit] = TRUE;
         double params = g_array_index(b->units, ParamUnit, u->unit).params;
         live += params;
         while (first < j && live > sc->max_live_elems) {
@@ -301,10 +345,17 @@ static guint32 zero3_use(Builder *b) {
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
         double sizes[32];
         int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
-        for (int k = 0; k < n; k++)
-            u->gathered =
-                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
-                              PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        for (int k = 0; k < n; k++) {
+            ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
+            int ns = zeropp_gather_steps(b->sc, b->dev, sizes[k], b->e, u->again, steps);
+            if (ns > 0)
+                u->gathered = emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS,
+                                         unit_layer(b, pu), u->micro, after);
+            else
+                u->gathered =
+                    collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
+                                  PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        }
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
 }
@@ -493,6 +544,7 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .fw = framework_get(sc->framework),
+                 .dev = dev,
                  .pg = pg,
                  .stage = stage,
                  .last_dp = NO_TASK,
@@ -592,17 +644,27 @@ int workload_tp_index(const Workload *wl, int rank) {
     return rank % wl->sc->tp;
 }
 
+int workload_replica_span(const Workload *wl) {
+    return zeropp_replica_span(wl->sc);
+}
+
 int workload_group_size(const Workload *wl, Dim dim) {
+    if (dim == DIM_DP_INTRA || dim == DIM_DP_INTER)
+        return zeropp_group_size(wl->sc, dim);
     return dim == DIM_TP ? wl->sc->tp : dim == DIM_DP ? wl->sc->dp : 2;
 }
 
 int workload_group_count(const Workload *wl, Dim dim) {
     const Scenario *sc = wl->sc;
+    if (dim == DIM_DP_INTRA || dim == DIM_DP_INTER)
+        return zeropp_group_count(sc, dim);
     return dim == DIM_TP ? sc->dp * sc->pp : sc->tp * sc->pp;
 }
 
 int workload_group(const Workload *wl, Dim dim, int rank, int *members) {
     const Scenario *sc = wl->sc;
+    if (dim == DIM_DP_INTRA || dim == DIM_DP_INTER)
+        return zeropp_group(sc, dim, rank, members);
     int stage = workload_stage_of(wl, rank), d = workload_dp_index(wl, rank),
         t = workload_tp_index(wl, rank);
     int base = stage * sc->dp * sc->tp;
@@ -620,7 +682,9 @@ int workload_group(const Workload *wl, Dim dim, int rank, int *members) {
 int workload_group_members(const Workload *wl, Dim dim, int group, int *members) {
     const Scenario *sc = wl->sc;
     int first;
-    if (dim == DIM_TP) /* group = stage * dp + dp_idx */
+    if (dim == DIM_DP_INTRA || dim == DIM_DP_INTER)
+        first = zeropp_group_first(sc, dim, group);
+    else if (dim == DIM_TP) /* group = stage * dp + dp_idx */
         first = group / sc->dp * sc->dp * sc->tp + group % sc->dp * sc->tp;
     else /* group = stage * tp + tp_idx */
         first = group / sc->tp * sc->dp * sc->tp + group % sc->tp;
@@ -658,7 +722,8 @@ ModelMemory workload_memory(const Workload *wl) {
         const Program *pg = &wl->programs[s];
         if (sc->dp > 1)
             m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
-        m.total_bytes += m.buffers_bytes;
+        m.hpz_bytes = zeropp_secondary_bytes(sc, pg->params, e); /* ZeRO++ hpZ's second shard */
+        m.total_bytes += m.buffers_bytes + m.hpz_bytes;
         if (m.total_bytes > best.total_bytes)
             best = m;
     }

@@ -14,8 +14,15 @@
 #include "collectives.h"
 #include "scenario.h"
 
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_COUNT } Dim;
+/* DIM_DP_INTRA and DIM_DP_INTER split data parallelism for ZeRO++ (zeropp.h): the DP ranks of one
+ * node (hpZ's secondary partition, qgZ's first all-to-all) and the DP ranks at the same place in
+ * every node (qgZ's second all-to-all). Their traffic is data-parallel traffic on the links
+ * (workload_dim_class). */
+typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_DP_INTRA, DIM_DP_INTER, DIM_COUNT } Dim;
+#define DIM_LINK_CLASSES (DIM_EP + 1) /* the traffic classes links count bytes by */
 const char *workload_dim_name(Dim d);
+/* The link traffic class of a dimension's communication: dp, tp, pp or ep. */
+Dim workload_dim_class(Dim d);
 
 /* A GPU runs work in streams: in order within a stream, concurrently across streams. */
 typedef enum {
@@ -30,7 +37,10 @@ typedef enum {
     STREAM_COUNT
 } StreamId;
 
-typedef enum { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV } TaskKind;
+/* TASK_KERNEL: a kernel on a communication stream that is part of a communication (ZeRO++'s
+ * quantization kernels): it takes its duration there, counts as that communication in flight for
+ * (op, dim), and does not occupy the compute stream. */
+typedef enum { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV, TASK_KERNEL } TaskKind;
 typedef enum {
     PHASE_FWD,
     PHASE_RECOMPUTE,
@@ -53,7 +63,7 @@ typedef struct {
     uint32_t seq;       /* position within its stream */
     uint32_t dep_first; /* first of dep_count entries in Program.deps */
     uint32_t dep_count;
-    SimTime duration; /* compute tasks, picoseconds */
+    SimTime duration; /* compute and kernel tasks, picoseconds */
     double bytes;     /* message size m of a collective or a send/recv, bytes */
 } Task;
 
@@ -73,6 +83,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Workload, workload_free)
 
 const Scenario *workload_scenario(const Workload *wl);
 const Program *workload_program(const Workload *wl, int stage);
+
+/* Data-parallel indices simulated when replicas are simulated once: 0 .. span-1 (1 unless ZeRO++
+ * splits data parallelism by node, zeropp_replica_span). */
+int workload_replica_span(const Workload *wl);
 
 /* Rank layout (Megatron order: TP fastest, then DP, then PP):
  * rank = pp_idx * dp * tp + dp_idx * tp + tp_idx; rank r runs on GPU r. */
