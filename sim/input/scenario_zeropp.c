@@ -19,6 +19,15 @@ static int gcd(int a, int b) {
     return a;
 }
 
+/* The words conf_bool reads (hpz is a boolean or a partition size). */
+static gboolean is_bool_word(const char *v) {
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off"};
+    for (size_t i = 0; i < G_N_ELEMENTS(words); i++)
+        if (!strcmp(v, words[i]))
+            return TRUE;
+    return FALSE;
+}
+
 gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err) {
     static const char *const keys[] = {"qwz", "hpz", "qgz", NULL};
     memset(&s->zpp, 0, sizeof s->zpp);
@@ -38,7 +47,7 @@ gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err) {
     const ConfNode *h = conf_get(z, "hpz");
     gboolean hpz_on = FALSE;
     int hpz = 0;
-    if (h && h->kind == CONF_SCALAR && (!strcmp(h->value, "true") || !strcmp(h->value, "false"))) {
+    if (h && h->kind == CONF_SCALAR && is_bool_word(h->value)) {
         if (!conf_bool(z, "hpz", FALSE, &hpz_on, err))
             return FALSE;
         hpz = hpz_on ? per_node : 0; /* checked below: at least 2 */
