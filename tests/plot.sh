@@ -23,6 +23,8 @@ png seqlen "$tmp/seqlen.png"
 "$src/tools/plot" sizes "$s/fig9_1.3B_sizes.yaml" -o "$tmp/sizes.png" 2>"$tmp/err"
 png sizes "$tmp/sizes.png"
 [ -s "$tmp/sizes.csv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sizes: no sizes.csv beside the PNG"; }
+"$src/tools/plot" volumes "$s/fig7_8_zero_volumes.yaml" -o "$tmp/volumes.png" 2>"$tmp/err"
+png volumes "$tmp/volumes.png"
 "$src/tools/plot" pie "$tmp/seq.csv" -o "$tmp/x.png" 2>/dev/null
 [ $? -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL unknown kind: not exit 2"; }
 echo "plot: $pass passed, $fail failed"
