@@ -69,7 +69,9 @@ int zeropp_gather_steps(const Scenario *sc, const DeviceSpec *dev, double n, int
         return add_coll(out, 0, COLL_ALLGATHER, dim, n * elem);
     /* qwZ: the shard (DeepSpeed pads it to ceil(n / g) elements) quantized to int8 with one fp32
      * scale per block; two allgathers, values and scales (all_gather_coalesced with quantize:
-     * _dist_allgather_fn of quantized_param, then of scales); dequantize the gathered tensor. */
+     * _dist_allgather_fn of quantized_param, then of scales), launched on the coordinator's
+     * allgather stream; dequantize the gathered tensor, which the handle's wait() does on the
+     * same stream (partitioned_param_coordinator.py, fetch_sub_module). */
     double shard = ceil(n / g), blocks = zeropp_weight_blocks(shard);
     int k = 0;
     k = add_kernel(out, k, COLL_ALLGATHER, dim,
