@@ -288,15 +288,18 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             b1, b2, b3, b4, b7, hpz, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
-        fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",
-                "msg total", "volume", "all ranks", "time s", "exposed s");
+        int dw = 3; /* the dim column: 3 wide, wider for ZeRO++'s dp_intra and dp_inter */
+        for (guint i = 0; i < rows->len; i++)
+            dw = MAX(dw, (int)strlen(workload_dim_name(g_array_index(rows, CommRow, i).dim)));
+        fprintf(out, "%-15s %-*s %10s %12s %12s %12s %10s %10s\n", "communication", dw, "dim",
+                "calls", "msg total", "volume", "all ranks", "time s", "exposed s");
         for (guint i = 0; i < rows->len; i++) {
             const CommRow *r = &g_array_index(rows, CommRow, i);
             human_bytes(b1, sizeof b1, r->message_bytes);
             human_bytes(b2, sizeof b2, r->volume_bytes);
             human_bytes(b3, sizeof b3, r->total_volume_bytes);
-            fprintf(out, "%-15s %-3s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
-                    workload_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+            fprintf(out, "%-15s %-*s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
+                    dw, workload_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
         }
         fputc('\n', out);
