@@ -247,6 +247,52 @@ START_TEST(test_on_demand_closed_form) {
 }
 END_TEST
 
+/* qgZ with prefetch off and one bucket: the iteration is compute + ZeRO-3's fp16 gathers (forward
+ * and backward across the 16 GCDs) + the chain that replaces the reduce-scatter: swizzled
+ * quantization, the int4 values' and the scales' all-to-alls in the node, the quantized
+ * reduction, both all-to-alls across the nodes, the dequantize-and-average. The eight dp_inter
+ * all-to-alls of a node run at once and share its NICs; with contention off (each flow alone at
+ * its bottleneck) each takes its alone time, which makes the closed form exact. */
+START_TEST(test_qgz_closed_form) {
+    const char *sets[] = {"parallel.prefetch_bucket_size=0",
+                          "parallel.bucket_size=100GB",
+                          "parallel.zeropp.qwz=false",
+                          "parallel.zeropp.hpz=false",
+                          "sim.contention=false",
+                          OFF,
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    int dp[16], node[8], across[2] = {0, 8};
+    for (int i = 0; i < 16; i++)
+        dp[i] = i;
+    for (int i = 0; i < 8; i++)
+        node[i] = i;
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double gathers = 0;
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32];
+        int n = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
+                                   sc->tp, sizes, 32);
+        for (int k = 0; k < n; k++)
+            gathers += (double)coll_time_alone(sc, COLL_ALLGATHER, dp, 16, sizes[k] * E);
+    }
+    double P = stage_params(sc), h = sc->model.hidden, q = 8;
+    double v1 = P / 2, s1 = 4 * P / h, v2 = v1 / q, s2 = s1 / q;
+    double chain = kernel_ps(sc, P * E + v1 + s1) +
+                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, v1) +
+                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, s1) +
+                   kernel_ps(sc, v1 + s1 + v2 + s2) +
+                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, v2) +
+                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, s2) +
+                   kernel_ps(sc, v2 + s2 + 2 * P / q * E + P / 16 * E);
+    double want = (double)s->critical.compute + 2 * gathers + chain;
+    ck_assert_msg(fabs((double)s->iteration - want) <= 1.0, "iteration %.0f ps, closed form %.0f",
+                  (double)s->iteration, want);
+}
+END_TEST
+
 #define BASE                                                                                       \
     "model: gpt-neox-1.3b\n"                                                                       \
     "topology: frontier\n"                                                                         \
@@ -300,6 +346,7 @@ int main(void) {
     tcase_add_test(tc, test_hpz_memory);
     tcase_add_test(tc, test_dedup_matches_all_ranks);
     tcase_add_test(tc, test_on_demand_closed_form);
+    tcase_add_test(tc, test_qgz_closed_form);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_weight_blocks);
     suite_add_tcase(s, tc);
