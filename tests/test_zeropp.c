@@ -96,23 +96,29 @@ START_TEST(test_volumes_all_on) {
 }
 END_TEST
 
-/* The dp_intra groups lie within one node, the dp_inter groups take one GCD per node. */
+/* The dp_intra groups lie within one node, the dp_inter groups take one GCD per node (layout.c's
+ * strides for LayoutShape.dp_local), with TP 1 and TP 2. */
 START_TEST(test_groups_by_link_class) {
-    const char *sets[] = {"nodes=4", NULL};
-    g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
-    int g = sc->topo.gpus_per_node, members[64];
-    for (int r = 0; r < sc->gpus; r++) {
-        int n = zeropp_group_size(sc, DIM_DP_INTRA);
-        int grp = zeropp_group(sc, DIM_DP_INTRA, r, members);
-        ck_assert_int_eq(zeropp_group_first(sc, DIM_DP_INTRA, grp), members[0]);
-        for (int k = 0; k < n; k++)
-            ck_assert_int_eq(members[k] / g, r / g);
-        n = zeropp_group_size(sc, DIM_DP_INTER);
-        ck_assert_int_eq(n, 4);
-        grp = zeropp_group(sc, DIM_DP_INTER, r, members);
-        ck_assert_int_eq(zeropp_group_first(sc, DIM_DP_INTER, grp), members[0]);
-        for (int k = 0; k < n; k++)
-            ck_assert_int_eq(members[k], k * g + r % g);
+    for (int tp = 1; tp <= 2; tp++) {
+        g_autofree char *ts = g_strdup_printf("parallel.tp=%d", tp);
+        const char *sets[] = {"nodes=4", ts, NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
+        g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
+        int g = sc->topo.gpus_per_node, members[64];
+        ck_assert_int_eq(layout_group_size(lay, DIM_DP_INTRA), g / tp);
+        ck_assert_int_eq(layout_group_size(lay, DIM_DP_INTER), 4);
+        for (int r = 0; r < sc->gpus; r++) {
+            int n = layout_group_size(lay, DIM_DP_INTRA);
+            layout_group(lay, DIM_DP_INTRA, r, members);
+            for (int k = 0; k < n; k++) {
+                ck_assert_int_eq(members[k] / g, r / g);
+                ck_assert_int_eq(members[k] % tp, r % tp);
+            }
+            n = layout_group_size(lay, DIM_DP_INTER);
+            layout_group(lay, DIM_DP_INTER, r, members);
+            for (int k = 0; k < n; k++)
+                ck_assert_int_eq(members[k], k * g + r % g);
+        }
     }
 }
 END_TEST

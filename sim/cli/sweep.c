@@ -379,15 +379,14 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     g_autoptr(SimRun) run = sc ? sim_run(sc, dedup, &e) : NULL;
     if (!run) {
         r->error = g_strdup(e->message);
-        r->bad_input = g_error_matches(e, CONF_ERROR, CONF_ERROR_INVALID) &&
-                       !g_str_has_prefix(e->message, "internal");
+        r->bad_input = sim_error_is_input(e);
         return r;
     }
     r->sum = *sim_summary(run);
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     for (guint k = 0; k < rows->len; k++) {
         const CommRow *c = &g_array_index(rows, CommRow, k);
-        r->exposed_dim_s[workload_dim_class(c->dim)] += sweep_ps_s(c->exposed); /* ZeRO++: dp */
+        r->exposed_dim_s[layout_dim_class(c->dim)] += sweep_ps_s(c->exposed); /* ZeRO++: dp */
     }
     r->row = sweep_rows_format(sw, p, run, rows, (double)(g_get_monotonic_time() - t0) / 1e6);
     stats_rows_free(rows);

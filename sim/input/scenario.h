@@ -10,9 +10,8 @@
 #include "conf.h"
 #include "framework.h"
 #include "model.h"
+#include "schedule.h"
 #include "topology.h"
-
-typedef enum { SCHED_GPIPE, SCHED_1F1B } PipeSchedule;
 
 /* ZeRO++ (Wang et al. 2023, arXiv 2306.10209) on top of ZeRO-3: parallel.zeropp, DeepSpeed's
  * zero_quantized_weights, zero_hpz_partition_size and zero_quantized_gradients. */
@@ -35,6 +34,10 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
+    int virtual_stages;       /* parallel.virtual_stages: model chunks per pipeline stage under the
+                                 interleaved schedule (Megatron's
+                                 --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
+                                 the others */
     FrameworkId framework;    /* training.framework: whose bucketing, overlap and prefetch */
     double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
@@ -93,6 +96,5 @@ gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err);
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);
-const char *scenario_schedule_name(PipeSchedule s);
 
 #endif

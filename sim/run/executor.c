@@ -59,6 +59,7 @@ struct Executor {
     Collectives *coll;
     const Workload *wl;
     const Scenario *sc;
+    const Layout *lay;
     Stats *st;
     gboolean dedup;
     int nsim;
@@ -66,9 +67,9 @@ struct Executor {
     RankState *rs;
     int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
                                               members arrived at the stream's current call */
-    int span;         /* with dedup: DP indices 0..span-1 simulated (workload_replica_span) */
-    Channel *chan[2]; /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;     /* scratch, largest group */
+    int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
+    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;            /* scratch, largest group */
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
@@ -76,26 +77,26 @@ struct Executor {
     GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
+G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
+
 static int sim_index(const Executor *ex, int rank) {
     if (!ex->dedup)
         return rank;
-    int d = workload_dp_index(ex->wl, rank);
-    if (d >= ex->span)
+    if (layout_index(ex->lay, DIM_DP, rank) >= ex->span)
         return -1;
-    return (workload_stage_of(ex->wl, rank) * ex->span + d) * ex->sc->tp +
-           workload_tp_index(ex->wl, rank);
+    /* one rank per DIM_DP_INTER group: the DP replicas of block 0 (replica 0 without ZeRO++, where
+     * DIM_DP_INTER is DIM_DP) */
+    return layout_group_of(ex->lay, DIM_DP_INTER, rank);
 }
 
 /* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
- * below span (a group of the node's DP ranks lies wholly among them, one across nodes has one). */
+ * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one). */
 static int simulated_members(const Executor *ex, Dim dim, int n) {
     if (!ex->dedup)
         return n;
     switch (dim) {
     case DIM_DP:
         return ex->span;
-    case DIM_DP_INTRA:
-        return n;
     case DIM_DP_INTER:
         return 1;
     default:
@@ -110,24 +111,25 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->coll = coll;
     ex->wl = wl;
     ex->sc = sc;
+    ex->lay = workload_layout(wl);
     ex->st = st;
     ex->dedup = dedup;
-    ex->span = dedup ? workload_replica_span(wl) : sc->dp;
-    ex->nsim = dedup ? sc->tp * sc->pp * ex->span : sc->gpus;
+    ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
+    ex->nsim = dedup ? layout_group_count(ex->lay, DIM_DP_INTER) : sc->gpus;
     ex->job_rank = g_new(int, ex->nsim);
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP][DIM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    static const Dim dp_dims[] = {DIM_DP, DIM_DP_INTRA, DIM_DP_INTER};
+    ex->arrived[STREAM_TP][DIM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
+    static const Dim dp_dims[] = {DIM_DP, DIM_DP_INTRA, DIM_DP_INTER}; /* ZeRO++: the last two */
     for (int s = STREAM_DP; s <= STREAM_DP_GATHER; s++)
         for (size_t k = 0; k < G_N_ELEMENTS(dp_dims); k++)
             if (k == 0 || sc->zpp.local > 0)
-                ex->arrived[s][dp_dims[k]] = g_new0(int, workload_group_count(wl, dp_dims[k]));
+                ex->arrived[s][dp_dims[k]] = g_new0(int, layout_group_count(ex->lay, dp_dims[k]));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
-    ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
+    ex->members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
     ex->host =
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
@@ -185,7 +187,7 @@ int exec_job_rank(const Executor *ex, int i) {
 }
 
 static const Program *program_of(const Executor *ex, int i) {
-    return workload_program(ex->wl, workload_stage_of(ex->wl, ex->job_rank[i]));
+    return workload_program(ex->wl, layout_stage(ex->lay, ex->job_rank[i]));
 }
 
 static void try_advance(Executor *ex, int i);
@@ -273,7 +275,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
-    int n = workload_group_members(ex->wl, dim, group, ex->members);
+    int n = layout_group_members(ex->lay, dim, group, ex->members);
     gboolean inter = spans_nodes(ex, ex->members, n);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, ex->members[k]);
@@ -290,8 +292,8 @@ static void on_coll_done(void *ctx, uint64_t arg) {
 
 static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
-    int n = workload_group_size(ex->wl, dim);
-    int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
+    int n = layout_group_size(ex->lay, dim);
+    int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
     int expected = simulated_members(ex, dim, n);
     StreamId s = t->stream;
     int *arrived = ex->arrived[s][dim];
@@ -311,7 +313,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         observe_begin(ex, j, s);
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
-    Dim cls = workload_dim_class(dim);
+    Dim cls = layout_dim_class(dim);
     int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
     coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, cls, rep, on_coll_done, ex,
                          (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
@@ -320,9 +322,9 @@ static void start_collective(Executor *ex, int i, const Task *t) {
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
 static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, StreamId *send_s,
                      StreamId *recv_s) {
-    int stride = ex->sc->dp * ex->sc->tp;
     int recv_rank = ex->job_rank[recv_i];
-    int send_rank = dir == 0 ? recv_rank - stride : recv_rank + stride;
+    int send_rank =
+        dir == 0 ? layout_pp_prev(ex->lay, recv_rank) : layout_pp_next(ex->lay, recv_rank);
     *send_i = sim_index(ex, send_rank);
     *send_s = dir == 0 ? STREAM_PP_SEND_FWD : STREAM_PP_SEND_BWD;
     *recv_s = dir == 0 ? STREAM_PP_RECV_FWD : STREAM_PP_RECV_BWD;
@@ -345,11 +347,12 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
-    int stride = ex->sc->dp * ex->sc->tp, rank = ex->job_rank[i];
+    int rank = ex->job_rank[i];
     int recv_i, dir;
     if (t->kind == TASK_SEND) {
         dir = t->stream == STREAM_PP_SEND_FWD ? 0 : 1;
-        recv_i = sim_index(ex, dir == 0 ? rank + stride : rank - stride);
+        recv_i =
+            sim_index(ex, dir == 0 ? layout_pp_next(ex->lay, rank) : layout_pp_prev(ex->lay, rank));
         ex->chan[dir][recv_i].send_arrived = 1;
     } else {
         dir = t->stream == STREAM_PP_RECV_FWD ? 0 : 1;
@@ -401,7 +404,7 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
 
 /* The next synchronisation of simulated rank i's host: a task index, G_MAXUINT32 when none. */
 static guint32 next_sync(const Executor *ex, int i) {
-    const GArray *syncs = ex->syncs[workload_stage_of(ex->wl, ex->job_rank[i])];
+    const GArray *syncs = ex->syncs[layout_stage(ex->lay, ex->job_rank[i])];
     guint32 n = ex->rs[i].next_sync;
     return n < syncs->len ? g_array_index(syncs, guint32, n) : G_MAXUINT32;
 }
@@ -412,7 +415,7 @@ static SimTime issue_time(const Executor *ex, int i, guint32 k) {
     if (!ex->host)
         return 0;
     const RankState *rs = &ex->rs[i];
-    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+    int stage = layout_stage(ex->lay, ex->job_rank[i]);
     if (k >= next_sync(ex, i))
         return SIM_TIME_MAX;
     const SimTime *cum = ex->host_cum[stage];
@@ -475,7 +478,7 @@ static void try_advance(Executor *ex, int i) {
             continue;
         }
         if (ex->host && ex->obs && ex->obs->host) {
-            int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+            int stage = layout_stage(ex->lay, ex->job_rank[i]);
             const SimTime *cum = ex->host_cum[stage];
             ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
         }
@@ -524,7 +527,7 @@ gboolean exec_run(Executor *ex, GError **err) {
         try_advance(ex, i);
     engine_run(ex->eng);
     if (engine_overflowed(ex->eng)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,
                     "the simulated iteration would last past %.0f days, beyond what 64-bit "
                     "picoseconds hold: a bandwidth too small (NICs, links, fabric), or too much "
                     "work per iteration (seq_len, micro_batch, grad_accum) in the input?",
@@ -533,7 +536,7 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++) {
         if (!ex->rs[i].finished) {
-            g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+            g_set_error(err, EXEC_ERROR, EXEC_ERROR_DEADLOCK,
                         "internal error: rank %d did not finish its program (a schedule "
                         "deadlock); please report this scenario",
                         ex->job_rank[i]);

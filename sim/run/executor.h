@@ -18,6 +18,15 @@
 
 typedef struct Executor Executor;
 
+/* The executor's errors. An iteration too long for 64-bit picoseconds comes from the input (a
+ * bandwidth or a workload out of proportion); a deadlock is the simulator's own bug. */
+#define EXEC_ERROR (exec_error_quark())
+GQuark exec_error_quark(void);
+typedef enum {
+    EXEC_ERROR_OVERFLOW, /* the simulated time passed SIM_TIME_MAX: bad input */
+    EXEC_ERROR_DEADLOCK, /* a rank could not finish its program: internal error */
+} ExecError;
+
 /* Optional callbacks for a trace: begin when a task starts running (a compute task starts, or a
  * communication starts moving data, i.e. when every member has arrived), end when it finishes.
  * rank is the job rank; now is simulated time, picoseconds. Called in simulated-time order. */
@@ -42,8 +51,8 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs);
 int exec_ranks_simulated(const Executor *ex);
 int exec_job_rank(const Executor *ex, int i);
 
-/* Start every rank and run the engine to the end. Fails if a rank could not finish (a schedule
- * that deadlocks, which is a bug). */
+/* Start every rank and run the engine to the end. Fails (EXEC_ERROR) if the time overflows or a
+ * rank could not finish (a schedule that deadlocks, which is a bug). */
 gboolean exec_run(Executor *ex, GError **err);
 
 #endif

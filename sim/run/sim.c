@@ -29,6 +29,10 @@ void sim_run_free(SimRun *run) {
     g_free(run);
 }
 
+gboolean sim_error_is_input(const GError *err) {
+    return err->domain == CONF_ERROR || g_error_matches(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW);
+}
+
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
     return sim_run_observed(sc, dedup, NULL, err);
 }
@@ -71,8 +75,11 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
-    int span = workload_replica_span(run->wl); /* DP indices simulated with dedup */
-    int nsim = dd ? sc->tp * sc->pp * span : sc->gpus;
+    /* with dedup one DIM_DP_INTRA block of DP replicas (one replica without ZeRO++) per DP group,
+     * each standing for dp / span replicas */
+    const Layout *lay = workload_layout(run->wl);
+    int span = layout_group_size(lay, DIM_DP_INTRA);
+    int nsim = dd ? layout_group_count(lay, DIM_DP_INTER) : sc->gpus;
     run->st = stats_new(nsim, dd ? sc->dp / span : 1, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);

@@ -119,38 +119,3 @@ double zeropp_secondary_bytes(const Scenario *sc, double params, int elem) {
 int zeropp_replica_span(const Scenario *sc) {
     return sc->zpp.local > 0 ? sc->zpp.local : 1;
 }
-
-/* Rank = stage dp tp + d tp + t (workload.h). DIM_DP_INTRA: blocks of q consecutive DP indices
- * (d / q), indexed (stage tp + t) (dp / q) + d / q; DIM_DP_INTER: the DP indices equal mod q,
- * indexed (stage tp + t) q + d mod q. */
-int zeropp_group_size(const Scenario *sc, Dim dim) {
-    int q = sc->zpp.local > 0 ? sc->zpp.local : 1;
-    return dim == DIM_DP_INTRA ? q : sc->dp / q;
-}
-
-int zeropp_group_count(const Scenario *sc, Dim dim) {
-    return sc->pp * sc->tp * (sc->dp / zeropp_group_size(sc, dim));
-}
-
-int zeropp_group(const Scenario *sc, Dim dim, int rank, int *members) {
-    g_assert(dim == DIM_DP_INTRA || dim == DIM_DP_INTER);
-    int q = sc->zpp.local > 0 ? sc->zpp.local : 1, tp = sc->tp, dp = sc->dp;
-    int stage = rank / (dp * tp), d = rank / tp % dp, t = rank % tp;
-    int base = stage * dp * tp + t, st = stage * tp + t;
-    if (dim == DIM_DP_INTRA) {
-        for (int i = 0; i < q; i++)
-            members[i] = base + (d / q * q + i) * tp;
-        return st * (dp / q) + d / q;
-    }
-    for (int i = 0; i < dp / q; i++)
-        members[i] = base + (d % q + i * q) * tp;
-    return st * q + d % q;
-}
-
-int zeropp_group_first(const Scenario *sc, Dim dim, int group) {
-    int q = sc->zpp.local > 0 ? sc->zpp.local : 1, tp = sc->tp, dp = sc->dp;
-    int per = dim == DIM_DP_INTRA ? dp / q : q; /* groups per (stage, tp index) */
-    int st = group / per, j = group % per, stage = st / tp, t = st % tp;
-    int d = dim == DIM_DP_INTRA ? j * q : j;
-    return stage * dp * tp + d * tp + t;
-}

@@ -3,8 +3,8 @@
  *
  * For: what replaces ZeRO-3's parameter allgathers and gradient reduce-scatters when
  * parallel.zeropp switches them on, as chains of steps (collectives and the quantization kernels
- * between them) that workload.c emits on one stream; the groups of the two data-parallel
- * sub-dimensions (DIM_DP_INTRA, DIM_DP_INTER); hpZ's extra memory.
+ * between them) that workload.c emits on one stream; the size of the blocks of data-parallel
+ * replicas that layout.c makes DIM_DP_INTRA and DIM_DP_INTER of; hpZ's extra memory.
  *  - qwZ (zero_quantized_weights): every parameter allgather moves int8 values quantized in
  *    blocks, plus one fp32 scale per block (DeepSpeed's CUDAQuantizer: blocks of at most about
  *    8,000 elements), quantized before and dequantized after on the allgather stream.
@@ -51,14 +51,9 @@ int zeropp_grad_steps(const Scenario *sc, const DeviceSpec *dev, double n, ZppSt
 /* hpZ's secondary partition: params / partition elements of elem bytes (0 without hpZ). */
 double zeropp_secondary_bytes(const Scenario *sc, double params, int elem);
 
-/* Data-parallel indices simulated when replicas are simulated once: the node's DP ranks when
- * hpZ or qgZ split data parallelism by node (their groups differ inside a node), else 1. */
+/* DP replicas of one DIM_DP_INTRA block (LayoutShape.dp_local): the hpZ partition, or the node's
+ * DP ranks for qgZ; 1 when neither is on. Replicas simulated once simulate one block (their groups
+ * differ inside it) and count it dp / span times. */
 int zeropp_replica_span(const Scenario *sc);
-
-/* Groups of DIM_DP_INTRA and DIM_DP_INTER, as workload_group and friends for the others. */
-int zeropp_group_size(const Scenario *sc, Dim dim);
-int zeropp_group_count(const Scenario *sc, Dim dim);
-int zeropp_group(const Scenario *sc, Dim dim, int rank, int *members);
-int zeropp_group_first(const Scenario *sc, Dim dim, int group);
 
 #endif
