@@ -66,7 +66,8 @@ struct Executor {
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
     int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
-                                              members arrived at the stream's current call */
+                                              members arrived at the stream's current call
+                                              (allocated at the pair's first collective) */
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
@@ -121,12 +122,6 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP][DIM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
-    static const Dim dp_dims[] = {DIM_DP, DIM_DP_INTRA, DIM_DP_INTER}; /* ZeRO++: the last two */
-    for (int s = STREAM_DP; s <= STREAM_DP_GATHER; s++)
-        for (size_t k = 0; k < G_N_ELEMENTS(dp_dims); k++)
-            if (k == 0 || sc->zpp.local > 0)
-                ex->arrived[s][dp_dims[k]] = g_new0(int, layout_group_count(ex->lay, dp_dims[k]));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
@@ -297,6 +292,8 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     int expected = simulated_members(ex, dim, n);
     StreamId s = t->stream;
     int *arrived = ex->arrived[s][dim];
+    if (!arrived)
+        arrived = ex->arrived[s][dim] = g_new0(int, layout_group_count(ex->lay, dim));
     if (++arrived[group] < expected)
         return;
     arrived[group] = 0;
