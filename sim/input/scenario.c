@@ -363,6 +363,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
+                                           "zeropp",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
@@ -542,6 +543,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");
+    if (!scenario_load_zeropp(par, s, err))
+        return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),
                          "%d nodes need NICs, and topology %s has none", s->nodes, s->topo.name);

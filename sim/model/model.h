@@ -212,6 +212,7 @@ typedef struct {
     double activations_bytes; /* stored activations at the peak of the schedule */
     double buffers_bytes;     /* communication buffers: the gradient bucket being reduced and
                                  ZeRO-3's gathered parameters (workload_memory) */
+    double hpz_bytes;         /* ZeRO++ hpZ's secondary parameter partition (workload_memory) */
     double total_bytes;
 } ModelMemory;
 

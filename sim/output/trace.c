@@ -49,7 +49,8 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 static gboolean simulated(const Trace *t, int rank) {
-    return !t->dedup || layout_index(t->lay, DIM_DP, rank) == 0;
+    return !t->dedup ||
+           layout_index(t->lay, DIM_DP, rank) < layout_group_size(t->lay, DIM_DP_INTRA);
 }
 
 /* "all" or "0-7,64,72-79" into a flag per rank. */
@@ -161,6 +162,10 @@ static void task_name(const Trace *t, const Task *k, char *buf, size_t n) {
     case TASK_COLL:
         g_snprintf(buf, n, "%s %s %s%s%s", coll_op_name(k->op), layout_dim_name(k->dim),
                    phase_names[k->phase], where, mb);
+        break;
+    case TASK_KERNEL:
+        g_snprintf(buf, n, "quantization (%s %s) %s%s%s", coll_op_name(k->op),
+                   layout_dim_name(k->dim), phase_names[k->phase], where, mb);
         break;
     default:
         g_snprintf(buf, n, "%s %s%s", k->kind == TASK_SEND ? "send" : "recv",

@@ -20,6 +20,7 @@
 
 #include "device.h"
 #include "workload_internal.h"
+#include "zeropp.h"
 
 struct Workload {
     const Scenario *sc;
@@ -96,6 +97,35 @@ guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int l
                          after);
 }
 
+/* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
+ * last task. */
+static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
+                          int micro, guint32 after) {
+    for (int k = 0; k < n; k++) {
+        const ZppStep *z = &steps[k];
+        guint32 t = NO_TASK;
+        if (z->kernel) {
+            Task kt = {.kind = TASK_KERNEL,
+                       .stream = s,
+                       .op = z->op,
+                       .dim = z->dim,
+                       .phase = ph,
+                       .kernels = 1,
+                       .layer = layer,
+                       .micro = micro,
+                       .duration = z->duration};
+            t = emit(b, kt, &after, 1);
+            if (s == STREAM_DP)
+                b->last_dp = t;
+        } else {
+            t = collective_on(b, s, z->op, z->dim, z->bytes, ph, layer, micro, after);
+        }
+        if (t != NO_TASK)
+            after = t;
+    }
+    return after;
+}
+
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
@@ -122,8 +152,13 @@ static CollOp grad_op(const Builder *b) {
 static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
-    collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
-               b->bucket_ready);
+    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qgZ: the hierarchical quantized all-to-all instead */
+    int n = zeropp_grad_steps(b->sc, b->dev, b->bucket_params, steps);
+    if (n > 0)
+        emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+    else
+        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
+                   b->bucket_ready);
     b->bucket_params = 0;
     b->buckets_flushed++;
 }
@@ -214,8 +249,11 @@ static void zero3_plan(Builder *b, const GArray *passes) {
     }
     guint first = 0;
     double live = 0;
+    g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
     for (guint j = 0; j < b->uses->len; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        u->again = seen[u->unit];
+        seen[u->unit] = TRUE;
         double params = g_array_index(b->units, ParamUnit, u->unit).params;
         live += params;
         while (first < j && live > sc->max_live_elems) {
@@ -247,10 +285,17 @@ static guint32 zero3_use(Builder *b) {
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
         double sizes[32];
         int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
-        for (int k = 0; k < n; k++)
-            u->gathered =
-                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
-                              PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        for (int k = 0; k < n; k++) {
+            ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
+            int ns = zeropp_gather_steps(b->sc, b->dev, sizes[k], b->e, u->again, steps);
+            if (ns > 0)
+                u->gathered = emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS,
+                                         unit_layer(b, pu), u->micro, after);
+            else
+                u->gathered =
+                    collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
+                                  PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        }
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
 }
@@ -361,6 +406,7 @@ static void build_stage(Workload *wl, int stage) {
                  .v = sc->virtual_stages,
                  .chunks = sc->tp > 1 ? sc->tp_overlap_chunks : 0,
                  .fw = framework_get(sc->framework),
+                 .dev = dev,
                  .pg = pg,
                  .stage = stage,
                  .last_dp = NO_TASK,
@@ -464,8 +510,13 @@ const Program *workload_program(const Workload *wl, int stage) {
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {
-    return (LayoutShape){
-        .tp = sc->tp, .cp = 1, .dp = sc->dp, .ep = 1, .pp = sc->pp, .vpp = sc->virtual_stages};
+    return (LayoutShape){.tp = sc->tp,
+                         .cp = 1,
+                         .dp = sc->dp,
+                         .ep = 1,
+                         .pp = sc->pp,
+                         .vpp = sc->virtual_stages,
+                         .dp_local = zeropp_replica_span(sc)}; /* ZeRO++: DP_INTRA blocks */
 }
 
 const Layout *workload_layout(const Workload *wl) {
@@ -520,7 +571,8 @@ ModelMemory workload_memory(const Workload *wl) {
          * most the stage's gradients; and ZeRO-3's gathered parameters at their peak. */
         if (sc->dp > 1)
             m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
-        m.total_bytes += m.buffers_bytes;
+        m.hpz_bytes = zeropp_secondary_bytes(sc, pg->params, e); /* ZeRO++ hpZ's second shard */
+        m.total_bytes += m.buffers_bytes + m.hpz_bytes;
         if (m.total_bytes > best.total_bytes)
             best = m;
     }

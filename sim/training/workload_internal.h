@@ -31,6 +31,7 @@ typedef struct {
     guint unit;       /* index in Builder.units */
     int micro;        /* micro-batch */
     guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    gboolean again;   /* not the unit's first use of the iteration (ZeRO++ hpZ: secondary) */
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
@@ -38,6 +39,7 @@ struct Builder {
     const Scenario *sc;
     const Layout *lay;
     const Framework *fw;
+    const DeviceSpec *dev; /* the GPU (ZeRO++'s quantization kernels) */
     Program *pg;
     int stage;
     const LayerEmitter *em;   /* the per-layer communication of the scenario's parallelism */
