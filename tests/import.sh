@@ -72,6 +72,13 @@ expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
 run_json hf "$tmp/hf.yaml"
 expect_grep hf-params '"params": 8030261248' "$tmp/out"
 expect_grep hf-swiglu '"mlp": "swiglu"' "$tmp/out"
+# GPT-2 XL's config.json (HF names n_embd, n_layer; learned positions, tied, biases): its
+# 1,557,611,200 parameters, with the exact 13h of vectors written out
+check hf-gpt2 0 "$sim" import "$d/hf_gpt2_xl_config.json" -o "$tmp/g2.yaml"
+expect_grep hf-gpt2-vec "layer_vector_params_h: 13" "$tmp/g2.yaml"
+run_json hf-gpt2 "$tmp/g2.yaml"
+expect_grep hf-gpt2-params '"params": 1557611200' "$tmp/out"
+expect_grep hf-gpt2-pos '"pos_emb": "learned"' "$tmp/out"
 check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
 expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
 check hf-moe 2 "$sim" import "$d/hf_moe.json"

@@ -455,8 +455,24 @@ static gboolean write_model(Im *im, const ImportOptions *opt, GString *m, Shape 
         chose(im, "ffn_hidden", "int(4h x 2/3 / 64) x 64", "Megatron-LM's width for --swiglu");
         put_int(m, "ffn_hidden", sh->ffn, "default");
     }
-    return model_bias(im, m, sh, err) && model_vocab(im, m, err) && model_positions(im, m, err) &&
-           model_embeddings(im, m, err) && model_attention(im, m, err) && model_misc(im, m, err);
+    if (!model_bias(im, m, sh, err) || !model_vocab(im, m, err) || !model_positions(im, m, err) ||
+        !model_embeddings(im, m, err) || !model_attention(im, m, err) || !model_misc(im, m, err))
+        return FALSE;
+    /* A GPT-NeoX-shaped layer (GeLU, LayerNorm, biases, multi-head) counts the study's 8h of
+     * vectors unless told otherwise. A checkpoint (config.json) or a Megatron-LM model has
+     * exactly two LayerNorms (4h) and its biases (QKV 3h, output h, MLP ffn + h): written out
+     * when a whole number of h; a GPT-NeoX import keeps the study's form. */
+    if (!sh->swiglu && !sh->rms && sh->bias && (kv == 0 || kv == sh->heads)) {
+        int64_t ffn = sh->ffn ? sh->ffn : 4 * sh->hidden, vec = 9 * sh->hidden + ffn;
+        if (im->fmt != IMPORT_NEOX && vec % sh->hidden == 0)
+            put_int(m, "layer_vector_params_h", vec / sh->hidden,
+                    "two LayerNorms (4h) and biases (5h + ffn): the exact count");
+        else
+            chose(im, "layer_vector_params_h", "8",
+                  "the study's Eq. 1 (GPT-NeoX's code holds 13; --set "
+                  "model.layer_vector_params_h=13 for its exact count)");
+    }
+    return TRUE;
 }
 
 /* --- layout and training ------------------------------------------------------------------- */

@@ -264,7 +264,8 @@ GPtrArray *import_read(const char *path, ImportFormat *f, GError **err) {
         return NULL;
     /* a JSON file without a model's shape is a DeepSpeed config */
     if (*f == IMPORT_AUTO && fmt == IMPORT_HF && !has_key(items, "hidden_size") &&
-        !has_key(items, "num_hidden_layers"))
+        !has_key(items, "num_hidden_layers") && !has_key(items, "n_embd") &&
+        !has_key(items, "model_type"))
         fmt = IMPORT_DEEPSPEED;
     *f = fmt;
     return g_steal_pointer(&items);
