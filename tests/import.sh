@@ -84,6 +84,17 @@ expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" 
 check hf-moe 2 "$sim" import "$d/hf_moe.json"
 expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
 
+# bad values name their place: a YAML line and column, a script line and flag
+sed 's/"num_layers": 24,/"num_layers": 2.5,/' "$d/neox_1-3B.yml" >"$tmp/bad.yml"
+check neox-bad-int 2 "$sim" import "$tmp/bad.yml"
+expect_grep neox-bad-int-text "bad.yml:9:17: num_layers = 2.5: expected a whole number" "$tmp/err"
+printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --normalization ScaleNorm\n' >"$tmp/bad.sh"
+check megatron-bad-norm 2 "$sim" import "$tmp/bad.sh"
+expect_grep megatron-bad-norm-text "bad.sh:2: --normalization: normalization = ScaleNorm: .*LayerNorm and RMSNorm" "$tmp/err"
+printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --position-embedding-type alibi\n' >"$tmp/alibi.sh"
+check megatron-alibi 2 "$sim" import "$tmp/alibi.sh"
+expect_grep megatron-alibi-text "position_embedding_type = alibi: .*learned and rotary" "$tmp/err"
+
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
 expect_grep stdout-yaml "^model:" "$tmp/out"
