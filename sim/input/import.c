@@ -61,8 +61,9 @@ static gboolean fail(GError **err, const ImportItem *it, const char *fmt, ...) {
 static gboolean as_int(const ImportItem *it, int64_t min, int64_t max, int64_t *out, GError **err) {
     char *end = NULL;
     double v = g_ascii_strtod(it->value, &end);
-    if (!end || end == it->value || *end || v != (double)(int64_t)v || v < (double)min ||
-        v > (double)max)
+    /* the range first: casting a double outside int64_t's range is undefined */
+    if (!end || end == it->value || *end || !(v >= (double)min && v <= (double)max) ||
+        v != (double)(int64_t)v)
         return fail(err, it,
                     "expected a whole number between %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
                     min, max);
