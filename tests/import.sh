@@ -65,6 +65,13 @@ expect_grep deepspeed-bf16 '"precision": "bf16"' "$tmp/out"
 expect_grep deepspeed-batch '"global_batch": 64' "$tmp/out"
 expect_grep deepspeed-bucket '"bucket_bytes": 100000000' "$tmp/out"
 
+# the Hugging Face Trainer's "auto" values say nothing: listed unmapped, defaults chosen
+check deepspeed-auto 0 "$sim" import "$d/ds_config_auto.json" --model gpt-neox-125m --nodes 1 -o "$tmp/auto.yaml"
+expect_grep deepspeed-auto-unmapped "train_micro_batch_size_per_gpu = auto" "$tmp/auto.yaml"
+expect_grep deepspeed-auto-default "precision: fp32  (neither fp16 nor bf16" "$tmp/auto.yaml"
+run_json deepspeed-auto "$tmp/auto.yaml"
+expect_grep deepspeed-auto-zero '"zero": 2' "$tmp/out"
+
 # Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
 check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
 expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"

@@ -36,7 +36,10 @@ static ImportItem *take(Im *im, ...) {
     for (const char *k; !found && (k = va_arg(ap, const char *));)
         for (guint i = 0; i < im->items->len; i++) {
             ImportItem *it = im->items->pdata[i];
-            if (strcmp(it->key, k) == 0 && strcmp(it->value, "null") != 0) {
+            /* null, and DeepSpeed's "auto" (filled in by the Hugging Face Trainer from its own
+             * arguments), say nothing: such a setting stays among the unmapped */
+            if (strcmp(it->key, k) == 0 && strcmp(it->value, "null") != 0 &&
+                strcmp(it->value, "auto") != 0) {
                 found = it;
                 break;
             }
@@ -549,7 +552,8 @@ static gboolean write_precision(Im *im, GString *t, Run *r, GError **err) {
         from = "default";
     } else {
         name = "fp32";
-        chose(im, "precision", "fp32", "neither fp16 nor bf16 is enabled");
+        chose(im, "precision", "fp32",
+              "neither fp16 nor bf16 is enabled (\"auto\" counts as not set)");
         from = "default";
     }
     r->elem_bytes = strcmp(name, "fp32") ? 2 : 4;
