@@ -6,7 +6,7 @@
 set -u
 sim="$1"; src="$2"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-d="$src/tests/import"
+d="$(cd "$src/tests/import" && pwd)"
 run_json() { # name, scenario: runs it, JSON report in $tmp/out
     check "$1-runs" 0 "$sim" "$2" --format json --no-timing
 }
@@ -102,11 +102,33 @@ printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --positi
 check megatron-alibi 2 "$sim" import "$tmp/alibi.sh"
 expect_grep megatron-alibi-text "position_embedding_type = alibi: .*learned and rotary" "$tmp/err"
 
+# a scenario's `import:` key: the imported scenario with the scenario's keys over it; --set after
+cp "$d/neox_20B.yml" "$tmp/neox_20B.yml"
+printf 'import: neox_20B.yml\nnodes: 12\ntraining:\n  seq_len: 4096\n' >"$tmp/key.yaml"
+check key 0 "$sim" "$tmp/key.yaml" --set training.micro_batch=2 --format json --no-timing
+expect_grep key-seq '"seq_len": 4096' "$tmp/out"
+expect_grep key-mb '"micro_batch": 2' "$tmp/out"
+expect_grep key-layout '"pp": 4' "$tmp/out"
+grep -v '"scenario"\|"overrides"' "$tmp/out" >"$tmp/a"
+"$sim" import "$d/neox_20B.yml" --nodes 12 -o "$tmp/n20b.yaml"
+"$sim" "$tmp/n20b.yaml" --set training.seq_len=4096 --set training.micro_batch=2 --format json --no-timing | grep -v '"scenario"\|"overrides"' >"$tmp/b"
+if cmp -s "$tmp/a" "$tmp/b"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL key-same: import: differs from sim import then --set"; diff "$tmp/a" "$tmp/b" | head; fi
+printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\nnodes: 4\n' "$d/ds_config.json" >"$tmp/dskey.yaml"
+check key-model 0 "$sim" "$tmp/dskey.yaml" --format json --no-timing
+expect_grep key-model-params '"params": 6738415616' "$tmp/out"
+expect_grep key-model-zero '"zero": 3' "$tmp/out"
+printf 'nodes: 1\nimport: %s\n' "$d/hf_moe.json" >"$tmp/badkey.yaml"
+check key-error 2 "$sim" "$tmp/badkey.yaml"
+expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_moe.json: key num_local_experts" "$tmp/err"
+
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
 expect_grep stdout-yaml "^model:" "$tmp/out"
 check bad-format 2 "$sim" import --format toml "$d/hf_llama3_8b_config.json"
 check missing 2 "$sim" import "$tmp/nope.json"
+check dev-zero 2 "$sim" import /dev/zero
+expect_grep dev-zero-text "not a configuration file" "$tmp/err"
 check two-files 2 "$sim" import "$d/ds_config.json" "$d/hf_llama3_8b_config.json"
 check not-json 2 "$sim" import --format hf "$d/neox_20B.yml"
 expect_grep not-json-text "not valid JSON" "$tmp/err"
