@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "import.h"
+
 #ifndef SIM_SOURCE_DIR
 #define SIM_SOURCE_DIR "."
 #endif
@@ -551,6 +553,54 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
+/* Copy every key of over (but skip) into base, mappings merged key by key, anything else
+ * replacing. */
+static void merge_into(ConfNode *base, const ConfNode *over, const char *skip) {
+    for (guint i = 0; i < over->items->len; i++) {
+        const char *key = over->keys->pdata[i];
+        const ConfNode *v = over->items->pdata[i];
+        ConfNode *b = conf_get(base, key);
+        if (skip && strcmp(key, skip) == 0)
+            continue;
+        if (b && b->kind == CONF_MAP && v->kind == CONF_MAP)
+            merge_into(b, v, NULL);
+        else
+            conf_put(base, key, conf_node_copy(v));
+    }
+}
+
+/* `import: FILE` (a GPT-NeoX .yml, Megatron-LM arguments, a DeepSpeed JSON or a Hugging Face
+ * config.json, relative to the scenario): the scenario `sim import FILE` writes, with the
+ * scenario's own keys laid over it (its `model:` name, `topology:` and `nodes:` are passed to
+ * the import as --model, --topology and --nodes would be). *root is replaced. */
+static gboolean resolve_import(ConfNode **root, const char *path, GError **err) {
+    const ConfNode *imp = conf_get(*root, "import");
+    if (!imp)
+        return TRUE;
+    if (imp->kind != CONF_SCALAR)
+        return conf_fail(err, CONF_ERROR_VALUE, imp, "import: expected a file name");
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *file = g_path_is_absolute(imp->value)
+                                ? g_strdup(imp->value)
+                                : g_build_filename(dir, imp->value, NULL);
+    const ConfNode *model = conf_get(*root, "model"), *topo = conf_get(*root, "topology");
+    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
+                         conf_get(*root, "nodes") ? 1 : 0, /* the scenario's nodes win */
+                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
+    g_autoptr(GError) ierr = NULL;
+    g_autofree char *text = import_scenario(file, &opt, &ierr);
+    if (!text)
+        return conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+    g_autofree char *origin = g_strdup_printf("%s (as imported)", file);
+    ConfNode *base = conf_load_string(text, origin, err);
+    if (!base)
+        return FALSE;
+    merge_into(base, *root, "import");
+    conf_node_free(*root);
+    *root = base;
+    return TRUE;
+}
+
 ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
     g_autoptr(ConfNode) root = conf_load_file(path, err);
     if (!root)
@@ -559,6 +609,8 @@ ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
         conf_fail(err, CONF_ERROR_VALUE, root, "a scenario must be a mapping of keys");
         return NULL;
     }
+    if (!resolve_import(&root, path, err))
+        return NULL;
     for (char *const *s = sets; s && *s; s++)
         if (!apply_set(root, *s, path, err))
             return NULL;

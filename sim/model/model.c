@@ -574,9 +574,11 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
      * kv_heads / heads (GQA stores the smaller K and V: 4r), the projection input 2; the MLP
      * keeps its input GEMM's output and the output GEMM's input, of width ffn = f: GeLU 2f/h
      * + 2f/h = 4f/h (16 for f = 4h), SwiGLU the gate and up outputs 2 x 2f/h (SwiGLU's
-     * backward needs both) and their product 2f/h = 6f/h. RMSNorm saves its input as LayerNorm
-     * does (the replicated 8); rotary saves nothing beyond the rotated Q and K the core reads.
-     * A GPT-NeoX layer: 2 + 4 + 2 + 16 = 24. */
+     * backward needs both) and their product 2f/h = 6f/h: the fused kernel (Megatron-LM's
+     * bias_swiglu_impl, on by default) saves only its input and recomputes silu(gate) in
+     * backward; unfused autograd would keep silu(gate) too (8f/h). RMSNorm saves its input as
+     * LayerNorm does (the replicated 8); rotary saves nothing beyond the rotated Q and K the core
+     * reads. A GPT-NeoX layer: 2 + 4 + 2 + 16 = 24. */
     double r = (double)model_kv_heads(m) / m->heads, f = m->ffn_hidden;
     double split = 2.0 + 4.0 * r + 2.0 + (m->mlp == MLP_SWIGLU ? 6.0 : 4.0) * f / h;
     double linear = sbh * (8.0 * rep + split / t) * scale + masks; /* what selective keeps */
