@@ -177,6 +177,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "mlp",
                                        "norm",
                                        "bias",
+                                       "moe",
                                        NULL};
     static const char *const pos_names[] = {"learned", "rotary", NULL};
     static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
@@ -221,8 +222,8 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->no_bias = !bias;
     /* Absent, the vector parameters are the study's 8h for its own layer (LayerNorm, biases,
      * GeLU, multi-head) and derived exactly from the fields for any other */
-    if (!conf_get(n, "layer_vector_params_h") &&
-        (mlp != MLP_GELU || norm != NORM_LAYERNORM || !bias || m->kv_heads != 0))
+    if (!conf_get(n, "layer_vector_params_h") && (mlp != MLP_GELU || norm != NORM_LAYERNORM ||
+                                                  !bias || m->kv_heads != 0 || conf_get(n, "moe")))
         m->layer_vector_params_h = -1;
     m->pos_emb = pos;
     m->attention = attn;
@@ -236,7 +237,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                          "%d key/value heads do not divide the %d query heads; grouped-query "
                          "attention needs heads to be a multiple of kv_heads",
                          m->kv_heads, m->heads);
-    return TRUE;
+    return scenario_load_moe(conf_get(n, "moe"), m, err);
 }
 
 /* --- the device -------------------------------------------------------------------------------
@@ -361,6 +362,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
+                                           "ep",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
@@ -377,6 +379,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->tp = s->pp = 1;
     s->dp = 0;
     s->zero = 0;
+    s->ep = 1;
     s->schedule = SCHED_1F1B;
     s->virtual_stages = 0; /* not given */
     s->micro_batch = 1;
@@ -408,6 +411,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
         !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
+        !conf_int32(par, "ep", FALSE, 1, 1 << 20, &s->ep, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
@@ -508,7 +512,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (!check_interleaved(root, s, err))
+    if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err))
         return FALSE;
     const Framework *f = framework_get(s->framework);
     if (s->zero > f->max_zero)

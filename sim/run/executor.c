@@ -66,17 +66,22 @@ struct Executor {
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
     int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
-                                   arrived at the stream's current call */
-    Channel *chan[2];           /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;               /* scratch, largest group */
-    const ExecObserver *obs;    /* NULL: nobody is watching */
-    gboolean host;              /* host dispatch modelled */
-    gboolean interference;      /* compute slowed by communication */
-    SimTime **host_cum;         /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
+                                   arrived at the stream's current call; a stream that carries
+                                   several dimensions (TP and EP, DP and EDP) counts the groups of
+                                   dimension d from group_base[d] */
+    int group_base[DIM_COUNT];
+    int *done_members;       /* on_coll_done's members (ex->members is start_collective's) */
+    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;            /* scratch, largest group */
+    const ExecObserver *obs; /* NULL: nobody is watching */
+    gboolean host;           /* host dispatch modelled */
+    gboolean interference;   /* compute slowed by communication */
+    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
+G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
 
 static int sim_index(const Executor *ex, int rank) {
     if (!ex->dedup)
@@ -102,12 +107,18 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
-    ex->arrived[STREAM_DP] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
-    ex->arrived[STREAM_DP_GATHER] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
+    int groups = 0; /* every dimension's groups, numbered apart: O(ranks x dims) counters */
+    for (int d = 0; d < DIM_COUNT; d++) {
+        ex->group_base[d] = groups;
+        groups += layout_group_count(ex->lay, d);
+    }
+    ex->arrived[STREAM_TP] = g_new0(int, groups);
+    ex->arrived[STREAM_DP] = g_new0(int, groups);
+    ex->arrived[STREAM_DP_GATHER] = g_new0(int, groups);
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
+    ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
     ex->host =
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
@@ -141,6 +152,7 @@ void exec_free(Executor *ex) {
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
+    g_free(ex->done_members);
     for (int s = 0; s < ex->sc->pp; s++)
         g_free(ex->host_cum[s]);
     g_free(ex->host_cum);
@@ -251,10 +263,13 @@ static void on_coll_done(void *ctx, uint64_t arg) {
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
-    int n = layout_group_members(ex->lay, dim, group, ex->members);
-    gboolean inter = spans_nodes(ex, ex->members, n);
+    /* its own copy of the members: complete() may start the next collective, which fills
+     * ex->members with another group (a rank's expert and dense buckets share a stream) */
+    int *members = ex->done_members;
+    int n = layout_group_members(ex->lay, dim, group, members);
+    gboolean inter = spans_nodes(ex, members, n);
     for (int k = 0; k < n; k++) {
-        int i = sim_index(ex, ex->members[k]);
+        int i = sim_index(ex, members[k]);
         if (i < 0)
             continue;
         const Program *pg = program_of(ex, i);
@@ -272,9 +287,10 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
     int expected = ex->dedup && dim == DIM_DP ? 1 : n;
     StreamId s = t->stream;
-    if (++ex->arrived[s][group] < expected)
+    int *arrived = &ex->arrived[s][ex->group_base[dim] + group];
+    if (++*arrived < expected)
         return;
-    ex->arrived[s][group] = 0;
+    *arrived = 0;
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     gboolean inter = spans_nodes(ex, ex->members, n);

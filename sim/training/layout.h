@@ -17,8 +17,11 @@
 
 #include <glib.h>
 
-/* Communication dimensions (a collective's or a send's). The order is the JSON report's. */
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_COUNT } Dim;
+/* Communication dimensions (a collective's or a send's). The order is the JSON report's.
+ * DIM_EDP: expert data parallelism, the dp/ep ranks that hold the same experts (same ep_idx,
+ * every dpo): Megatron-LM's expert-data-parallel group, DeepSpeed's expert_data_parallel_group,
+ * over which expert gradients are reduced. */
+typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_EDP, DIM_COUNT } Dim;
 const char *layout_dim_name(Dim d);
 
 typedef struct {
@@ -45,7 +48,8 @@ int layout_stage(const Layout *l, int rank);     /* pipeline stage (pp index) */
 int layout_index(const Layout *l, Dim dim, int rank); /* coordinate along dim */
 
 /* Groups of a dimension: ranks that differ only in that coordinate (DP: in dp_idx; EP: in ep_idx
- * within their block of ep DP replicas; PP: in the stage). Groups are numbered 0..count-1 in the
+ * within their block of ep DP replicas; EDP: in the block, dpo = dp_idx / ep, at the same ep_idx;
+ * PP: in the stage). Groups are numbered 0..count-1 in the
  * order of their lowest rank's remaining coordinates. */
 int layout_group_size(const Layout *l, Dim dim);
 int layout_group_count(const Layout *l, Dim dim);
