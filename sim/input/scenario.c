@@ -97,20 +97,44 @@ static char *list_refs(const char *scenario_path, const char *dir) {
 }
 
 /* If root[key] is a scalar naming a file, replace it by that file's tree. */
+/* Lay over's keys onto base (both mappings): mappings merge key by key, anything else (scalars,
+ * lists) replaces; skip names a key of over's top level left out (NULL: none). */
+static void overlay(ConfNode *base, const ConfNode *over, const char *skip) {
+    for (guint i = 0; i < over->keys->len; i++) {
+        const char *k = over->keys->pdata[i];
+        const ConfNode *v = over->items->pdata[i];
+        if (skip && strcmp(k, skip) == 0)
+            continue;
+        ConfNode *b = conf_get(base, k);
+        if (b && b->kind == CONF_MAP && v->kind == CONF_MAP)
+            overlay(b, v, NULL);
+        else
+            conf_put(base, k, conf_node_copy(v));
+    }
+}
+
+/* key names a file under dir, or is a mapping: the model or topology inline, or, with a `base:
+ * NAME` key, NAME's file with the mapping's other keys laid over it (overlay), so that a scenario
+ * states only what differs from a shipped file (a what-if machine, a variant of a model). */
 static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
                             const char *scenario_path, GError **err) {
     ConfNode *ref = conf_get(root, key);
     if (!ref)
         return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s' (a file name under %s/)", key,
                          dir);
-    if (ref->kind != CONF_SCALAR)
+    const ConfNode *based = ref->kind == CONF_MAP ? conf_get(ref, "base") : NULL;
+    if (ref->kind != CONF_SCALAR && !based)
         return TRUE;
-    g_autofree char *path = find_ref(scenario_path, dir, ref->value);
+    if (based && based->kind != CONF_SCALAR)
+        return conf_fail(err, CONF_ERROR_VALUE, based, "%s.base must be a file name under %s/",
+                         key, dir);
+    const ConfNode *name = based ? based : ref;
+    g_autofree char *path = find_ref(scenario_path, dir, name->value);
     if (!path) {
         g_autofree char *avail = list_refs(scenario_path, dir);
-        return conf_fail(err, CONF_ERROR_IO, ref,
-                         "%s '%s' not found: no %s/%s.yaml (available: %s)", key, ref->value, dir,
-                         ref->value, avail);
+        return conf_fail(err, CONF_ERROR_IO, name,
+                         "%s '%s' not found: no %s/%s.yaml (available: %s)", key, name->value, dir,
+                         name->value, avail);
     }
     ConfNode *tree = conf_load_file(path, err);
     if (!tree)
@@ -120,6 +144,8 @@ static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
         conf_node_free(tree);
         return FALSE;
     }
+    if (based)
+        overlay(tree, ref, "base");
     conf_put(root, key, tree);
     return TRUE;
 }
