@@ -299,6 +299,35 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+/* The shipped MoE scenarios: over two dragonfly groups the all-to-all's bytes top the global
+ * links; the MCR-DL what-if's backend takes the small all-to-alls and shortens the iteration. */
+START_TEST(test_shipped_scenarios) {
+    g_autoptr(Scenario) sc = load_ok("moe_1.3b_128_two_groups.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    GArray *links = net_busiest_links(sim_network(run), 8);
+    for (guint i = 0; i < links->len; i++) {
+        const NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
+        ck_assert_int_eq(topo_link_kind(sim_topology(run), l->link), LINK_GLOBAL);
+        ck_assert_msg(l->by_class[DIM_EP] > 0.8 * l->bytes, "link %u: ep %.0f of %.0f bytes", i,
+                      l->by_class[DIM_EP], l->bytes);
+    }
+    g_array_unref(links);
+    g_autoptr(Scenario) one = load_ok("moe_1.3b_128_frontier.yaml", NULL);
+    g_autoptr(SimRun) r1 = run_ok(one, -1);
+    ck_assert_int_lt(sim_summary(r1)->iteration, sim_summary(run)->iteration);
+
+    g_autoptr(Scenario) mixed = load_ok("moe_mcrdl_frontier.yaml", NULL);
+    const char *sets[] = {"topology=frontier", NULL};
+    g_autoptr(Scenario) rccl = load_ok("moe_mcrdl_frontier.yaml", sets);
+    g_autoptr(SimRun) rm = run_ok(mixed, -1);
+    g_autoptr(SimRun) rr = run_ok(rccl, -1);
+    ck_assert_int_lt(sim_summary(rm)->iteration, sim_summary(rr)->iteration);
+    /* same inventory, to the byte */
+    ck_assert_double_eq(volume(rm, 0, COLL_ALL_TO_ALL, DIM_EP),
+                        volume(rr, 0, COLL_ALL_TO_ALL, DIM_EP));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("moe");
     TCase *tc = tcase_create("moe");
@@ -310,6 +339,7 @@ int main(void) {
     tcase_add_test(tc, test_dedup_and_determinism);
     tcase_add_test(tc, test_dense_unchanged);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_shipped_scenarios);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
