@@ -328,6 +328,37 @@ START_TEST(test_shipped_scenarios) {
 }
 END_TEST
 
+/* Timing on a small case: EP 8 inside one node, nothing else on the links while an all-to-all runs
+ * (DDP reduces after backward, TP 1, PP 1), so each of the critical rank's all-to-alls takes the
+ * time of one all-to-all of m bytes over the node's 8 GCDs alone (the collective model's), all of
+ * it exposed. */
+START_TEST(test_all_to_all_time) {
+    const char *sets[] = {"parallel.ep=8", "parallel.zero=0", "training.grad_accum=1", NULL};
+    g_autoptr(Scenario) sc = load_text(SMALL, sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    int members[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double m = 8.0 * 320 * 1024 * 2;
+    SimTime one = coll_time_alone(sc, COLL_ALL_TO_ALL, members, 8, m);
+    ck_assert_int_gt(one, 0);
+    int crit = sim_critical_index(run);
+    GArray *rows = stats_comm_rows(sim_stats(run), crit);
+    gboolean seen = FALSE;
+    for (guint i = 0; i < rows->len; i++) {
+        CommRow *r = &g_array_index(rows, CommRow, i);
+        if (r->op != COLL_ALL_TO_ALL)
+            continue;
+        seen = TRUE;
+        ck_assert_double_eq(r->calls, 12); /* 2 MoE layers x 1 micro-batch x 6 */
+        ck_assert_msg(r->time == 12 * one,
+                      "all-to-all time %" G_GINT64_FORMAT " ps, 12 x %" G_GINT64_FORMAT " alone",
+                      (gint64)r->time, (gint64)one);
+        ck_assert_double_eq_tol(r->exposed, (double)r->time, 1.0); /* nothing hides them */
+    }
+    ck_assert(seen);
+    stats_rows_free(rows);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("moe");
     TCase *tc = tcase_create("moe");
@@ -340,6 +371,7 @@ int main(void) {
     tcase_add_test(tc, test_dense_unchanged);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_shipped_scenarios);
+    tcase_add_test(tc, test_all_to_all_time);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
