@@ -296,6 +296,31 @@ START_TEST(test_bad_input) {
                  (const char *const[]){"needs a model with moe", NULL});
     expect_error((const char *const[]){"model.moe.expert=4", NULL},
                  (const char *const[]){"expert", NULL});
+    { /* a base: overlay names a file that is not there: its position */
+        g_autofree char *path = write_temp_yaml("model: {base: no-such-model, moe: {experts: 8}}\n"
+                                                "topology: frontier\nnodes: 1\nparallel: {}\n"
+                                                "training: {}\n");
+        g_autoptr(GError) err = NULL;
+        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
+        ck_assert(sc == NULL);
+        g_autofree char *want = g_strdup_printf("%s:1:15", path);
+        ck_assert_msg(strstr(err->message, want) && strstr(err->message, "no-such-model"),
+                      "message '%s' lacks '%s'", err->message, want);
+        g_unlink(path);
+    }
+    { /* base: with keys laid over it: the shipped model with another imbalance */
+        g_autofree char *path =
+            write_temp_yaml("model: {base: mixtral-8x7b, moe: {imbalance: 1.5}}\n"
+                            "topology: frontier\nnodes: 1\nparallel: {ep: 8}\ntraining: {}\n");
+        g_autoptr(GError) err = NULL;
+        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
+        ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+        ck_assert_int_eq(sc->model.moe.experts, 8);
+        ck_assert_int_eq(sc->model.moe.top_k, 2);
+        ck_assert_double_eq(sc->model.moe.imbalance, 1.5);
+        ck_assert_int_eq(sc->model.kv_heads, 8);
+        g_unlink(path);
+    }
 }
 END_TEST
 
