@@ -65,7 +65,8 @@ expect_grep deepspeed-bf16 '"precision": "bf16"' "$tmp/out"
 expect_grep deepspeed-batch '"global_batch": 64' "$tmp/out"
 expect_grep deepspeed-bucket '"bucket_bytes": 100000000' "$tmp/out"
 
-# Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
+# Hugging Face config.json: Llama-3 8B to the parameter; relu cannot be expressed; experts become
+# the model's moe mapping
 check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
 expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"
 expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
@@ -74,8 +75,10 @@ expect_grep hf-params '"params": 8030261248' "$tmp/out"
 expect_grep hf-swiglu '"mlp": "swiglu"' "$tmp/out"
 check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
 expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
-check hf-moe 2 "$sim" import "$d/hf_moe.json"
-expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
+check hf-moe 0 "$sim" import "$d/hf_moe.json" -o "$tmp/moe.yaml"
+expect_grep hf-moe-key "moe: {experts: 8, top_k: 2} .*# num_local_experts, num_experts_per_tok" "$tmp/moe.yaml"
+run_json hf-moe "$tmp/moe.yaml"
+expect_grep hf-moe-json '"experts": 8' "$tmp/out"
 
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
