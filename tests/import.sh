@@ -72,7 +72,8 @@ expect_grep deepspeed-auto-default "precision: fp32  (neither fp16 nor bf16" "$t
 run_json deepspeed-auto "$tmp/auto.yaml"
 expect_grep deepspeed-auto-zero '"zero": 2' "$tmp/out"
 
-# Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
+# Hugging Face config.json: Llama-3 8B to the parameter; relu cannot be expressed; experts become
+# the model's moe mapping
 check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
 expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"
 expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
@@ -88,8 +89,10 @@ expect_grep hf-gpt2-params '"params": 1557611200' "$tmp/out"
 expect_grep hf-gpt2-pos '"pos_emb": "learned"' "$tmp/out"
 check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
 expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
-check hf-moe 2 "$sim" import "$d/hf_moe.json"
-expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
+check hf-moe 0 "$sim" import "$d/hf_moe.json" -o "$tmp/moe.yaml"
+expect_grep hf-moe-key "moe: {experts: 8, top_k: 2} .*# num_local_experts, num_experts_per_tok" "$tmp/moe.yaml"
+run_json hf-moe "$tmp/moe.yaml"
+expect_grep hf-moe-json '"experts": 8' "$tmp/out"
 
 # bad values name their place: a YAML line and column, a script line and flag
 sed 's/"num_layers": 24,/"num_layers": 2.5,/' "$d/neox_1-3B.yml" >"$tmp/bad.yml"
@@ -118,9 +121,9 @@ printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\nnodes: 4\n' "$d/ds_co
 check key-model 0 "$sim" "$tmp/dskey.yaml" --format json --no-timing
 expect_grep key-model-params '"params": 6738415616' "$tmp/out"
 expect_grep key-model-zero '"zero": 3' "$tmp/out"
-printf 'nodes: 1\nimport: %s\n' "$d/hf_moe.json" >"$tmp/badkey.yaml"
+printf 'nodes: 1\nimport: %s\n' "$d/hf_bad_activation.json" >"$tmp/badkey.yaml"
 check key-error 2 "$sim" "$tmp/badkey.yaml"
-expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_moe.json: key num_local_experts" "$tmp/err"
+expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_bad_activation.json: key hidden_act" "$tmp/err"
 
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"

@@ -388,13 +388,29 @@ static gboolean model_misc(Im *im, GString *m, GError **err) {
             put(m, drops[i].key, "0.1", "default");
         }
     }
-    /* what this simulator cannot express */
+    /* mixture of experts (the model's moe mapping): Hugging Face num_local_experts and
+     * num_experts_per_tok (Mixtral), Megatron-LM --num-experts and --moe-router-topk, GPT-NeoX
+     * moe_num_experts and moe_top_k; the rest are the moe keys' defaults (DeepSpeed's) */
     ImportItem *moe = take(im, "num_local_experts", "num_experts", "moe_num_experts", NULL);
-    int64_t experts = 0;
+    int64_t experts = 0, top_k = 1;
     if (moe && !as_int(moe, 0, 1 << 20, &experts, err))
         return FALSE;
-    if (experts > 1)
-        return fail(err, moe, "mixture-of-experts layers cannot be expressed");
+    ImportItem *k = take(im, "num_experts_per_tok", "moe_router_topk", "moe_top_k", NULL);
+    if (k && !as_int(k, 1, 1 << 20, &top_k, err))
+        return FALSE;
+    if (experts > 1) {
+        if (top_k > experts)
+            return fail(err, k,
+                        "top-k routing to more experts than the %" G_GINT64_FORMAT " there are",
+                        experts);
+        g_autofree char *v = g_strdup_printf(
+            "{experts: %" G_GINT64_FORMAT ", top_k: %" G_GINT64_FORMAT "}", experts, top_k);
+        g_autofree char *from = g_strdup_printf("%s%s%s", moe->key, k ? ", " : "", k ? k->key : "");
+        put(m, "moe", v, from);
+        if (!k)
+            chose(im, "moe.top_k", "1", "DeepSpeed's default k");
+        chose(im, "moe.capacity_factor", "1.0", "DeepSpeed's default; a dropless run's mean load");
+    }
     return TRUE;
 }
 
