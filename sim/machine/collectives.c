@@ -451,7 +451,7 @@ static void start_phase(Collectives *c, guint slot) {
             bytes *= capped / alone;
     }
     in->pending = 1;
-    net_flow(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
+    net_flow_borrowed(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
 static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {

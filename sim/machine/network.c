@@ -14,9 +14,10 @@
 #include <string.h>
 
 typedef struct {
-    NetLoad *loads;
+    const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
     int n;
-    int cls;
+    uint8_t cls;
+    uint8_t owned;    /* loads is this flow's copy */
     double bytes;     /* per stream, in all */
     double remaining; /* per stream, bytes */
     double rate;      /* per stream, bytes/s; 0 until first solved */
@@ -98,7 +99,8 @@ void net_free(Network *net) {
     if (!net)
         return;
     for (guint i = 0; i < net->flows->len; i++)
-        g_free(g_array_index(net->flows, Flow, i).loads);
+        if (g_array_index(net->flows, Flow, i).owned)
+            g_free((NetLoad *)g_array_index(net->flows, Flow, i).loads);
     for (guint i = 0; i < net->touched->len; i++) {
         Link *l = net->links[g_array_index(net->touched, int32_t, i)];
         g_array_unref(l->flows);
@@ -219,6 +221,26 @@ static void mark_dirty(Network *net, const NetLoad *loads, int n) {
     }
 }
 
+/* The rate on_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
+ * the link of the smallest share capacity / weight (lowest id among equals) fills first and
+ * fixes it at capacity x unit / weight. O(loads). */
+static double lone_rate(const Network *net, const Flow *f) {
+    double best = 0;
+    int32_t best_link = -1;
+    for (int i = 0; i < f->n; i++) {
+        const Link *l = net->links[f->loads[i].link];
+        double share = l->cap / (double)f->loads[i].weight;
+        if (best_link < 0 || share < best || (share == best && f->loads[i].link < best_link)) {
+            best = share;
+            best_link = f->loads[i].link;
+        }
+    }
+    for (int i = 0; i < f->n; i++)
+        if (f->loads[i].link == best_link)
+            return MAX(net->links[best_link]->cap, 0.0) * net->dunit / (double)f->loads[i].weight;
+    g_assert_not_reached();
+}
+
 static void activate(Engine *eng, void *ctx, uint64_t slot) {
     Network *net = ctx;
     Flow *f = &g_array_index(net->flows, Flow, slot);
@@ -230,23 +252,32 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
+    gboolean alone = TRUE; /* no other flow on any of its links */
     for (int i = 0; i < f->n; i++) {
         Crossing c = {(uint32_t)slot, f->loads[i].weight};
-        g_array_append_val(link_get(net, f->loads[i].link)->flows, c);
+        GArray *on = link_get(net, f->loads[i].link)->flows;
+        g_array_append_val(on, c);
+        alone = alone && on->len == 1;
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
         return;
     }
+    if (alone) { /* its own component: what a solve would give it, without one */
+        f->rate = lone_rate(net, f);
+        schedule_finish(net, (guint32)slot);
+        return;
+    }
     mark_dirty(net, f->loads, f->n);
 }
 
-void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
-              NetDoneFn done, void *ctx, uint64_t arg) {
+static void flow_start(Network *net, const NetLoad *loads, gboolean owned, int n, double bytes,
+                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
-    f.loads = g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1));
+    f.loads = loads;
+    f.owned = (uint8_t)owned;
     f.n = n;
     f.cls = cls;
     f.bytes = f.remaining = bytes;
@@ -265,6 +296,17 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
     }
     net->started++;
     engine_schedule(net->eng, latency, activate, net, slot);
+}
+
+void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
+              NetDoneFn done, void *ctx, uint64_t arg) {
+    flow_start(net, g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1)), TRUE, n, bytes, latency,
+               cls, done, ctx, arg);
+}
+
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
+                       int cls, NetDoneFn done, void *ctx, uint64_t arg) {
+    flow_start(net, loads, FALSE, n, bytes, latency, cls, done, ctx, arg);
 }
 
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
@@ -295,15 +337,22 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
                     break;
                 }
         }
-        if (net->sharing)
-            mark_dirty(net, f->loads, f->n);
+        if (net->sharing) { /* a link it leaves empty changes nobody's rate */
+            gboolean others = FALSE;
+            for (int i = 0; i < f->n && !others; i++)
+                others = net->links[f->loads[i].link]->flows->len > 0;
+            if (others)
+                mark_dirty(net, f->loads, f->n);
+        }
     }
     NetDoneFn done = f->done;
     void *dctx = f->ctx;
     uint64_t darg = f->arg;
     f->done = NULL;
     f->live = FALSE;
-    g_clear_pointer(&f->loads, g_free);
+    if (f->owned)
+        g_free((NetLoad *)f->loads);
+    f->loads = NULL;
     g_array_append_val(net->free_slots, slot);
     done(dctx, darg);
 }

@@ -42,6 +42,10 @@ void net_set_sharing(Network *net, gboolean on);
 void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
               NetDoneFn done, void *ctx, uint64_t arg);
 
+/* The same with loads the caller keeps unchanged until the flow is done (no copy). */
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
+                       int cls, NetDoneFn done, void *ctx, uint64_t arg);
+
 /* One transfer along the minimal path from GPU src to GPU dst, after `latency`. */
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
                   NetDoneFn done, void *ctx, uint64_t arg);
