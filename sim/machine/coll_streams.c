@@ -14,6 +14,7 @@ typedef struct {
     CollAlgo algo;
     CollOp op;
     int phase, rep_node;
+    int copies, stride; /* coll_streams_loads_copies; 1, 0 for one group */
     CollShape shape;
     NetLoad *loads; /* owned */
     int nl;
@@ -305,23 +306,59 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const i
     return s;
 }
 
-const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *cg, CollAlgo algo, CollOp op,
+const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
+    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
+}
+
+const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, CollAlgo algo,
+                                         CollOp op, int phase, int rep_node, int copies, int stride,
+                                         CollShape *shape, int *nl) {
     Group *g = (Group *)cg; /* its phase list grows */
+    if (copies <= 1)
+        stride = 0;
     for (guint i = 0; i < g->phases->len; i++) {
         const PhaseSet *ps = &g_array_index(g->phases, PhaseSet, i);
-        if (ps->algo == algo && ps->op == op && ps->phase == phase && ps->rep_node == rep_node) {
+        if (ps->algo == algo && ps->op == op && ps->phase == phase && ps->rep_node == rep_node &&
+            ps->copies == MAX(copies, 1) && ps->stride == stride) {
             *shape = ps->shape;
             *nl = ps->nl;
             return ps->loads;
         }
     }
-    PhaseSet ps = {.algo = algo, .op = op, .phase = phase, .rep_node = rep_node};
-    cs->rep_node = rep_node;
-    ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
-    cs->rep_node = -1;
-    const NetLoad *built = net_loads_get(cs->net, &ps.nl);
-    ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+    PhaseSet ps = {.algo = algo,
+                   .op = op,
+                   .phase = phase,
+                   .rep_node = rep_node,
+                   .copies = MAX(copies, 1),
+                   .stride = stride};
+    if (copies <= 1) {
+        cs->rep_node = rep_node;
+        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        cs->rep_node = -1;
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+    } else { /* each copy's own loads (cached with its group), summed */
+        g_autofree int *m = g_new(int, g->n);
+        GArray *parts = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+        for (int j = 0; j < copies; j++) {
+            for (int i = 0; i < g->n; i++)
+                m[i] = g->members[i] + j * stride;
+            const CollGroup *gj = coll_streams_group(cs, m, g->n, g->keep_order);
+            CollShape sj;
+            int nj;
+            const NetLoad *lj = coll_streams_loads(cs, gj, algo, op, phase, rep_node, &sj, &nj);
+            if (j == 0)
+                ps.shape = sj;
+            g_array_append_vals(parts, lj, (guint)nj);
+        }
+        net_loads_reset(cs->net);
+        net_loads_add(cs->net, (const NetLoad *)parts->data, (int)parts->len);
+        g_array_unref(parts);
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        g = (Group *)cg; /* the table may have grown; the group itself did not move */
+    }
     g_array_append_val(g->phases, ps);
     *shape = ps.shape;
     *nl = ps.nl;

@@ -50,6 +50,15 @@ const int *coll_group_ring(const CollGroup *g);
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl);
 
+/* The same for `copies` groups run as one flow: copy j's members are the group's plus j x stride
+ * (GPU ids), in the same order; the loads are the sum of every copy's (a link two copies cross
+ * weighs both), the shape copy 0's. For ranks simulated by one representative whose peers run
+ * the same program on GPUs the topology treats alike (executor.c, exec_rep_index). copies 1 is
+ * coll_streams_loads. */
+const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, CollAlgo algo,
+                                         CollOp op, int phase, int rep_node, int copies, int stride,
+                                         CollShape *shape, int *nl);
+
 /* Into the network's load builder (after net_loads_reset): one stream from GPU a to GPU b,
  * leaving a's node by NIC nic_out and entering b's by nic_in (-1: the GPU's own), in the
  * symmetric form for rep_node (-1: every node). Not cached (the detailed mode's ring steps). */

@@ -30,10 +30,11 @@ typedef struct {
     CollOp op;
     CollChoice choice;
     int cls;
-    int phase, phases; /* hierarchical: 3 */
-    int step, steps;   /* detailed ring */
-    int rep_node;      /* symmetric form: the only node whose local links are loaded, or -1 */
-    int pending;       /* flows in flight of the current phase or step */
+    int phase, phases;  /* hierarchical: 3 */
+    int step, steps;    /* detailed ring */
+    int rep_node;       /* symmetric form: the only node whose local links are loaded, or -1 */
+    int copies, stride; /* coll_start_copies: the group and copies - 1 shifted by stride GPUs */
+    int pending;        /* flows in flight of the current phase or step */
     int n;
     const CollGroup *group; /* the members, their ring and loads (coll_streams) */
     const int *ring;        /* members in ring order (the group's) */
@@ -425,7 +426,9 @@ static void start_phase(Collectives *c, guint slot) {
             const int *r = in->ch.ring + e / n * n, *nic = in->ch.nic + e / n * 2;
             int i = e % n;
             net_loads_reset(c->net);
-            coll_streams_edge(c->streams, r[i], r[(i + 1) % n], nic[0], nic[1], in->rep_node);
+            for (int j = 0; j < in->copies; j++)
+                coll_streams_edge(c->streams, r[i] + j * in->stride,
+                                  r[(i + 1) % n] + j * in->stride, nic[0], nic[1], in->rep_node);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency +
@@ -436,8 +439,9 @@ static void start_phase(Collectives *c, guint slot) {
     }
     CollShape s;
     int nl;
-    const NetLoad *loads = coll_streams_loads(c->streams, in->group, in->choice.algo, in->op,
-                                              in->phase, in->rep_node, &s, &nl);
+    const NetLoad *loads =
+        coll_streams_loads_copies(c->streams, in->group, in->choice.algo, in->op, in->phase,
+                                  in->rep_node, in->copies, in->stride, &s, &nl);
     double sb = coll_shape_bytes(&s, in->bytes);
     SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                     : shape_latency(sp, in->choice.algo, in->choice.proto, &s);
@@ -466,8 +470,15 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
 
 void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
                           int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
-    g_assert(n >= 1);
+    coll_start_copies(c, op, members, n, 1, 0, bytes, cls, rep, done, ctx, arg);
+}
+
+void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
+                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
+    g_assert(n >= 1 && copies >= 1);
     Instance in = {0};
+    in.copies = copies;
+    in.stride = copies > 1 ? stride : 0;
     in.rep_node = rep >= 0 ? rep / topo_gpus_per_node(c->topo) : -1;
     in.op = op;
     in.cls = cls;

@@ -175,6 +175,11 @@ void net_loads_add_path(Network *net, const TopoPath *path) {
     load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
 }
 
+void net_loads_add(Network *net, const NetLoad *loads, int n) {
+    for (int i = 0; i < n; i++)
+        load_add(net, loads[i].link, loads[i].weight);
+}
+
 const NetLoad *net_loads_get(Network *net, int *n) {
     *n = (int)net->builder->len;
     return (const NetLoad *)net->builder->data;

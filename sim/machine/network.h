@@ -55,6 +55,8 @@ void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency,
  * net_loads_reset, then net_loads_add_path for each stream, then net_loads_get. */
 void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);
+/* Add loads (weights of links already in the builder add up). */
+void net_loads_add(Network *net, const NetLoad *loads, int n);
 const NetLoad *net_loads_get(Network *net, int *n);
 
 /* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),

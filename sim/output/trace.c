@@ -48,7 +48,7 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 static gboolean simulated(const Trace *t, int rank) {
-    return !t->dedup || rank / t->sc->tp % t->sc->dp == 0;
+    return exec_rep_index(t->sc, t->dedup, rank) >= 0;
 }
 
 /* "all" or "0-7,64,72-79" into a flag per rank. */
@@ -287,9 +287,13 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
     for (guint i = 0; i < t->ranks->len; i++) {
         const RankTrace *rt = &g_array_index(t->ranks, RankTrace, i);
         int r = rt->rank;
-        g_autofree char *name = g_strdup_printf(
-            "rank %d: stage %d, tp %d, dp %d%s", r, r / (sc->dp * sc->tp), r % sc->tp,
-            r / sc->tp % sc->dp, t->dedup && sc->dp > 1 ? " (stands for every DP replica)" : "");
+        g_autofree char *name =
+            g_strdup_printf("rank %d: stage %d, tp %d, dp %d%s", r, r / (sc->dp * sc->tp),
+                            r % sc->tp, r / sc->tp % sc->dp,
+                            !t->dedup                     ? ""
+                            : exec_tp_interchangeable(sc) ? " (stands for its TP group)"
+                            : sc->dp > 1                  ? " (stands for every DP replica)"
+                                                          : "");
         metadata(t, "process_name", r, -1, "name", name, 0);
         metadata(t, "process_sort_index", r, -1, "sort_index", NULL, r);
         for (int s = 0; s <= TRACE_HOST_TID; s++) {

@@ -61,6 +61,7 @@ struct Executor {
     const Scenario *sc;
     Stats *st;
     gboolean dedup;
+    gboolean dedup_tp; /* one rank per tensor-parallel group too (exec_tp_interchangeable) */
     int nsim;
     int *job_rank; /* simulated index -> job rank */
     RankState *rs;
@@ -75,12 +76,50 @@ struct Executor {
     GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
-static int sim_index(const Executor *ex, int rank) {
-    if (!ex->dedup)
+/* --- representatives ------------------------------------------------------------------------
+ * Which ranks a run simulates. Ranks are numbered stage x dp x tp + dp index x tp + tp index
+ * (workload.c). */
+
+gboolean exec_tp_interchangeable(const Scenario *sc) {
+    const TopologySpec *ts = &sc->topo;
+    if (sc->tp <= 1 || sc->dp != 1 || ts->gpus_per_node % sc->tp != 0)
+        return FALSE;
+    if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
+        return FALSE;
+    if (sc->nodes > 1) {
+        if (ts->nics != ts->gpus_per_node ||
+            (ts->fabric != FABRIC_FAT_TREE && ts->fabric != FABRIC_FLAT))
+            return FALSE;
+        for (int k = 0; k < ts->nics; k++)
+            if (ts->nic_gpu[k] != k)
+                return FALSE;
+    }
+    return TRUE;
+}
+
+int exec_rep_index(const Scenario *sc, gboolean dedup, int rank) {
+    if (!dedup)
         return rank;
-    if (workload_dp_index(ex->wl, rank) != 0)
+    int t = rank % sc->tp, d = rank / sc->tp % sc->dp, stage = rank / (sc->dp * sc->tp);
+    if (d != 0)
         return -1;
-    return workload_stage_of(ex->wl, rank) * ex->sc->tp + workload_tp_index(ex->wl, rank);
+    if (exec_tp_interchangeable(sc))
+        return t == 0 ? stage : -1;
+    return stage * sc->tp + t;
+}
+
+int exec_sim_count(const Scenario *sc, gboolean dedup, int *weight) {
+    if (!dedup) {
+        *weight = 1;
+        return sc->gpus;
+    }
+    gboolean tp = exec_tp_interchangeable(sc);
+    *weight = sc->dp * (tp ? sc->tp : 1);
+    return tp ? sc->pp : sc->tp * sc->pp;
+}
+
+static int sim_index(const Executor *ex, int rank) {
+    return exec_rep_index(ex->sc, ex->dedup, rank);
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -92,7 +131,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->sc = sc;
     ex->st = st;
     ex->dedup = dedup;
-    ex->nsim = dedup ? sc->tp * sc->pp : sc->gpus;
+    ex->dedup_tp = dedup && exec_tp_interchangeable(sc);
+    int weight;
+    ex->nsim = exec_sim_count(sc, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if (sim_index(ex, r) >= 0)
@@ -266,7 +307,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
     int n = workload_group_size(ex->wl, dim);
     int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
-    int expected = ex->dedup && dim == DIM_DP ? 1 : n;
+    int expected = (ex->dedup && dim == DIM_DP) || (ex->dedup_tp && dim == DIM_TP) ? 1 : n;
     StreamId s = t->stream;
     if (++ex->arrived[s][group] < expected)
         return;
@@ -346,8 +387,9 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
     observe_begin(ex, recv_i, rs);
-    coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
-               (uint64_t)recv_i << 1 | (uint64_t)dir);
+    /* one tensor-parallel representative: its peers' sends (the next GPUs) in the same flow */
+    coll_start_copies(ex->coll, COLL_SEND, ends, 2, ex->dedup_tp ? ex->sc->tp : 1, 1, t->bytes,
+                      DIM_PP, -1, on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {

@@ -71,8 +71,8 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
-    int nsim = dd ? sc->tp * sc->pp : sc->gpus;
-    run->st = stats_new(nsim, dd ? sc->dp : 1, sc->gpus);
+    int weight, nsim = exec_sim_count(sc, dd, &weight);
+    run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
     if (!exec_run(run->ex, err))
