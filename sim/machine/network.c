@@ -36,18 +36,45 @@ typedef struct {
     uint32_t weight;
 } Crossing;
 
+/* A link in use: in one array in the order first used (Network.lk), found through dense_of.
+ * The fields the solver walks come first; the byte counts live apart (LinkStat). */
 typedef struct {
-    GArray *flows; /* Crossing: live flows on this link */
-    double cap;    /* bytes/s */
-    double bytes[NET_CLASSES];
+    Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
+    uint32_t nfl, cfl;
+    uint32_t stamp;        /* solver visit mark */
+    int32_t id;            /* topology link id */
+    double cap;            /* bytes/s */
     double cap_left, wsum; /* solver scratch */
-    uint32_t stamp;
 } Link;
 
 typedef struct {
+    double bytes[NET_CLASSES]; /* carried, by traffic class */
+} LinkStat;
+
+typedef struct {
     double share;
-    int32_t link;
+    int32_t link; /* topology id: ties go to the lowest */
+    uint32_t d;   /* its index in Network.lk */
 } HeapItem;
+
+/* Growable arrays of plain values for the solver's inner loops (an inline push, no call). */
+typedef struct {
+    uint32_t *v;
+    uint32_t n, cap;
+} Vec;
+
+static inline void vec_push(Vec *a, uint32_t x) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(uint32_t, a->v, a->cap);
+    }
+    a->v[a->n++] = x;
+}
+
+typedef struct {
+    HeapItem *v;
+    uint32_t n, cap;
+} HeapVec;
 
 struct Network {
     Engine *eng;
@@ -55,14 +82,17 @@ struct Network {
     gboolean sharing;
     GArray *flows;      /* Flow, by slot */
     GArray *free_slots; /* guint32 */
-    Link **links;       /* by link id, allocated on first use */
+    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
+    Link *lk;           /* links in use, in the order first used */
+    LinkStat *lstat;    /* the same order */
+    uint32_t nlk, clk;  /* in use, allocated */
     int32_t nlinks;
-    GArray *touched; /* int32 ids of allocated links, for statistics */
-    GArray *dirty;   /* int32 link ids changed since the last solve */
+    Vec dirty; /* lk indices changed since the last solve */
     gboolean solve_pending;
     uint32_t stamp;
-    /* solver scratch */
-    GArray *stack, *comp_links, *comp_flows, *heap;
+    /* solver scratch: lk indices, flow slots, links by fair share */
+    Vec stack, comp_links, comp_flows;
+    HeapVec heap;
     /* load builder */
     int32_t *slot_of; /* link -> index in builder, -1 */
     GArray *builder;  /* NetLoad */
@@ -79,13 +109,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->nlinks = topo_links(topo);
-    net->links = g_new0(Link *, net->nlinks);
-    net->touched = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->dirty = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->stack = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->comp_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
+    net->dense_of = g_new(int32_t, MAX(net->nlinks, 1));
+    memset(net->dense_of, 0xff, sizeof(int32_t) * MAX(net->nlinks, 1));
     net->slot_of = g_new(int32_t, net->nlinks);
     if (net->nlinks > 0) /* a one-GPU machine has no links, and g_new(.., 0) is NULL */
         memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
@@ -101,21 +126,19 @@ void net_free(Network *net) {
     for (guint i = 0; i < net->flows->len; i++)
         if (g_array_index(net->flows, Flow, i).owned)
             g_free((NetLoad *)g_array_index(net->flows, Flow, i).loads);
-    for (guint i = 0; i < net->touched->len; i++) {
-        Link *l = net->links[g_array_index(net->touched, int32_t, i)];
-        g_array_unref(l->flows);
-        g_free(l);
-    }
-    g_free(net->links);
+    for (uint32_t i = 0; i < net->nlk; i++)
+        g_free(net->lk[i].fl);
+    g_free(net->lk);
+    g_free(net->lstat);
+    g_free(net->dense_of);
     g_free(net->slot_of);
     g_array_unref(net->flows);
     g_array_unref(net->free_slots);
-    g_array_unref(net->touched);
-    g_array_unref(net->dirty);
-    g_array_unref(net->stack);
-    g_array_unref(net->comp_links);
-    g_array_unref(net->comp_flows);
-    g_array_unref(net->heap);
+    g_free(net->dirty.v);
+    g_free(net->stack.v);
+    g_free(net->comp_links.v);
+    g_free(net->comp_flows.v);
+    g_free(net->heap.v);
     g_array_unref(net->builder);
     g_free(net);
 }
@@ -132,15 +155,34 @@ uint64_t net_solves(const Network *net) {
     return net->solves;
 }
 
-static Link *link_get(Network *net, int32_t id) {
-    Link *l = net->links[id];
-    if (!l) {
-        l = net->links[id] = g_new0(Link, 1);
-        l->flows = g_array_new(FALSE, FALSE, sizeof(Crossing));
-        l->cap = topo_link_capacity(net->topo, id);
-        g_array_append_val(net->touched, id);
+/* The lk index of link id, making it on first use (lk may move: hold indices, not pointers). */
+static uint32_t link_dense(Network *net, int32_t id) {
+    int32_t d = net->dense_of[id];
+    if (d >= 0)
+        return (uint32_t)d;
+    if (net->nlk == net->clk) {
+        net->clk = net->clk ? 2 * net->clk : 256;
+        net->lk = g_renew(Link, net->lk, net->clk);
+        net->lstat = g_renew(LinkStat, net->lstat, net->clk);
     }
-    return l;
+    d = (int32_t)net->nlk++;
+    net->lk[d] = (Link){.id = id, .cap = topo_link_capacity(net->topo, id)};
+    net->lstat[d] = (LinkStat){{0}};
+    net->dense_of[id] = d;
+    return (uint32_t)d;
+}
+
+/* A link already in use. */
+static inline Link *link_at(const Network *net, int32_t id) {
+    return &net->lk[net->dense_of[id]];
+}
+
+static void crossing_add(Link *l, Crossing c) {
+    if (l->nfl == l->cfl) {
+        l->cfl = l->cfl ? 2 * l->cfl : 4;
+        l->fl = g_renew(Crossing, l->fl, l->cfl);
+    }
+    l->fl[l->nfl++] = c;
 }
 
 /* --- load builder -------------------------------------------------------------------------- */
@@ -219,7 +261,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg);
 
 static void mark_dirty(Network *net, const NetLoad *loads, int n) {
     for (int i = 0; i < n; i++)
-        g_array_append_val(net->dirty, loads[i].link);
+        vec_push(&net->dirty, (uint32_t)net->dense_of[loads[i].link]);
     if (!net->solve_pending) {
         net->solve_pending = TRUE;
         engine_schedule(net->eng, 0, on_solve, net, 0);
@@ -233,7 +275,7 @@ static double lone_rate(const Network *net, const Flow *f) {
     double best = 0;
     int32_t best_link = -1;
     for (int i = 0; i < f->n; i++) {
-        const Link *l = net->links[f->loads[i].link];
+        const Link *l = link_at(net, f->loads[i].link);
         double share = l->cap / (double)f->loads[i].weight;
         if (best_link < 0 || share < best || (share == best && f->loads[i].link < best_link)) {
             best = share;
@@ -242,7 +284,7 @@ static double lone_rate(const Network *net, const Flow *f) {
     }
     for (int i = 0; i < f->n; i++)
         if (f->loads[i].link == best_link)
-            return MAX(net->links[best_link]->cap, 0.0) * net->dunit / (double)f->loads[i].weight;
+            return MAX(link_at(net, best_link)->cap, 0.0) * net->dunit / (double)f->loads[i].weight;
     g_assert_not_reached();
 }
 
@@ -260,9 +302,10 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     gboolean alone = TRUE; /* no other flow on any of its links */
     for (int i = 0; i < f->n; i++) {
         Crossing c = {(uint32_t)slot, f->loads[i].weight};
-        GArray *on = link_get(net, f->loads[i].link)->flows;
-        g_array_append_val(on, c);
-        alone = alone && on->len == 1;
+        uint32_t d = link_dense(net, f->loads[i].link); /* before reading lk: it may move */
+        Link *l = &net->lk[d];
+        crossing_add(l, c);
+        alone = alone && l->nfl == 1;
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
@@ -334,18 +377,19 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         return; /* superseded by a rate change */
     if (f->live) {
         for (int i = 0; i < f->n; i++) {
-            Link *l = net->links[f->loads[i].link];
-            l->bytes[f->cls] += f->bytes * f->loads[i].weight / net->dunit;
-            for (guint k = 0; k < l->flows->len; k++)
-                if (g_array_index(l->flows, Crossing, k).flow == slot) {
-                    g_array_remove_index_fast(l->flows, k);
+            uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
+            Link *l = &net->lk[d];
+            net->lstat[d].bytes[f->cls] += f->bytes * f->loads[i].weight / net->dunit;
+            for (uint32_t k = 0; k < l->nfl; k++)
+                if (l->fl[k].flow == slot) { /* the last takes its place */
+                    l->fl[k] = l->fl[--l->nfl];
                     break;
                 }
         }
         if (net->sharing) { /* a link it leaves empty changes nobody's rate */
             gboolean others = FALSE;
             for (int i = 0; i < f->n && !others; i++)
-                others = net->links[f->loads[i].link]->flows->len > 0;
+                others = link_at(net, f->loads[i].link)->nfl > 0;
             if (others)
                 mark_dirty(net, f->loads, f->n);
         }
@@ -364,73 +408,78 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
 
 /* --- the solver ---------------------------------------------------------------------------- */
 
-static void heap_push(GArray *h, double share, int32_t link) {
-    HeapItem it = {share, link};
-    g_array_append_val(h, it);
-    HeapItem *a = (HeapItem *)h->data;
-    guint i = h->len - 1;
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (a[p].share < a[i].share || (a[p].share == a[i].share && a[p].link <= a[i].link))
-            break;
-        HeapItem t = a[p];
-        a[p] = a[i];
-        a[i] = t;
-        i = p;
-    }
+static inline gboolean item_before(const HeapItem *a, const HeapItem *b) {
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
 }
 
-static HeapItem heap_pop(GArray *h) {
-    HeapItem *a = (HeapItem *)h->data;
-    HeapItem top = a[0];
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    guint n = h->len, i = 0;
+static void heap_push(HeapVec *h, double share, int32_t link, uint32_t d) {
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 64;
+        h->v = g_renew(HeapItem, h->v, h->cap);
+    }
+    HeapItem *a = h->v, it = {share, link, d};
+    uint32_t i = h->n++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!item_before(&it, &a[p]))
+            break;
+        a[i] = a[p];
+        i = p;
+    }
+    a[i] = it;
+}
+
+static HeapItem heap_pop(HeapVec *h) {
+    HeapItem *a = h->v;
+    HeapItem top = a[0], last = a[--h->n];
+    uint32_t n = h->n, i = 0;
     for (;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n &&
-            (a[l].share < a[m].share || (a[l].share == a[m].share && a[l].link < a[m].link)))
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        const HeapItem *mp = &last;
+        if (l < n && item_before(&a[l], mp)) {
             m = l;
-        if (r < n &&
-            (a[r].share < a[m].share || (a[r].share == a[m].share && a[r].link < a[m].link)))
+            mp = &a[l];
+        }
+        if (r < n && item_before(&a[r], mp))
             m = r;
         if (m == i)
             break;
-        HeapItem t = a[m];
-        a[m] = a[i];
-        a[i] = t;
+        a[i] = a[m];
         i = m;
     }
+    if (n > 0)
+        a[i] = last;
     return top;
 }
 
 /* Collect the links and flows connected to the dirty links. */
 static void collect_component(Network *net) {
     uint32_t st = ++net->stamp;
-    g_array_set_size(net->comp_links, 0);
-    g_array_set_size(net->comp_flows, 0);
-    g_array_set_size(net->stack, 0);
-    for (guint i = 0; i < net->dirty->len; i++)
-        g_array_append_val(net->stack, g_array_index(net->dirty, int32_t, i));
-    g_array_set_size(net->dirty, 0);
-    while (net->stack->len) {
-        int32_t id = g_array_index(net->stack, int32_t, net->stack->len - 1);
-        g_array_set_size(net->stack, net->stack->len - 1);
-        Link *l = net->links[id];
+    net->comp_links.n = 0;
+    net->comp_flows.n = 0;
+    net->stack.n = 0;
+    for (uint32_t i = 0; i < net->dirty.n; i++)
+        vec_push(&net->stack, net->dirty.v[i]);
+    net->dirty.n = 0;
+    while (net->stack.n) {
+        uint32_t d = net->stack.v[--net->stack.n];
+        Link *l = &net->lk[d];
         if (l->stamp == st)
             continue;
         l->stamp = st;
-        g_array_append_val(net->comp_links, id);
-        for (guint k = 0; k < l->flows->len; k++) {
-            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+        vec_push(&net->comp_links, d);
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
             if (f->stamp == st)
                 continue;
             f->stamp = st;
-            g_array_append_val(net->comp_flows, fs);
-            for (int i = 0; i < f->n; i++)
-                if (net->links[f->loads[i].link]->stamp != st)
-                    g_array_append_val(net->stack, f->loads[i].link);
+            vec_push(&net->comp_flows, fs);
+            for (int i = 0; i < f->n; i++) {
+                uint32_t m = (uint32_t)net->dense_of[f->loads[i].link];
+                if (net->lk[m].stamp != st)
+                    vec_push(&net->stack, m);
+            }
         }
     }
 }
@@ -443,38 +492,38 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     net->solves++;
     collect_component(net);
     /* bring progress up to now, reset scratch */
-    for (guint i = 0; i < net->comp_flows->len; i++) {
-        Flow *f = &g_array_index(net->flows, Flow, g_array_index(net->comp_flows, guint32, i));
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
+        Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
         if (f->rate > 0 && now > f->last)
             f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
         f->last = now;
         f->fixed = FALSE;
     }
-    g_array_set_size(net->heap, 0);
-    for (guint i = 0; i < net->comp_links->len; i++) {
-        int32_t id = g_array_index(net->comp_links, int32_t, i);
-        Link *l = net->links[id];
+    HeapVec *h = &net->heap;
+    h->n = 0;
+    for (uint32_t i = 0; i < net->comp_links.n; i++) {
+        uint32_t d = net->comp_links.v[i];
+        Link *l = &net->lk[d];
         l->cap_left = l->cap;
         l->wsum = 0;
-        for (guint k = 0; k < l->flows->len; k++)
-            l->wsum += g_array_index(l->flows, Crossing, k).weight;
+        for (uint32_t k = 0; k < l->nfl; k++)
+            l->wsum += l->fl[k].weight;
         if (l->wsum > 0)
-            heap_push(net->heap, l->cap_left / l->wsum, id);
+            heap_push(h, l->cap_left / l->wsum, l->id, d);
     }
-    GArray *h = net->heap;
-    while (h->len) {
+    while (h->n) {
         HeapItem it = heap_pop(h);
-        Link *l = net->links[it.link];
+        Link *l = &net->lk[it.d];
         if (l->wsum <= 0)
             continue;
         double share = MAX(l->cap_left, 0.0) / l->wsum;
         double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
         if (share > it.share * (1 + 1e-12) + 1e-300) {              /* stale entry: re-file */
-            heap_push(h, share, it.link);
+            heap_push(h, share, it.link, it.d);
             continue;
         }
-        for (guint k = 0; k < l->flows->len; k++) {
-            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
             if (f->fixed)
                 continue;
@@ -483,11 +532,12 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
             for (int i = 0; i < f->n; i++) {
-                Link *m = net->links[f->loads[i].link];
+                uint32_t md = (uint32_t)net->dense_of[f->loads[i].link];
+                Link *m = &net->lk[md];
                 m->cap_left -= f->rate * f->loads[i].weight / net->dunit;
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0)
-                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link);
+                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
             }
             if (old != f->rate || old == 0)
                 schedule_finish(net, fs);
@@ -506,13 +556,12 @@ static gint cmp_stat(gconstpointer a, gconstpointer b) {
 
 GArray *net_busiest_links(const Network *net, int max) {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(NetLinkStat));
-    for (guint i = 0; i < net->touched->len; i++) {
-        int32_t id = g_array_index(net->touched, int32_t, i);
-        const Link *l = net->links[id];
-        NetLinkStat s = {id, 0, 0, {0}};
+    for (uint32_t i = 0; i < net->nlk; i++) {
+        const Link *l = &net->lk[i];
+        NetLinkStat s = {l->id, 0, 0, {0}};
         for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = l->bytes[c];
-            s.bytes += l->bytes[c];
+            s.by_class[c] = net->lstat[i].bytes[c];
+            s.bytes += net->lstat[i].bytes[c];
         }
         s.busy_s = s.bytes / l->cap;
         if (s.bytes > 0)
