@@ -16,8 +16,9 @@ typedef struct {
     int phase, rep_node;
     int copies, stride; /* coll_streams_loads_copies; 1, 0 for one group */
     CollShape shape;
-    NetLoad *loads; /* owned */
+    NetLoad *loads; /* owned unless borrowed from another phase set of the group */
     int nl;
+    gboolean owned;
 } PhaseSet;
 
 struct CollGroup {
@@ -37,6 +38,7 @@ struct CollStreams {
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
     GArray *scratch;         /* int */
     int rep_node;            /* while building: the symmetric form's node, -1 = all */
+    gboolean shape_only;     /* while building: the shape, not the loads */
 };
 
 static guint group_hash(gconstpointer k) {
@@ -53,7 +55,8 @@ static gboolean group_equal(gconstpointer a, gconstpointer b) {
 static void group_free(gpointer p) {
     Group *g = p;
     for (guint i = 0; i < g->phases->len; i++)
-        g_free(g_array_index(g->phases, PhaseSet, i).loads);
+        if (g_array_index(g->phases, PhaseSet, i).owned)
+            g_free(g_array_index(g->phases, PhaseSet, i).loads);
     g_array_unref(g->phases);
     g_free(g->members);
     g_free(g->ring);
@@ -167,7 +170,8 @@ void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, i
 }
 
 static void add_edge_nics(CollStreams *cs, int a, int b, int nic_out, int nic_in) {
-    coll_streams_edge(cs, a, b, nic_out, nic_in, cs->rep_node);
+    if (!cs->shape_only)
+        coll_streams_edge(cs, a, b, nic_out, nic_in, cs->rep_node);
 }
 
 static void add_edge(CollStreams *cs, int a, int b) {
@@ -306,6 +310,13 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const i
     return s;
 }
 
+/* Ring allreduce, allgather and reduce-scatter move over the same edges (the channels' rings),
+ * so they load the same links alike; only their shapes differ. */
+static gboolean ring_edges(CollAlgo algo, CollOp op) {
+    return algo == ALGO_RING &&
+           (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER);
+}
+
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
     return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
@@ -332,12 +343,26 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
                    .rep_node = rep_node,
                    .copies = MAX(copies, 1),
                    .stride = stride};
-    if (copies <= 1) {
+    const PhaseSet *twin = NULL; /* a phase set over the same edges */
+    for (guint i = 0; i < g->phases->len && ring_edges(algo, op); i++) {
+        const PhaseSet *o = &g_array_index(g->phases, PhaseSet, i);
+        if (ring_edges(o->algo, o->op) && o->rep_node == rep_node && o->copies == ps.copies &&
+            o->stride == stride && o->owned)
+            twin = o;
+    }
+    if (twin) {
+        cs->shape_only = TRUE;
+        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        cs->shape_only = FALSE;
+        ps.loads = twin->loads;
+        ps.nl = twin->nl;
+    } else if (copies <= 1) {
         cs->rep_node = rep_node;
         ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
         cs->rep_node = -1;
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
     } else { /* each copy's own loads (cached with its group), summed */
         g_autofree int *m = g_new(int, g->n);
         GArray *parts = g_array_new(FALSE, FALSE, sizeof(NetLoad));
@@ -357,6 +382,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         g_array_unref(parts);
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
         g = (Group *)cg; /* the table may have grown; the group itself did not move */
     }
     g_array_append_val(g->phases, ps);
