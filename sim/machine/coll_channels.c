@@ -122,15 +122,26 @@ static void rotated_rings(const Topology *t, const int *ring, int n, int C, int 
         }
 }
 
-void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out) {
+/* The topology file's rings that the channels follow, NULL when they rotate the ring. */
+static const GArray *listed_rings(const Topology *t, int n, int nodes) {
     const CollSpec *sp = &topo_spec(t)->coll;
+    if (n != nodes * topo_gpus_per_node(t)) /* not every node whole */
+        return NULL;
+    return nodes == 1 ? (sp->rings_node ? sp->rings_node : sp->rings_nodes)
+                      : (sp->rings_nodes ? sp->rings_nodes : sp->rings_node);
+}
+
+int coll_channels_count(const Topology *t, const int *ring, int n) {
+    int nodes = coll_count_nodes(t, ring, n);
+    const GArray *list = listed_rings(t, n, nodes);
+    return list ? (int)list->len : nodes > 1 ? topo_spec(t)->coll.channels : 1;
+}
+
+void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out) {
     int g = topo_gpus_per_node(t), nodes = coll_count_nodes(t, ring, n);
-    const GArray *list = NULL;
-    if (n == nodes * g) /* every node whole */
-        list = nodes == 1 ? (sp->rings_node ? sp->rings_node : sp->rings_nodes)
-                          : (sp->rings_nodes ? sp->rings_nodes : sp->rings_node);
+    const GArray *list = listed_rings(t, n, nodes);
     out->n = n;
-    out->C = list ? (int)list->len : nodes > 1 ? sp->channels : 1;
+    out->C = coll_channels_count(t, ring, n);
     out->ring = g_new(int, (size_t)out->C *n);
     out->nic = g_new(int, 2 * (size_t)out->C);
     for (int k = 0; k < out->C; k++) {

@@ -274,10 +274,13 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const i
     case COLL_ALLREDUCE:
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER: {
-        CollChannels ch;
-        coll_channels_build(c->topo, ring, n, &ch);
+        CollChannels ch = {0};
+        if (c->shape_only) /* the count alone */
+            ch.C = coll_channels_count(c->topo, ring, n);
+        else
+            coll_channels_build(c->topo, ring, n, &ch);
         for (int k = 0; k < ch.C; k++)
-            for (int i = 0; i < n; i++)
+            for (int i = 0; i < n && ch.ring; i++)
                 add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
                               ch.nic[2 * k + 1]);
         s.streams = ch.C;
