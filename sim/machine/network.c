@@ -23,9 +23,11 @@ typedef struct {
     double rate;      /* per stream, bytes/s; 0 until first solved */
     SimTime last;     /* when remaining was last brought up to date */
     uint32_t version;
-    uint32_t stamp; /* solver visit mark */
-    gboolean live;  /* on its links (after latency, until done) */
-    gboolean fixed; /* solver scratch */
+    uint32_t stamp;   /* solver visit mark */
+    uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
+    uint8_t ev_armed; /* ev is pending */
+    gboolean live;    /* on its links (after latency, until done) */
+    gboolean fixed;   /* solver scratch */
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
@@ -250,11 +252,18 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
 
+/* (Re)schedule a flow's completion; a pending one moves in place (no stale event left). */
 static void schedule_finish(Network *net, guint32 slot) {
     Flow *f = &g_array_index(net->flows, Flow, slot);
     f->version++;
     SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
-    engine_schedule(net->eng, dt, on_flow_done, net, (uint64_t)f->version << 32 | slot);
+    uint64_t arg = (uint64_t)f->version << 32 | slot;
+    if (f->ev_armed) {
+        engine_move(net->eng, f->ev, dt, arg);
+    } else {
+        f->ev = engine_schedule_movable(net->eng, dt, on_flow_done, net, arg);
+        f->ev_armed = 1;
+    }
 }
 
 static void on_solve(Engine *eng, void *ctx, uint64_t arg);
@@ -374,7 +383,8 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     guint32 slot = (guint32)(arg & 0xffffffffu), version = (guint32)(arg >> 32);
     Flow *f = &g_array_index(net->flows, Flow, slot);
     if (f->version != version || f->done == NULL)
-        return; /* superseded by a rate change */
+        return; /* superseded (a rate change moves the event: not expected) */
+    f->ev_armed = 0;
     if (f->live) {
         for (int i = 0; i < f->n; i++) {
             uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
