@@ -97,15 +97,20 @@ gboolean exec_tp_interchangeable(const Scenario *sc) {
     return TRUE;
 }
 
-int exec_rep_index(const Scenario *sc, gboolean dedup, int rank) {
+/* exec_rep_index with exec_tp_interchangeable's answer given (tp_rep). */
+static int rep_index(const Scenario *sc, gboolean dedup, gboolean tp_rep, int rank) {
     if (!dedup)
         return rank;
     int t = rank % sc->tp, d = rank / sc->tp % sc->dp, stage = rank / (sc->dp * sc->tp);
     if (d != 0)
         return -1;
-    if (exec_tp_interchangeable(sc))
+    if (tp_rep)
         return t == 0 ? stage : -1;
     return stage * sc->tp + t;
+}
+
+int exec_rep_index(const Scenario *sc, gboolean dedup, int rank) {
+    return rep_index(sc, dedup, dedup && exec_tp_interchangeable(sc), rank);
 }
 
 int exec_sim_count(const Scenario *sc, gboolean dedup, int *weight) {
@@ -119,7 +124,7 @@ int exec_sim_count(const Scenario *sc, gboolean dedup, int *weight) {
 }
 
 static int sim_index(const Executor *ex, int rank) {
-    return exec_rep_index(ex->sc, ex->dedup, rank);
+    return rep_index(ex->sc, ex->dedup, ex->dedup_tp, rank);
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
