@@ -32,6 +32,7 @@ static ModelOp gemm_op(int64_t batch, int64_t m, int64_t n, int64_t k, int e) {
                   batch,
                   FALSE,
                   OP_LEAD_N | OP_LEAD_K,
+                  FALSE,
                   FALSE};
     return op;
 }
@@ -505,13 +506,13 @@ END_TEST
 START_TEST(test_kernel_table) {
     g_autoptr(Scenario) sc = on_device("h100-sxm", NULL);
     const DeviceSpec *d = &sc->topo.device;
-    ModelOp sm = {"softmax", OP_REDUCTION, 0, 1e9, 0, 1024, 0, 1, TRUE, 0, FALSE};
+    ModelOp sm = {"softmax", OP_REDUCTION, 0, 1e9, 0, 1024, 0, 1, TRUE, 0, FALSE, FALSE};
     double t1k = device_op_cost(d, &sm, PREC_BF16).memory_s;
     sm.n = 4096;
     double t4k = device_op_cost(d, &sm, PREC_BF16).memory_s;
     ck_assert_double_eq_tol(t1k, 1e9 / (3.35e12 * 0.72), 1e-12);
     ck_assert_double_eq_tol(t4k, 1e9 / (3.35e12 * 0.39), 1e-12);
-    ModelOp rot = {"rotary", OP_ELEMENTWISE, 0, 1e9, 0, 0, 0, 1, FALSE, 0, FALSE}; /* class share */
+    ModelOp rot = {"rotary", OP_ELEMENTWISE, 0, 1e9, 0, 0, 0, 1, FALSE, 0, FALSE, FALSE};
     ck_assert_double_eq_tol(device_op_cost(d, &rot, PREC_BF16).memory_s, 1e9 / (3.35e12 * 0.89),
                             1e-12);
 }

@@ -127,6 +127,27 @@ START_TEST(test_layers_not_dividing_pp) {
 }
 END_TEST
 
+/* Megatron-LM's interleaved-schedule rules, each refused where it is written. */
+START_TEST(test_interleaved_rules) {
+    const char *n1[] = {"%s:7:19:", "16 model chunks do not divide the 24 layers", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: interleaved\n  virtual_stages: 4\n"
+                      "training:\n  grad_accum: 8\n",
+                 NULL, n1);
+    const char *n2[] = {"%s:9:15:", "micro-batches per iteration (6)", "multiple of pp 4", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: interleaved\n  virtual_stages: 2\n"
+                      "training:\n  grad_accum: 6\n",
+                 NULL, n2);
+    const char *n3[] = {"%s:6:13:", "needs pipeline parallelism (pp >= 2)", NULL};
+    expect_error(BASE "parallel:\n  pp: 1\n  schedule: interleaved\ntraining: {}\n", NULL, n3);
+    const char *n4[] = {"%s:6:19:", "virtual_stages 2 needs schedule: interleaved", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  virtual_stages: 2\ntraining: {}\n", NULL, n4);
+    const char *n5[] = {"%s:10:27:", "synchronize_each_layer is GPT-NeoX's", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: interleaved\ntraining:\n"
+                      "  grad_accum: 8\n  recompute: full\n  synchronize_each_layer: true\n",
+                 NULL, n5);
+}
+END_TEST
+
 /* A topology's collectives.rings: each ring lists every GPU of the node once; NICs exist. */
 static void expect_topology_error(const char *from, const char *to, const char *needle) {
     g_autofree char *src = g_build_filename(SIM_SOURCE_DIR, "topologies", "frontier.yaml", NULL);
@@ -251,10 +272,26 @@ START_TEST(test_infinite_quantity) {
 }
 END_TEST
 
+/* The exit status follows the error's domain and code: the input's faults (CONF_ERROR, an
+ * iteration past 64-bit picoseconds) are status 2, a deadlock the simulator's own (status 3),
+ * whatever the message says. */
+START_TEST(test_error_domains) {
+    g_autoptr(GError) conf = g_error_new(CONF_ERROR, CONF_ERROR_INVALID, "internal-looking text");
+    g_autoptr(GError) over = g_error_new(EXEC_ERROR, EXEC_ERROR_OVERFLOW, "x");
+    g_autoptr(GError) dead = g_error_new(EXEC_ERROR, EXEC_ERROR_DEADLOCK, "x");
+    g_autoptr(GError) other = g_error_new(G_FILE_ERROR, G_FILE_ERROR_FAILED, "x");
+    ck_assert(sim_error_is_input(conf));
+    ck_assert(sim_error_is_input(over));
+    ck_assert(!sim_error_is_input(dead));
+    ck_assert(!sim_error_is_input(other));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("errors");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_malformed_yaml);
+    tcase_add_test(tc, test_error_domains);
     tcase_add_test(tc, test_unknown_key);
     tcase_add_test(tc, test_wrong_unit);
     tcase_add_test(tc, test_negative_size);
@@ -264,6 +301,7 @@ int main(void) {
     tcase_add_test(tc, test_missing_model);
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
+    tcase_add_test(tc, test_interleaved_rules);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
     tcase_add_test(tc, test_deep_nesting);

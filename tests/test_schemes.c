@@ -265,7 +265,8 @@ START_TEST(test_tp_dedup_matches_all_ranks) {
                  {"1.3B_tp.yaml", tp}};
     for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autoptr(Scenario) sc = load_ok(cases[c].file, cases[c].sets);
-        ck_assert_msg(exec_tp_interchangeable(sc), "%s", cases[c].file);
+        g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
+        ck_assert_msg(exec_tp_interchangeable(sc, lay), "%s", cases[c].file);
         g_autoptr(SimRun) one = run_ok(sc, 1);
         g_autoptr(SimRun) all = run_ok(sc, 0);
         ck_assert_int_eq(sim_summary(one)->ranks_simulated, sc->pp);
@@ -282,10 +283,12 @@ START_TEST(test_tp_dedup_matches_all_ranks) {
     }
     const char *zero1[] = {"nodes=4", NULL};
     g_autoptr(Scenario) fr = load_ok("13B_tp8.yaml", zero1);
-    ck_assert(!exec_tp_interchangeable(fr)); /* Frontier */
+    g_autoptr(Layout) lay_fr = layout_new(workload_layout_shape(fr));
+    ck_assert(!exec_tp_interchangeable(fr, lay_fr)); /* Frontier */
     const char *dgx_dp[] = {"topology=dgx-a100", "nodes=4", NULL};
     g_autoptr(Scenario) dp = load_ok("13B_tp8.yaml", dgx_dp);
-    ck_assert(!exec_tp_interchangeable(dp)); /* DP 4 */
+    g_autoptr(Layout) lay_dp = layout_new(workload_layout_shape(dp));
+    ck_assert(!exec_tp_interchangeable(dp, lay_dp)); /* DP 4 */
 }
 END_TEST
 

@@ -92,12 +92,41 @@ START_TEST(test_ranking) {
 }
 END_TEST
 
+/* Under the interleaved schedule the search also tries the model chunks per stage: every v with
+ * pp x v dividing the 24 layers, micro-batches a multiple of pp; pp 1 runs 1F1B with v 1. */
+START_TEST(test_virtual_stages) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_interleaved.yaml", NULL);
+    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_interleaved.yaml"), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {1, 64, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    int seen_v[25] = {0};
+    for (int i = 0; i < sweep_points(sw); i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        int tp, pp, dp, zero, mb, accum, v;
+        char rc[16];
+        ck_assert_int_eq(sscanf(name,
+                                "tp=%d, pp=%d, dp=%d, zero=%d, micro_batch=%d, micro_batches=%d, "
+                                "recompute=%15[a-z], virtual_stages=%d",
+                                &tp, &pp, &dp, &zero, &mb, &accum, rc, &v),
+                         8);
+        ck_assert_msg(24 % (pp * v) == 0 && (pp == 1 ? v == 1 : accum % pp == 0), "%s", name);
+        seen_v[v]++;
+    }
+    for (int v = 1; v <= 6; v++) /* pp 2 reaches v 1, 2, 3, 4, 6, 12; pp 4 v 1, 2, 3, 6 */
+        ck_assert_msg(v == 5 ? seen_v[v] == 0 : seen_v[v] > 0, "v %d: %d layouts", v, seen_v[v]);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_enumeration);
     tcase_add_test(tc, test_ranking);
+    tcase_add_test(tc, test_virtual_stages);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -104,7 +104,7 @@ START_TEST(test_rows_are_single_runs) {
         for (guint k = 0; k < rows->len; k++) {
             const CommRow *cr = &g_array_index(rows, CommRow, k);
             g_autofree char *col = g_strdup_printf("%s_%s_volume_bytes", coll_op_name(cr->op),
-                                                   workload_dim_name(cr->dim));
+                                                   layout_dim_name(cr->dim));
             report_format_number(cr->volume_bytes, want);
             ck_assert_str_eq(f[column(sw, col)], want);
         }

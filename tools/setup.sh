@@ -3,12 +3,14 @@
 # into a build folder. Everything a fresh Debian machine lacks is installed here, nothing by hand.
 
 SIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SIM_PACKAGES=(gcc make cmake pkg-config libglib2.0-dev libyaml-dev check)
+# libjson-glib-dev: `sim import` reads DeepSpeed and Hugging Face JSON configs
+SIM_PACKAGES=(gcc make cmake pkg-config libglib2.0-dev libyaml-dev libjson-glib-dev check)
 # tools/plot: gnuplot with its cairo PNG terminal, no X11 (about 1 MB)
 SIM_PLOT_PACKAGES=(gnuplot-nox)
-# tools/test besides: json-glib to read the JSON the simulator writes (sweep rows, traces), the
-# plot test, and Open MPI for the MPI build of `sim sweep` and its 2-rank test
-SIM_TEST_PACKAGES=(libjson-glib-dev "${SIM_PLOT_PACKAGES[@]}" openmpi-bin libopenmpi-dev)
+# tools/test besides: the plot test, and Open MPI for the MPI build of `sim sweep` and its 2-rank
+# test (json-glib, which the suites also use to read the JSON the simulator writes, is a build
+# package above)
+SIM_TEST_PACKAGES=("${SIM_PLOT_PACKAGES[@]}" openmpi-bin libopenmpi-dev)
 # tools/fuzz: clang with its runtime libraries (libFuzzer and the sanitizers, only recommended by
 # clang, so named) and llvm-symbolizer for readable stack traces
 SIM_FUZZ_PACKAGES=(clang libclang-rt-dev llvm)
@@ -26,8 +28,8 @@ sim_install_deps() {
         done
     else
         command -v cmake >/dev/null && command -v pkg-config >/dev/null \
-            && pkg-config --exists glib-2.0 yaml-0.1 check || {
-            sim_log "setup: not a Debian system; install cmake, pkg-config, GLib, libyaml and Check"
+            && pkg-config --exists glib-2.0 yaml-0.1 json-glib-1.0 check || {
+            sim_log "setup: not a Debian system; install cmake, pkg-config, GLib, libyaml, json-glib and Check"
             return 1
         }
     fi

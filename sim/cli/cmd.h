@@ -23,4 +23,8 @@ int cmd_validate(int argc, char **argv);
 /* sim list [models|topologies|devices|scenarios]: what ships, by name (cmd_list.c). */
 int cmd_list(int argc, char **argv);
 
+/* sim import FILE [-o OUT] [options]: the scenario a GPT-NeoX, Megatron-LM, DeepSpeed or Hugging
+ * Face configuration implies (cmd_import.c). */
+int cmd_import(int argc, char **argv);
+
 #endif

@@ -159,10 +159,7 @@ int cmd_run(int argc, char **argv) {
     g_autoptr(SimRun) run = sim_run_observed(sc, dedup, trace ? trace_observer(trace) : NULL, &err);
     if (!run) {
         fprintf(stderr, "sim: %s\n", err->message);
-        return g_error_matches(err, CONF_ERROR, CONF_ERROR_INVALID) &&
-                       !g_str_has_prefix(err->message, "internal")
-                   ? 2
-                   : 3;
+        return sim_error_is_input(err) ? 2 : 3;
     }
     if (trace) {
         if (!ranks_spec && sim_summary(run)->ranks_simulated > trace_ranks(trace))

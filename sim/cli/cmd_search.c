@@ -55,23 +55,29 @@ static gboolean parse_ints(const char *s, GArray *out) {
 }
 
 static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity) {
-    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n", "rank",
-            "tp", "pp", "dp", "zero", "mb", "accum", "recompute", "iter s", "TFLOP/s", "MFU",
-            "mem GiB", "compute", "exp TP", "exp DP", "exp PP", "bubble");
+    g_autofree char *first =
+        res->len ? sweep_point_name(sw, ((SweepResult *)res->pdata[0])->point) : g_strdup("");
+    gboolean chunked = strstr(first, "virtual_stages=") != NULL; /* a column of its own */
+    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+            "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", chunked ? "  v" : "",
+            "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP", "exp DP", "exp PP",
+            "bubble");
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
         const SimSummary *s = &r->sum;
         double it = (double)s->iteration / SIM_PS_PER_S, pct = it > 0 ? 100.0 / it : 0;
         g_autofree char *name = sweep_point_name(sw, r->point);
         g_auto(GStrv) kv = g_strsplit(name, ", ", -1); /* tp=.., pp=.., ... in search_keys order */
-        const char *v[7];
+        const char *v[8];
         for (int i = 0; i < 7; i++)
             v[i] = strchr(kv[i], '=') + 1;
+        v[7] = kv[7] ? strchr(kv[7], '=') + 1 : NULL; /* virtual_stages (interleaved) */
         fprintf(out,
-                "%4u %3s %3s %5s %4s %3s %5s %-9s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
+                "%4u %3s %3s %5s %4s %3s %5s %-9s%s%*s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%\n",
-                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], it, s->tflops_per_gpu,
-                100 * s->mfu, s->memory.total_bytes / 1073741824.0,
+                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] ? " " : "", v[7] ? 2 : 0,
+                v[7] ? v[7] : "", it, s->tflops_per_gpu, 100 * s->mfu,
+                s->memory.total_bytes / 1073741824.0,
                 (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
                 r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
                 (double)s->critical.bubble / SIM_PS_PER_S * pct);

@@ -18,6 +18,7 @@ static const struct {
     {"search", cmd_search},
     {"validate", cmd_validate},
     {"list", cmd_list},
+    {"import", cmd_import},
     /* clang-format on */
 };
 

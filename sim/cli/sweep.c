@@ -379,8 +379,7 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     g_autoptr(SimRun) run = sc ? sim_run(sc, dedup, &e) : NULL;
     if (!run) {
         r->error = g_strdup(e->message);
-        r->bad_input = g_error_matches(e, CONF_ERROR, CONF_ERROR_INVALID) &&
-                       !g_str_has_prefix(e->message, "internal");
+        r->bad_input = sim_error_is_input(e);
         return r;
     }
     r->sum = *sim_summary(run);

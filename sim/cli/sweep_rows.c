@@ -248,7 +248,7 @@ void sweep_rows_layout(Sweep *sw, guint64 kinds) {
             sw->kinds[sw->nkinds++] = cat;
             for (int f = 0; f < (int)G_N_ELEMENTS(kind_fields); f++)
                 g_ptr_array_add(sw->columns, g_strdup_printf("%s_%s_%s", coll_op_name(op),
-                                                             workload_dim_name(d), kind_fields[f]));
+                                                             layout_dim_name(d), kind_fields[f]));
         }
     }
     if (sw->timing)

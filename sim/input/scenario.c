@@ -13,18 +13,14 @@
 #define SIM_SOURCE_DIR "."
 #endif
 
-static const char *const precision_names[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const precision_names[] = {"fp16", "bf16", "fp32", "fp8", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-static const char *const schedule_names[] = {"gpipe", "1f1b", NULL};
 
 const char *scenario_precision_name(Precision p) {
     return precision_names[p];
 }
 const char *scenario_recompute_name(Recompute r) {
     return recompute_names[r];
-}
-const char *scenario_schedule_name(PipeSchedule s) {
-    return schedule_names[s];
 }
 
 void scenario_free(Scenario *s) {
@@ -177,8 +173,14 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "hidden_dropout",
                                        "softmax_fusion",
                                        "bias_gelu_fusion",
+                                       "kv_heads",
+                                       "mlp",
+                                       "norm",
+                                       "bias",
                                        NULL};
     static const char *const pos_names[] = {"learned", "rotary", NULL};
+    static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
+    static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
     static const char *const attn_names[] = {"standard", "flash", NULL};
     if (!conf_check_keys(n, keys, "model", err))
         return FALSE;
@@ -189,7 +191,9 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->attention_dropout = m->hidden_dropout = 0.0;  /* GPT-NeoX configs: no dropout */
     m->softmax_fusion = m->bias_gelu_fusion = FALSE; /* GPT-NeoX's defaults */
     m->causal = TRUE;                                /* GPT models are causal */
-    int pos = m->pos_emb, attn = ATTN_STANDARD;
+    int pos = m->pos_emb, attn = ATTN_STANDARD, mlp = MLP_GELU, norm = NORM_LAYERNORM;
+    gboolean bias = TRUE; /* GPT-NeoX's linears have biases */
+    m->kv_heads = 0;      /* 0: as many as heads (multi-head attention) */
     if (!conf_string(n, "name", TRUE, &m->name, err) ||
         !conf_int32(n, "layers", TRUE, 1, 1 << 20, &m->layers, err) ||
         !conf_int32(n, "hidden", TRUE, 1, 1 << 24, &m->hidden, err) ||
@@ -206,8 +210,20 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
         !conf_double(n, "attention_dropout", FALSE, 0.0, 1.0, &m->attention_dropout, err) ||
         !conf_double(n, "hidden_dropout", FALSE, 0.0, 1.0, &m->hidden_dropout, err) ||
         !conf_bool(n, "softmax_fusion", FALSE, &m->softmax_fusion, err) ||
-        !conf_bool(n, "bias_gelu_fusion", FALSE, &m->bias_gelu_fusion, err))
+        !conf_bool(n, "bias_gelu_fusion", FALSE, &m->bias_gelu_fusion, err) ||
+        !conf_int32(n, "kv_heads", FALSE, 1, 1 << 20, &m->kv_heads, err) ||
+        !conf_enum(n, "mlp", FALSE, mlp_names, &mlp, err) ||
+        !conf_enum(n, "norm", FALSE, norm_names, &norm, err) ||
+        !conf_bool(n, "bias", FALSE, &bias, err))
         return FALSE;
+    m->mlp = mlp;
+    m->norm = norm;
+    m->no_bias = !bias;
+    /* Absent, the vector parameters are the study's 8h for its own layer (LayerNorm, biases,
+     * GeLU, multi-head) and derived exactly from the fields for any other */
+    if (!conf_get(n, "layer_vector_params_h") &&
+        (mlp != MLP_GELU || norm != NORM_LAYERNORM || !bias || m->kv_heads != 0))
+        m->layer_vector_params_h = -1;
     m->pos_emb = pos;
     m->attention = attn;
     if (m->ffn_hidden == 0)
@@ -215,6 +231,11 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     if (m->hidden % m->heads != 0)
         return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "heads"),
                          "%d heads do not divide hidden size %d", m->heads, m->hidden);
+    if (m->kv_heads > 0 && m->heads % m->kv_heads != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "kv_heads"),
+                         "%d key/value heads do not divide the %d query heads; grouped-query "
+                         "attention needs heads to be a multiple of kv_heads",
+                         m->kv_heads, m->heads);
     return TRUE;
 }
 
@@ -282,6 +303,51 @@ static const ConfNode *at_or(const ConfNode *root, const char *sect, const char 
     return k ? k : (s ? s : root);
 }
 
+/* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
+ * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
+ * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
+static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **err) {
+    gboolean chunked = schedule_get(s->schedule)->chunked;
+    if (!chunked) {
+        if (s->virtual_stages > 1)
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
+                             "virtual_stages %d needs schedule: interleaved (the %s schedule runs "
+                             "one model chunk per stage)",
+                             s->virtual_stages, schedule_name(s->schedule));
+        s->virtual_stages = 1;
+        return TRUE;
+    }
+    if (s->virtual_stages == 0)
+        s->virtual_stages = 2; /* the README's default */
+    int v = s->virtual_stages, L = s->model.layers;
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
+                         "the interleaved schedule needs pipeline parallelism (pp >= 2), got pp %d",
+                         s->pp);
+    if (L % ((int64_t)s->pp * v) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
+                         "pp %d x virtual_stages %d = %" G_GINT64_FORMAT
+                         " model chunks do not divide the %d layers of %s; choose virtual_stages "
+                         "so that pp x virtual_stages divides %d",
+                         s->pp, v, (int64_t)s->pp * v, L, s->model.name, L);
+    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL)
+        return conf_fail(
+            err, CONF_ERROR_INVALID, at_or(root, "training", "synchronize_each_layer"),
+            "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
+            "which has no interleaved schedule) and is not modelled with Megatron-LM's "
+            "interleaved schedule; set it to false");
+    if (s->grad_accum % s->pp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
+                             ? at_or(root, "training", "global_batch")
+                             : at_or(root, "training", "grad_accum"),
+                         "the interleaved schedule needs the micro-batches per iteration (%d) to "
+                         "be a multiple of pp %d (Megatron-LM's rule); change grad_accum or "
+                         "global_batch",
+                         s->grad_accum, s->pp);
+    return TRUE;
+}
+
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
                                        "training",    "sim",   "sweep", /* sim sweep's axes */
@@ -291,6 +357,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "dp",
                                            "zero",
                                            "schedule",
+                                           "virtual_stages",
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
@@ -311,6 +378,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->dp = 0;
     s->zero = 0;
     s->schedule = SCHED_1F1B;
+    s->virtual_stages = 0; /* not given */
     s->micro_batch = 1;
     s->grad_accum = 0;
     s->global_batch = 0;
@@ -341,6 +409,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
+        !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
@@ -370,6 +439,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->precision = prec;
     s->recompute = rc;
     s->framework = fw;
+    if (prec == PREC_FP8 && !(s->topo.device.peak_flops[PREC_FP8] > 0))
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "precision"),
+                         "precision fp8 needs a device with an fp8 matrix peak; %s has none "
+                         "(its file's peak_flops lacks fp8): use bf16, or a device such as "
+                         "h100-sxm",
+                         s->topo.device.name);
 
     /* Layout checks: the errors the study's own runs hit first. */
     const ModelConfig *m = &s->model;
@@ -379,6 +454,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "tensor parallelism %d does not divide the %d attention heads of %s; "
                          "use a TP size that divides %d",
                          s->tp, m->heads, m->name, m->heads);
+    if (model_kv_heads(m) % s->tp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+                         "tensor parallelism %d does not divide the %d key/value heads of %s "
+                         "(Megatron-LM splits the query groups over TP ranks); use a TP size "
+                         "that divides %d",
+                         s->tp, model_kv_heads(m), m->name, model_kv_heads(m));
     if (m->ffn_hidden % s->tp != 0)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the MLP width %d of %s", s->tp,
@@ -427,6 +508,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
+    if (!check_interleaved(root, s, err))
+        return FALSE;
     const Framework *f = framework_get(s->framework);
     if (s->zero > f->max_zero)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),

@@ -10,9 +10,8 @@
 #include "conf.h"
 #include "framework.h"
 #include "model.h"
+#include "schedule.h"
 #include "topology.h"
-
-typedef enum { SCHED_GPIPE, SCHED_1F1B } PipeSchedule;
 
 typedef struct {
     char *path;        /* scenario file as given */
@@ -25,6 +24,10 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
+    int virtual_stages;       /* parallel.virtual_stages: model chunks per pipeline stage under the
+                                 interleaved schedule (Megatron's
+                                 --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
+                                 the others */
     FrameworkId framework;    /* training.framework: whose bucketing, overlap and prefetch */
     double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
@@ -78,6 +81,5 @@ gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **e
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);
-const char *scenario_schedule_name(PipeSchedule s);
 
 #endif

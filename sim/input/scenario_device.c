@@ -186,7 +186,7 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
                                        "interference",
                                        NULL};
     static const char *const intf_keys[] = {"intra_node", "inter_node", NULL};
-    static const char *const peak_keys[] = {"fp16", "bf16", "fp32", NULL};
+    static const char *const peak_keys[] = {"fp16", "bf16", "fp32", "fp8", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
     g_autoptr(ConfNode) file = NULL;
     if (n->kind == CONF_SCALAR) {
@@ -205,11 +205,13 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
                          "give the device either a 'gemm' block (the shape-aware GPU model) or an "
                          "'efficiency' block (a plain roofline), %s",
                          eff ? "not both" : "one of them");
+    d->peak_flops[PREC_FP8] = 0.0;
     if (!conf_string(n, "name", TRUE, &d->name, err) ||
         !conf_check_keys(peak, peak_keys, "device.peak_flops", err) ||
         !conf_flops(peak, "fp16", TRUE, &d->peak_flops[PREC_FP16], err) ||
         !conf_flops(peak, "bf16", TRUE, &d->peak_flops[PREC_BF16], err) ||
         !conf_flops(peak, "fp32", TRUE, &d->peak_flops[PREC_FP32], err) ||
+        !conf_flops(peak, "fp8", FALSE, &d->peak_flops[PREC_FP8], err) || /* absent: none */
         !conf_bytes(n, "hbm_capacity", TRUE, &d->hbm_capacity, err) ||
         !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
         !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))

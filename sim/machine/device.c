@@ -173,7 +173,13 @@ static double flash_compute_s(const DeviceSpec *d, const ModelOp *op, Precision 
 
 DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision prec) {
     DeviceOpCost c = {0};
-    int e = model_elem_bytes(prec);
+    /* an fp8 GEMM runs at the fp8 peak on 1-byte operands; under precision fp8 every other
+     * kernel is bf16, at the bf16 peak */
+    if (op->fp8)
+        prec = PREC_FP8;
+    else if (prec == PREC_FP8)
+        prec = PREC_BF16;
+    int e = op->fp8 ? 1 : model_elem_bytes(prec);
     MemClass mc = op->kind == OP_ELEMENTWISE ? MEM_STREAMING
                   : op->kind == OP_REDUCTION ? MEM_REDUCTION
                                              : MEM_GEMM;
@@ -375,6 +381,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
                 m->name, d->name, b, s, tp,
                 prec == PREC_FP32   ? "fp32"
                 : prec == PREC_BF16 ? "bf16"
+                : prec == PREC_FP8  ? "fp8 GEMMs, bf16 elsewhere"
                                     : "fp16",
                 m->attention == ATTN_FLASH ? "flash" : "standard",
                 rc == RECOMPUTE_FULL        ? "full"
@@ -456,7 +463,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
                    0,      0,
                    0,      1,
                    FALSE,  0,
-                   FALSE};
+                   FALSE,  FALSE};
     DeviceOpCost oc = {0};
     oc.align = 1.0;
     oc.time = device_optimizer_time(d, opt_params, prec);

@@ -10,12 +10,14 @@
  * kernel from Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2). */
 #include "model.h"
 
+#include <string.h>
+
 void model_config_clear(ModelConfig *m) {
     g_clear_pointer(&m->name, g_free);
 }
 
 int model_elem_bytes(Precision p) {
-    return p == PREC_FP32 ? 4 : 2;
+    return p == PREC_FP32 ? 4 : 2; /* fp8 keeps bf16 activations between its GEMMs */
 }
 
 int64_t model_padded_vocab(const ModelConfig *m, int tp) {
@@ -25,10 +27,49 @@ int64_t model_padded_vocab(const ModelConfig *m, int tp) {
     return (m->vocab + mult - 1) / mult * mult;
 }
 
+int model_kv_heads(const ModelConfig *m) {
+    return m->kv_heads > 0 ? m->kv_heads : m->heads;
+}
+
+int64_t model_kv_width(const ModelConfig *m) {
+    return (int64_t)m->hidden / m->heads * model_kv_heads(m);
+}
+
+double model_layer_matrix_params(const ModelConfig *m) {
+    double h = m->hidden, f = m->ffn_hidden, kv = (double)model_kv_width(m);
+    /* Q and O: h^2 each; K and V: h kv each (= 4h^2 with multi-head attention, Eq. 1's 12h^2
+     * with the 8h^2 of a 4h GeLU MLP) */
+    return 2.0 * h * h + 2.0 * h * kv + (m->mlp == MLP_SWIGLU ? 3.0 : 2.0) * h * f;
+}
+
+double model_norm_params(const ModelConfig *m) {
+    return (m->norm == NORM_RMSNORM ? 1.0 : 2.0) * m->hidden;
+}
+
+/* A layer's vector tensors in the order frameworks register them: norm 1 (weight, bias), QKV
+ * bias, output bias, norm 2 (weight, bias), MLP input bias, MLP output bias; absent ones are 0.
+ * Returns the count written to v (8). */
+static int layer_vectors(const ModelConfig *m, double v[8]) {
+    double h = m->hidden, f = m->ffn_hidden, kv = (double)model_kv_width(m);
+    double nb = m->norm == NORM_RMSNORM ? 0.0 : h, bias = m->no_bias ? 0.0 : 1.0;
+    double fc1 = m->mlp == MLP_SWIGLU ? 2.0 * f : f;
+    double vec[8] = {h, nb, bias * (h + 2.0 * kv), bias * h, h, nb, bias * fc1, bias * h};
+    memcpy(v, vec, sizeof vec);
+    return 8;
+}
+
+double model_layer_vector_params(const ModelConfig *m) {
+    if (m->layer_vector_params_h >= 0)
+        return (double)m->layer_vector_params_h * m->hidden;
+    double v[8], sum = 0;
+    for (int i = 0, n = layer_vectors(m, v); i < n; i++)
+        sum += v[i];
+    return sum;
+}
+
 /* Per-layer parameters of one TP rank: weights split over tp, vectors (biases, norms) whole. */
 static double layer_params(const ModelConfig *m, int tp) {
-    double h = m->hidden, f = m->ffn_hidden;
-    return (4.0 * h * h + 2.0 * h * f) / tp + (double)m->layer_vector_params_h * h;
+    return model_layer_matrix_params(m) / tp + model_layer_vector_params(m);
 }
 
 static double embed_params(const ModelConfig *m, int seq_len, int tp) {
@@ -36,18 +77,18 @@ static double embed_params(const ModelConfig *m, int seq_len, int tp) {
     return v * h / tp + (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0);
 }
 
-/* Final layer norm (2h) and, when untied or when the head sits on another stage than the
+/* Final norm (2h or h) and, when untied or when the head sits on another stage than the
  * embedding, the output projection. */
 static double head_params(const ModelConfig *m, int tp, gboolean separate_copy) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
-    return 2.0 * h + ((!m->tied_embeddings || separate_copy) ? v * h / tp : 0.0);
+    return model_norm_params(m) + ((!m->tied_embeddings || separate_copy) ? v * h / tp : 0.0);
 }
 
 double model_params(const ModelConfig *m, int seq_len, int tp) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
     return (m->tied_embeddings ? 1.0 : 2.0) * v * h +
            (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0) +
-           (double)m->layers * layer_params(m, 1) + 2.0 * h;
+           (double)m->layers * layer_params(m, 1) + model_norm_params(m);
 }
 
 GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int stage) {
@@ -95,20 +136,27 @@ int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq
         if (m->pos_emb == POS_LEARNED)
             PUSH((double)seq_len * h);
     } else if (u->kind == UNIT_HEAD) {
-        PUSH(h); /* final layer norm weight and bias */
+        double norm = model_norm_params(m); /* final norm weight (and bias) */
         PUSH(h);
-        if (rest > 2 * h)
-            PUSH(rest - 2 * h);
+        if (norm > h)
+            PUSH(norm - h);
+        if (rest > norm)
+            PUSH(rest - norm);
     } else {
-        PUSH(3 * h * h / tp);
+        double kv = (double)model_kv_width(m), mlp_in = m->mlp == MLP_SWIGLU ? 2.0 * f : f;
+        PUSH((h * h + 2.0 * h * kv) / tp);
         PUSH(h * h / tp);
         seg = SEG_MLP;
-        PUSH(h * f / tp);
+        PUSH(h * mlp_in / tp);
         PUSH(f * h / tp);
-        /* ln1 weight, bias; QKV bias; output bias; ln2 weight, bias; MLP biases */
-        const double vec[] = {h, h, 3 * h, h, h, h, f, h};
-        double budget = (double)m->layer_vector_params_h * h;
-        for (size_t i = 0; i < G_N_ELEMENTS(vec) && budget > 0; i++) {
+        /* norm 1 weight, bias; QKV bias; output bias; norm 2 weight, bias; MLP biases, until the
+         * layer's vector parameters are used up (the study's 8h stops inside the MLP's) */
+        double vec[8];
+        int nvec = layer_vectors(m, vec);
+        double budget = model_layer_vector_params(m);
+        for (int i = 0; i < nvec && budget > 0; i++) {
+            if (vec[i] <= 0)
+                continue;
             seg = i < 4 ? SEG_ATTN : SEG_MLP;
             PUSH(MIN(vec[i], budget));
             budget -= vec[i];
@@ -131,6 +179,7 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
 typedef struct {
     GArray *ops;
     int e;
+    gboolean fp8; /* the layer's linear GEMMs in fp8 (Transformer Engine) */
 } OpList;
 
 /* C[m x n] = A[m x k] B[k x n], batch times: 2mnk FLOPs, each operand read or written once. */
@@ -147,6 +196,7 @@ static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, i
                   batch,
                   core,
                   lead,
+                  FALSE,
                   FALSE};
     g_array_append_val(l->ops, op);
 }
@@ -169,7 +219,7 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
  * share of its bandwidth on long rows). */
 static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
                     int64_t row) {
-    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE};
+    ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE, FALSE};
     g_array_append_val(l->ops, op);
 }
 
@@ -177,28 +227,96 @@ static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean
     mem_row(l, name, kind, bytes, core, 0);
 }
 
+/* A linear layer's GEMM, C[bs x n] = A[bs x k] W[k x n], and in fp8 (Transformer Engine) what
+ * comes with it: A's cast to fp8 with its transpose (TE's cast_transpose: read e bytes, write 1 + 1
+ * per element; the transpose feeds the weight gradient) and W's likewise (once per micro-batch:
+ * TE reuses it only when the framework says is_first_microbatch), then the GEMM with 1-byte A
+ * and W at the fp8 peak, C written in bf16. */
+static void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
+    if (!l->fp8) {
+        gemm(l, name, OP_GEMM, 1, bs, n, k, FALSE);
+        return;
+    }
+    double M = (double)bs, N = (double)n, K = (double)k;
+    mem(l, "fp8_cast", OP_ELEMENTWISE, (l->e + 2.0) * (M * K + K * N), FALSE);
+    ModelOp op = {name, OP_GEMM, 2.0 * M * N * K, M * K + K * N + M * N * l->e, bs,    n,
+                  k,    1,       FALSE,           OP_LEAD_N | OP_LEAD_K,        FALSE, TRUE};
+    g_array_append_val(l->ops, op);
+}
+
+/* The gradient GEMMs of linear(): in fp8 the incoming gradient dC is cast to E5M2 with its
+ * transpose first, then dA = dC W^T and dW = A^T dC both run in fp8 (TE's fprop, dgrad and
+ * wgrad GEMMs) with the saved fp8 A^T and W^T. */
+static void linear_grads(OpList *l, const char *grad_a, const char *grad_b, int64_t bs, int64_t n,
+                         int64_t k) {
+    if (!l->fp8) {
+        gemm_grads(l, grad_a, grad_b, OP_GEMM, 1, bs, n, k, FALSE);
+        return;
+    }
+    double M = (double)bs, N = (double)n, K = (double)k;
+    mem(l, "fp8_cast_bwd", OP_ELEMENTWISE, (l->e + 2.0) * M * N, FALSE);
+    ModelOp da = {grad_a, OP_GEMM, 2.0 * M * N * K, M * N + N * K + M * K * l->e, bs,    k,
+                  n,      1,       FALSE,           OP_LEAD_N | OP_LEAD_K,        FALSE, TRUE};
+    ModelOp dw = {grad_b, OP_GEMM, 2.0 * M * N * K, K * M + M * N + K * N * l->e, k,     n,
+                  bs,     1,       FALSE,           OP_LEAD_M | OP_LEAD_N,        FALSE, TRUE};
+    g_array_append_val(l->ops, da);
+    g_array_append_val(l->ops, dw);
+}
+
+/* Delayed scaling's bookkeeping once per block and pass (TE's amax_and_scale_update): read each
+ * fp8 tensor's amax history (fp32, AMAX_HISTORY entries; TE's default history length), write its
+ * new scale. A few kilobytes: the kernel's launch is what costs. The amax allreduce over the
+ * data- and tensor-parallel group that TE runs with it (a few kilobytes) is not modelled. */
+#define AMAX_HISTORY 1024
+static void fp8_amax(OpList *l, int gemms) {
+    if (l->fp8) /* forward: input, weight, output per GEMM; backward: two gradients */
+        mem_row(l, "fp8_amax", OP_REDUCTION, 5.0 * gemms * (AMAX_HISTORY + 2) * 4.0, FALSE,
+                AMAX_HISTORY);
+}
+
+static double fwd_or(Pass pass, double fwd, double bwd) {
+    return pass == PASS_FWD ? fwd : bwd;
+}
+
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
  * s x s matrix kept on chip; reads Q, K, V, writes O and the row log-sum-exp (fp32). Backward
  * (FlashAttention-2, Dao 2023, Alg. 2): recomputes S and P, then dV, dP, dQ, dK: 5 products,
- * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. Causal: only the s(s+1)/2 scores on
- * and below the diagonal count here; which blocks the kernel visits is the device's business
- * (device.c), since it depends on the kernel's block sizes. */
-static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gboolean causal) {
+ * 10 s^2 d FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV. With grouped-query attention a
+ * (sequence, head) pair reads its group's K and V, kv_ratio = kv_heads / heads of a head's worth
+ * each once the group's heads share them (FlashAttention-2 indexes the kv head as head / group).
+ * Causal: only the s(s+1)/2 scores on and below the diagonal count here; which blocks the kernel
+ * visits is the device's business (device.c), since it depends on the kernel's block sizes. */
+static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gboolean causal,
+                  double kv_ratio) {
     double B = (double)batch, S = (double)s, D = (double)d;
+    /* Q, O (and dO, dQ) per query head; K, V (and dK, dV) per key/value head, kv_ratio of them */
+    double qo = fwd_or(pass, 2.0, 4.0), kvt = fwd_or(pass, 2.0, 4.0) * kv_ratio;
     gboolean fwd = pass == PASS_FWD;
     double scores = causal ? S * (S + 1.0) / 2.0 : S * S; /* per (sequence, head) */
     ModelOp op = {fwd ? "flash_attention" : "flash_attention_bwd",
                   OP_ATTENTION,
                   (fwd ? 4.0 : 10.0) * B * scores * D,
-                  B * S * ((fwd ? 4.0 : 8.0) * D * l->e + (fwd ? 4.0 : 8.0)),
+                  B * S * ((qo + kvt) * D * l->e + (fwd ? 4.0 : 8.0)),
                   s,
                   s,
                   d,
                   batch,
                   TRUE,
                   OP_LEAD_K, /* the head dimension */
-                  causal};
+                  causal,
+                  FALSE};
     g_array_append_val(l->ops, op);
+}
+
+static const char *norm_name(const ModelConfig *m, Pass pass) {
+    if (m->norm == NORM_RMSNORM)
+        return pass == PASS_FWD ? "rmsnorm" : "rmsnorm_bwd";
+    return pass == PASS_FWD ? "layernorm" : "layernorm_bwd";
+}
+
+/* The residual add after a block: bias, (dropout,) residual, or a plain add without biases. */
+static const char *residual_name(const ModelConfig *m, gboolean hdrop) {
+    return hdrop ? "dropout_residual" : m->no_bias ? "residual" : "bias_residual";
 }
 
 /* Attention block: layer norm, QKV projection (column-parallel), rotary embedding, the core,
@@ -208,18 +326,20 @@ static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gbo
 static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64_t s, int tp) {
     int e = l->e;
     int64_t h = m->hidden, bs = b * s, d = h / m->heads, ht = h / tp;
-    int64_t batch = b * (m->heads / tp); /* (sequence, head) pairs on this rank */
-    double bsh = (double)bs * h, bsht = (double)bs * ht;
+    int64_t kvt = model_kv_width(m) / tp; /* K (and V) columns on this rank */
+    int64_t batch = b * (m->heads / tp);  /* (sequence, head) pairs on this rank */
+    double bsh = (double)bs * h, bsht = (double)bs * ht, bskv = (double)bs * kvt;
+    double kv_ratio = (double)model_kv_heads(m) / m->heads;
     double scores = (double)batch * s * s; /* attention matrix elements */
     gboolean rotary = m->pos_emb == POS_ROTARY, flash_attn = m->attention == ATTN_FLASH;
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
     if (pass == PASS_FWD) {
-        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
-        gemm(l, "qkv", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
-        if (rotary) /* rotate q and k */
-            mem(l, "rotary", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
+        mem_row(l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+        linear(l, "qkv", bs, ht + 2 * kvt, h);
+        if (rotary) /* rotate q and k: read and write each */
+            mem(l, "rotary", OP_ELEMENTWISE, 2.0 * (bsht + bskv) * e, FALSE);
         if (flash_attn) {
-            flash(l, pass, batch, s, d, m->causal);
+            flash(l, pass, batch, s, d, m->causal, kv_ratio);
         } else {
             gemm(l, "attn_scores", OP_BMM, batch, s, s, d, TRUE);
             if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
@@ -230,17 +350,18 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
                 mem(l, "attn_dropout", OP_ELEMENTWISE, scores * (2.0 * e + 1.0), TRUE);
             gemm(l, "attn_context", OP_BMM, batch, s, d, s, TRUE);
         }
-        gemm(l, "attn_out", OP_GEMM, 1, bs, h, ht, FALSE);
+        linear(l, "attn_out", bs, h, ht);
+        fp8_amax(l, 2);
         /* read x and the residual, write the sum (and a 1-byte dropout mask) */
-        mem(l, hdrop ? "dropout_residual" : "bias_residual", OP_ELEMENTWISE,
-            bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)), FALSE);
+        mem(l, residual_name(m, hdrop), OP_ELEMENTWISE, bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)),
+            FALSE);
         return;
     }
     if (hdrop) /* the residual's gradient passes through; the dropout's is masked */
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
-    gemm_grads(l, "attn_out_dgrad", "attn_out_wgrad", OP_GEMM, 1, bs, h, ht, FALSE);
+    linear_grads(l, "attn_out_dgrad", "attn_out_wgrad", bs, h, ht);
     if (flash_attn) {
-        flash(l, pass, batch, s, d, m->causal);
+        flash(l, pass, batch, s, d, m->causal, kv_ratio);
     } else {
         gemm_grads(l, "attn_context_dgrad", "attn_context_dv", OP_BMM, batch, s, d, s, TRUE);
         if (adrop)
@@ -252,41 +373,53 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         gemm_grads(l, "attn_scores_dq", "attn_scores_dk", OP_BMM, batch, s, s, d, TRUE);
     }
     if (rotary)
-        mem(l, "rotary_bwd", OP_ELEMENTWISE, 4.0 * bsht * e, FALSE);
-    gemm_grads(l, "qkv_dgrad", "qkv_wgrad", OP_GEMM, 1, bs, 3 * ht, h, FALSE);
+        mem(l, "rotary_bwd", OP_ELEMENTWISE, 2.0 * (bsht + bskv) * e, FALSE);
+    linear_grads(l, "qkv_dgrad", "qkv_wgrad", bs, ht + 2 * kvt, h);
+    fp8_amax(l, 2);
     /* read the input and the gradient, write the input's gradient */
-    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+    mem_row(l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
 
-/* MLP block: layer norm, h -> ffn (column-parallel), bias and GeLU (one kernel when fused),
- * ffn -> h (row-parallel), bias-dropout-add. */
+/* MLP block: norm, h -> ffn (column-parallel), bias and GeLU (one kernel when fused), ffn -> h
+ * (row-parallel), bias-dropout-add. SwiGLU: h -> 2 ffn (gate and up in one column-parallel GEMM,
+ * as Megatron-LM's --swiglu), silu(gate) * up as one element-wise kernel (reads 2 ffn, writes
+ * ffn; backward reads both inputs and the gradient, writes two gradients), ffn -> h. */
 static void mlp_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int64_t s, int tp) {
     int e = l->e;
     int64_t h = m->hidden, bs = b * s, ft = m->ffn_hidden / tp;
-    double bsh = (double)bs * h, bsf = (double)bs * ft;
-    gboolean hdrop = m->hidden_dropout > 0;
+    gboolean swiglu = m->mlp == MLP_SWIGLU, hdrop = m->hidden_dropout > 0;
+    int64_t fin = swiglu ? 2 * ft : ft; /* the input GEMM's width on this rank */
+    double bsh = (double)bs * h, bsf = (double)bs * ft, bsfin = (double)bs * fin;
     if (pass == PASS_FWD) {
-        mem_row(l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
-        gemm(l, "mlp_fc1", OP_GEMM, 1, bs, ft, h, FALSE);
-        if (!m->bias_gelu_fusion)
-            mem(l, "mlp_bias", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
-        mem(l, "gelu", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
-        gemm(l, "mlp_fc2", OP_GEMM, 1, bs, h, ft, FALSE);
-        mem(l, hdrop ? "dropout_residual" : "bias_residual", OP_ELEMENTWISE,
-            bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)), FALSE);
+        mem_row(l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+        linear(l, "mlp_fc1", bs, fin, h);
+        if (!m->no_bias && !m->bias_gelu_fusion)
+            mem(l, "mlp_bias", OP_ELEMENTWISE, 2.0 * bsfin * e, FALSE);
+        if (swiglu)
+            mem(l, "swiglu", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
+        else
+            mem(l, "gelu", OP_ELEMENTWISE, 2.0 * bsf * e, FALSE);
+        linear(l, "mlp_fc2", bs, h, ft);
+        fp8_amax(l, 2);
+        mem(l, residual_name(m, hdrop), OP_ELEMENTWISE, bsh * (3.0 * e + (hdrop ? 1.0 : 0.0)),
+            FALSE);
         return;
     }
     if (hdrop)
         mem(l, "dropout_residual_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
-    gemm_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", OP_GEMM, 1, bs, h, ft, FALSE);
-    mem(l, "gelu_bwd", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
-    gemm_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", OP_GEMM, 1, bs, ft, h, FALSE);
-    mem_row(l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+    linear_grads(l, "mlp_fc2_dgrad", "mlp_fc2_wgrad", bs, h, ft);
+    if (swiglu)
+        mem(l, "swiglu_bwd", OP_ELEMENTWISE, 5.0 * bsf * e, FALSE);
+    else
+        mem(l, "gelu_bwd", OP_ELEMENTWISE, 3.0 * bsf * e, FALSE);
+    linear_grads(l, "mlp_fc1_dgrad", "mlp_fc1_wgrad", bs, fin, h);
+    fp8_amax(l, 2);
+    mem_row(l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
 }
 
 void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int s, int tp,
                        Precision prec, GArray *ops) {
-    OpList l = {ops, model_elem_bytes(prec)};
+    OpList l = {ops, model_elem_bytes(prec), prec == PREC_FP8};
     int e = l.e;
     int64_t h = m->hidden, bs = (int64_t)b * s;
     double bsh = (double)bs * h;
@@ -314,7 +447,7 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
         int64_t v = model_padded_vocab(m, tp) / tp;
         double bsv = (double)bs * (double)v;
         if (pass == PASS_FWD) {
-            mem_row(&l, "layernorm", OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
+            mem_row(&l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
             gemm(&l, "logits", OP_GEMM, 1, bs, v, h, FALSE);
             /* vocabulary-parallel cross-entropy: logits to fp32, max, sum of exponentials, and the
              * probabilities kept (fp32) for backward */
@@ -323,7 +456,7 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
             /* the logits' gradient: probabilities minus the one-hot target */
             mem(&l, "cross_entropy_bwd", OP_ELEMENTWISE, bsv * (4.0 + e), FALSE);
             gemm_grads(&l, "logits_dgrad", "logits_wgrad", OP_GEMM, 1, bs, v, h, FALSE);
-            mem_row(&l, "layernorm_bwd", OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
+            mem_row(&l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
         }
         break;
     }
@@ -333,8 +466,9 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
 }
 
 double model_forward_flops(const ModelConfig *m, int b, int s, int tp) {
-    double h = m->hidden, f = m->ffn_hidden, bs = (double)b * s;
-    double layer = 2.0 * bs * (4.0 * h * h + 2.0 * h * f) + 4.0 * (double)b * s * s * h;
+    double h = m->hidden, bs = (double)b * s;
+    /* 2 FLOPs per weight per token, plus Q K^T and P V: 4 b s^2 h (per query head, GQA or not) */
+    double layer = 2.0 * bs * model_layer_matrix_params(m) + 4.0 * (double)b * s * s * h;
     return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, tp);
 }
 
@@ -351,8 +485,20 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
+    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight, inflight};
+    return model_memory_case(m, &c);
+}
+
+ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
+    int seq_len = c->seq_len, micro_batch = c->micro_batch, tp = c->tp, pp = c->pp;
+    int stage = c->stage, dp = c->dp, zero = c->zero;
+    Precision prec = c->prec;
+    Recompute rc = c->rc;
+    double inflight = c->inflight;
     ModelMemory mem = {0};
-    double psi = model_stage_params(m, seq_len, tp, pp, stage);
+    double psi = 0; /* every chunk's parameters */
+    for (int k = 0; k < c->vpp; k++)
+        psi += model_stage_params(m, seq_len, tp, pp * c->vpp, k * pp + stage);
     int e = model_elem_bytes(prec);
     /* Mixed precision keeps an fp32 master copy, momentum and variance: 12 bytes/parameter
      * (ZeRO paper, K = 12); pure fp32 Adam keeps momentum and variance: 8. */
@@ -376,9 +522,18 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
     double scale = e / 2.0, sbh = s * b * h;
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
-    double masks = hdrop ? 2.0 * sbh : 0.0;                 /* two hidden-dropout masks, 1 byte */
-    double linear = sbh * (8.0 + 24.0 / t) * scale + masks; /* what selective recompute keeps */
-    double scores = a * s * s * b / t;                      /* attention matrix elements per rank */
+    double masks = hdrop ? 2.0 * sbh : 0.0; /* two hidden-dropout masks, 1 byte */
+    /* The split term generalised (2-byte units of sbh): Q 2, K and V 2 r each with r =
+     * kv_heads / heads (GQA stores the smaller K and V: 4r), the projection input 2; the MLP
+     * keeps its input GEMM's output and the output GEMM's input, of width ffn = f: GeLU 2f/h
+     * + 2f/h = 4f/h (16 for f = 4h), SwiGLU the gate and up outputs 2 x 2f/h (SwiGLU's
+     * backward needs both) and their product 2f/h = 6f/h. RMSNorm saves its input as LayerNorm
+     * does (the replicated 8); rotary saves nothing beyond the rotated Q and K the core reads.
+     * A GPT-NeoX layer: 2 + 4 + 2 + 16 = 24. */
+    double r = (double)model_kv_heads(m) / m->heads, f = m->ffn_hidden;
+    double split = 2.0 + 4.0 * r + 2.0 + (m->mlp == MLP_SWIGLU ? 6.0 : 4.0) * f / h;
+    double linear = sbh * (8.0 + split / t) * scale + masks; /* what selective recompute keeps */
+    double scores = a * s * s * b / t; /* attention matrix elements per rank */
     double full_layer = linear + scores * (2.0 * scale + (adrop ? 1.0 + 2.0 * scale : 0.0));
     if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5); */
         full_layer = linear;        /* FlashAttention regenerates its dropout mask */
@@ -398,10 +553,10 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
     if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
-        act += sbh * inflight;
+        act += sbh * c->ends_inflight;
     if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
                             for every micro-batch in flight (1 under 1F1B on the last stage) */
-        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * inflight;
+        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;
     mem.activations_bytes = act;
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;

@@ -11,18 +11,35 @@
 #include <stdint.h>
 
 typedef enum { POS_LEARNED, POS_ROTARY } PosEmb;
-typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_COUNT } Precision;
+/* fp8: Transformer Engine style (NVIDIA TE, "Using FP8 with Transformer Engine"; Micikevicius et
+ * al. 2022, "FP8 Formats for Deep Learning"): the transformer layers' linear GEMMs in fp8 (E4M3
+ * forward, E5M2 gradients) at the device's fp8 peak, everything else (attention's core, norms,
+ * the output layer, activations, weights and gradients as stored) in bf16, plus the casts to fp8
+ * and the amax bookkeeping of delayed scaling. */
+typedef enum { PREC_FP16, PREC_BF16, PREC_FP32, PREC_FP8, PREC_COUNT } Precision;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 /* How attention's core (scores, softmax, dropout, context) runs: as separate kernels that write
  * the s x s score matrix to HBM (Megatron-LM), or as one fused kernel that keeps it on chip
  * (FlashAttention, Dao et al. 2022/2023). Same FLOPs, different memory traffic. */
 typedef enum { ATTN_STANDARD, ATTN_FLASH } AttentionImpl;
+/* The MLP: GPT's two matrices h -> ffn -> h with GeLU between, or SwiGLU's three (Shazeer 2020,
+ * "GLU Variants Improve Transformer"; Llama): gate and up, h -> ffn each (one fused GEMM of width
+ * 2 ffn in Megatron-LM), silu(gate) * up, then down, ffn -> h. */
+typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
+/* LayerNorm (weight and bias, h each) or RMSNorm (Zhang and Sennrich 2019; weight only). */
+typedef enum { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 
 typedef struct {
     char *name;                 /* e.g. "gpt-neox-13b" */
     int layers;                 /* L */
     int hidden;                 /* h */
-    int heads;                  /* a */
+    int heads;                  /* a: query heads */
+    int kv_heads;               /* key/value heads: heads (multi-head), fewer for grouped-query
+                                   attention (Ainslie et al. 2023), 1 for multi-query; 0 reads
+                                   as heads. K and V are h x kv_heads/heads wide */
+    MlpKind mlp;                /* gelu (GPT-NeoX) or swiglu (Llama) */
+    NormKind norm;              /* layernorm (GPT-NeoX) or rmsnorm (Llama) */
+    gboolean no_bias;           /* linears without biases (Llama; the YAML key is bias: false) */
     int ffn_hidden;             /* MLP width; 4h in GPT-NeoX */
     int vocab;                  /* tokenizer vocabulary before padding */
     int vocab_pad_multiple;     /* padded to a multiple of this x TP (GPT-NeoX: 128) */
@@ -30,7 +47,9 @@ typedef struct {
     gboolean tied_embeddings;   /* one V x h matrix for input and output */
     gboolean parallel_residual; /* GPT-J style attention+MLP in parallel (20B) */
     int layer_vector_params_h;  /* per-layer bias + layer-norm parameters, in units of h:
-                                   8 in the study's Eq. 1, 13 in GPT-NeoX's code */
+                                   8 in the study's Eq. 1, 13 in GPT-NeoX's code; -1: derived
+                                   exactly from norm, bias, mlp and kv_heads
+                                   (model_layer_vector_params) */
     AttentionImpl attention;    /* standard (default) or flash; GPT-NeoX's attention_config */
     gboolean causal;            /* causal mask (GPT, the default): each query attends to the keys
                                    at or before it. The fused kernel then skips the key blocks
@@ -45,14 +64,33 @@ typedef struct {
 
 void model_config_clear(ModelConfig *m);
 
-/* Bytes per element for activations, parameters and gradients. */
+/* Bytes per element for activations, parameters and gradients (fp8: 2, they stay bf16). */
 int model_elem_bytes(Precision p);
 
 /* Vocabulary padded as GPT-NeoX does: to a multiple of vocab_pad_multiple * tp. */
 int64_t model_padded_vocab(const ModelConfig *m, int tp);
 
-/* Parameters of the whole model (Eq. 1 of the study, generalised to ffn_hidden and the vector
- * parameter count): P = (1 or 2)Vh + [sh] + L(4h^2 + 2h*ffn + k h) + 2h, V padded for tp. */
+/* Key/value heads (kv_heads, or heads when 0). */
+int model_kv_heads(const ModelConfig *m);
+
+/* Width of the K (and of the V) projection: h x kv_heads / heads. */
+int64_t model_kv_width(const ModelConfig *m);
+
+/* Weight matrices of one layer, whole (all TP ranks): Q and O h^2 each, K and V h x kv_width
+ * each, the MLP 2 h ffn (GeLU) or 3 h ffn (SwiGLU). */
+double model_layer_matrix_params(const ModelConfig *m);
+
+/* Vector parameters of one layer (norms and biases): layer_vector_params_h x h when given, else
+ * two norms (2h each for LayerNorm, h for RMSNorm) plus, with biases, QKV (h + 2 kv_width),
+ * output (h), MLP input (ffn, 2 ffn for SwiGLU) and output (h). GPT-NeoX: 13h. */
+double model_layer_vector_params(const ModelConfig *m);
+
+/* Parameters of the final norm: 2h (LayerNorm) or h (RMSNorm). */
+double model_norm_params(const ModelConfig *m);
+
+/* Parameters of the whole model (Eq. 1 of the study, generalised): P = (1 or 2)Vh + [sh] +
+ * L(matrices + vectors) + final norm, V padded for tp. A GPT-NeoX layer (multi-head, GeLU,
+ * LayerNorm, k = layer_vector_params_h) gives Eq. 1's L(4h^2 + 2h ffn + k h) + 2h. */
 double model_params(const ModelConfig *m, int seq_len, int tp);
 
 /* Where parameters live. A "unit" is what a ZeRO-3 allgather or a gradient bucket handles at once:
@@ -107,6 +145,8 @@ typedef struct {
                            alignment decides the kernel's vector width) */
     gboolean causal;    /* the fused attention kernel with a causal mask: query block i visits
                            the keys up to the end of its own block only */
+    gboolean fp8;       /* a GEMM with fp8 operands (precision fp8): runs at the device's fp8
+                           peak; A and B 1 byte per element, C 2 */
 } ModelOp;
 
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
@@ -165,5 +205,20 @@ typedef struct {
  * at once (1 without PP; p - stage for 1F1B; all micro-batches for GPipe). */
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight);
+
+/* The same for any layout: what one rank of a stage runs and holds. */
+typedef struct {
+    int seq_len, micro_batch, tp, pp;
+    int vpp; /* model chunks per stage (interleaved schedule), >= 1: the stage holds
+                virtual stages c pp + stage, c = 0..vpp-1, of pp vpp */
+    int stage, dp, zero;
+    Precision prec;
+    Recompute rc;
+    double inflight; /* micro-batches of the stage's whole layer set whose activations it holds at
+                        once (a chunk's counts 1/vpp) */
+    double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
+                             activations the stage holds at once: its first (last) chunk's */
+} MemoryCase;
+ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
 
 #endif

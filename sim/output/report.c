@@ -98,7 +98,7 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
         for (int d = 0; d < DIM_COUNT; d++) {
             char key[32];
-            g_snprintf(key, sizeof key, "%s_bytes", workload_dim_name(d));
+            g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
             kv_num(out, i3, key, l->by_class[d], d == DIM_COUNT - 1);
         }
         fputs("    }", out);
@@ -133,6 +133,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "hidden", m->hidden, FALSE);
     kv_num(out, i2, "heads", m->heads, FALSE);
     kv_num(out, i2, "ffn_hidden", m->ffn_hidden, FALSE);
+    kv_num(out, i2, "kv_heads", model_kv_heads(m), FALSE);
+    kv_str(out, i2, "mlp", m->mlp == MLP_SWIGLU ? "swiglu" : "gelu", FALSE);
+    kv_str(out, i2, "norm", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", FALSE);
     kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
     kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
     kv_num(out, i2, "params", s->params, FALSE);
@@ -147,7 +150,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
     kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
     kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
-    kv_str(out, i2, "schedule", scenario_schedule_name(sc->schedule), FALSE);
+    kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
+    if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
+        kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
@@ -183,7 +188,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         const char *i3 = "      ";
         fprintf(out, "%s\n%s{\n", i ? "," : "", i2);
         kv_str(out, i3, "op", coll_op_name(r->op), FALSE);
-        kv_str(out, i3, "dim", workload_dim_name(r->dim), FALSE);
+        kv_str(out, i3, "dim", layout_dim_name(r->dim), FALSE);
         kv_num(out, i3, "calls", r->calls, FALSE);
         kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
         kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
@@ -230,7 +235,8 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     const Scenario *sc = sim_scenario(run);
     const ModelConfig *m = &sc->model;
     double it = ps_to_s(s->iteration);
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], chunks[48];
+    g_snprintf(chunks, sizeof chunks, " (%d chunks per stage)", sc->virtual_stages);
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
@@ -242,10 +248,11 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
     fprintf(out,
-            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s schedule, micro-batch %d x %d "
+            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, scenario_schedule_name(sc->schedule), sc->micro_batch,
-            sc->grad_accum, sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
+            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule),
+            schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
+            sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
             scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;
@@ -288,7 +295,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             human_bytes(b2, sizeof b2, r->volume_bytes);
             human_bytes(b3, sizeof b3, r->total_volume_bytes);
             fprintf(out, "%-15s %-3s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
-                    workload_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+                    layout_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
         }
         fputc('\n', out);
@@ -308,7 +315,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                     100.0 * utilization(run, l));
             for (int d = 0; d < DIM_COUNT; d++)
                 if (l->by_class[d] > 0)
-                    fprintf(out, " %s %.0f%%", workload_dim_name(d),
+                    fprintf(out, " %s %.0f%%", layout_dim_name(d),
                             100.0 * l->by_class[d] / l->bytes);
             fputc('\n', out);
         }

@@ -24,6 +24,7 @@ typedef struct {
 
 struct Trace {
     const Scenario *sc;
+    Layout *lay;
     char *path;
     FILE *out;
     gboolean dedup;
@@ -48,7 +49,7 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 static gboolean simulated(const Trace *t, int rank) {
-    return exec_rep_index(t->sc, t->dedup, rank) >= 0;
+    return exec_rep_index(t->sc, t->lay, t->dedup, rank) >= 0;
 }
 
 /* "all" or "0-7,64,72-79" into a flag per rank. */
@@ -82,6 +83,7 @@ static gboolean parse_ranks(const char *spec, int n, guint8 *want, GError **err)
 Trace *trace_new(const Scenario *sc, int dedup, const char *path, const char *ranks, GError **err) {
     g_autoptr(Trace) t = g_new0(Trace, 1);
     t->sc = sc;
+    t->lay = layout_new(workload_layout_shape(sc));
     t->path = g_strdup(path);
     t->dedup = dedup < 0 ? sc->dedup_replicas : dedup != 0;
     t->ranks = g_array_new(FALSE, TRUE, sizeof(RankTrace));
@@ -117,6 +119,7 @@ void trace_free(Trace *t) {
         fclose(t->out);
     g_free(t->path);
     g_free(t->slot_of);
+    layout_free(t->lay);
     g_array_unref(t->ranks);
     g_free(t);
 }
@@ -156,7 +159,7 @@ static void task_name(const Trace *t, const Task *k, char *buf, size_t n) {
         g_snprintf(buf, n, "%s%s%s", phase_names[k->phase], where, mb);
         break;
     case TASK_COLL:
-        g_snprintf(buf, n, "%s %s %s%s%s", coll_op_name(k->op), workload_dim_name(k->dim),
+        g_snprintf(buf, n, "%s %s %s%s%s", coll_op_name(k->op), layout_dim_name(k->dim),
                    phase_names[k->phase], where, mb);
         break;
     default:
@@ -195,14 +198,14 @@ static void on_begin(void *ctx, int rank, const Task *k, SimTime now) {
     rt->start[k->stream] = now;
     if (k->kind != TASK_SEND && k->kind != TASK_RECV)
         return;
-    int dir = p2p_dir(k), stride = t->sc->dp * t->sc->tp;
+    int dir = p2p_dir(k);
     if (k->kind == TASK_SEND) {
-        int peer = dir == 0 ? rank + stride : rank - stride;
+        int peer = dir == 0 ? layout_pp_next(t->lay, rank) : layout_pp_prev(t->lay, rank);
         guint32 n = rt->sent[dir]++;
         if (t->slot_of[peer] >= 0)
             flow(t, "s", rank, k, now, flow_id(rank, dir, n));
     } else {
-        int sender = dir == 0 ? rank - stride : rank + stride;
+        int sender = dir == 0 ? layout_pp_prev(t->lay, rank) : layout_pp_next(t->lay, rank);
         guint32 n = rt->received[dir]++;
         if (t->slot_of[sender] >= 0)
             flow(t, "f", rank, k, now, flow_id(sender, dir, n));
@@ -220,7 +223,7 @@ static void on_end(void *ctx, int rank, const Task *k, SimTime now) {
     task_name(t, k, name, sizeof name);
     event_start(t);
     fprintf(t->out, "{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d",
-            name, k->kind == TASK_COMPUTE ? "compute" : workload_dim_name(k->dim), rank, k->stream);
+            name, k->kind == TASK_COMPUTE ? "compute" : layout_dim_name(k->dim), rank, k->stream);
     fputs(", \"ts\": ", t->out);
     put_us(t->out, rt->start[k->stream]);
     fputs(", \"dur\": ", t->out);
@@ -235,7 +238,7 @@ static void on_end(void *ctx, int rank, const Task *k, SimTime now) {
     }
     if (k->kind != TASK_COMPUTE)
         fprintf(t->out, ", \"op\": \"%s\", \"dim\": \"%s\"", coll_op_name(k->op),
-                workload_dim_name(k->dim));
+                layout_dim_name(k->dim));
     fputs("}}", t->out);
 }
 
@@ -287,13 +290,13 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
     for (guint i = 0; i < t->ranks->len; i++) {
         const RankTrace *rt = &g_array_index(t->ranks, RankTrace, i);
         int r = rt->rank;
+        LayoutCoord c = layout_coord(t->lay, r);
         g_autofree char *name =
-            g_strdup_printf("rank %d: stage %d, tp %d, dp %d%s", r, r / (sc->dp * sc->tp),
-                            r % sc->tp, r / sc->tp % sc->dp,
-                            !t->dedup                     ? ""
-                            : exec_tp_interchangeable(sc) ? " (stands for its TP group)"
-                            : sc->dp > 1                  ? " (stands for every DP replica)"
-                                                          : "");
+            g_strdup_printf("rank %d: stage %d, tp %d, dp %d%s", r, c.pp, c.tp, c.dp,
+                            !t->dedup                             ? ""
+                            : exec_tp_interchangeable(sc, t->lay) ? " (stands for its TP group)"
+                            : sc->dp > 1                          ? " (stands for every DP replica)"
+                                                                  : "");
         metadata(t, "process_name", r, -1, "name", name, 0);
         metadata(t, "process_sort_index", r, -1, "sort_index", NULL, r);
         for (int s = 0; s <= TRACE_HOST_TID; s++) {

@@ -59,6 +59,7 @@ struct Executor {
     Collectives *coll;
     const Workload *wl;
     const Scenario *sc;
+    const Layout *lay;
     Stats *st;
     gboolean dedup;
     gboolean dedup_tp; /* one rank per tensor-parallel group too (exec_tp_interchangeable) */
@@ -76,13 +77,15 @@ struct Executor {
     GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
-/* --- representatives ------------------------------------------------------------------------
- * Which ranks a run simulates. Ranks are numbered stage x dp x tp + dp index x tp + tp index
- * (workload.c). */
+G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 
-gboolean exec_tp_interchangeable(const Scenario *sc) {
+/* --- representatives ------------------------------------------------------------------------
+ * Which ranks a run simulates (the layout gives the coordinates). */
+
+gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
     const TopologySpec *ts = &sc->topo;
-    if (sc->tp <= 1 || sc->dp != 1 || ts->gpus_per_node % sc->tp != 0)
+    LayoutShape sh = layout_shape(lay);
+    if (sh.tp <= 1 || sh.dp != 1 || sh.cp != 1 || ts->gpus_per_node % sh.tp != 0)
         return FALSE;
     if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
         return FALSE;
@@ -98,33 +101,32 @@ gboolean exec_tp_interchangeable(const Scenario *sc) {
 }
 
 /* exec_rep_index with exec_tp_interchangeable's answer given (tp_rep). */
-static int rep_index(const Scenario *sc, gboolean dedup, gboolean tp_rep, int rank) {
+static int rep_index(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank) {
     if (!dedup)
         return rank;
-    int t = rank % sc->tp, d = rank / sc->tp % sc->dp, stage = rank / (sc->dp * sc->tp);
-    if (d != 0)
+    if (layout_index(lay, DIM_DP, rank) != 0)
         return -1;
-    if (tp_rep)
-        return t == 0 ? stage : -1;
-    return stage * sc->tp + t;
+    if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
+        return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
+    return layout_group_of(lay, DIM_DP, rank); /* one rank per DP group: its replica 0 */
 }
 
-int exec_rep_index(const Scenario *sc, gboolean dedup, int rank) {
-    return rep_index(sc, dedup, dedup && exec_tp_interchangeable(sc), rank);
+int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank) {
+    return rep_index(lay, dedup, dedup && exec_tp_interchangeable(sc, lay), rank);
 }
 
-int exec_sim_count(const Scenario *sc, gboolean dedup, int *weight) {
+int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *weight) {
     if (!dedup) {
         *weight = 1;
         return sc->gpus;
     }
-    gboolean tp = exec_tp_interchangeable(sc);
+    gboolean tp = exec_tp_interchangeable(sc, lay);
     *weight = sc->dp * (tp ? sc->tp : 1);
-    return tp ? sc->pp : sc->tp * sc->pp;
+    return tp ? layout_group_size(lay, DIM_PP) : layout_group_count(lay, DIM_DP);
 }
 
 static int sim_index(const Executor *ex, int rank) {
-    return rep_index(ex->sc, ex->dedup, ex->dedup_tp, rank);
+    return rep_index(ex->lay, ex->dedup, ex->dedup_tp, rank);
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -134,22 +136,23 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->coll = coll;
     ex->wl = wl;
     ex->sc = sc;
+    ex->lay = workload_layout(wl);
     ex->st = st;
     ex->dedup = dedup;
-    ex->dedup_tp = dedup && exec_tp_interchangeable(sc);
+    ex->dedup_tp = dedup && exec_tp_interchangeable(sc, ex->lay);
     int weight;
-    ex->nsim = exec_sim_count(sc, dedup, &weight);
+    ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if (sim_index(ex, r) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP] = g_new0(int, workload_group_count(wl, DIM_TP));
-    ex->arrived[STREAM_DP] = g_new0(int, workload_group_count(wl, DIM_DP));
-    ex->arrived[STREAM_DP_GATHER] = g_new0(int, workload_group_count(wl, DIM_DP));
+    ex->arrived[STREAM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
+    ex->arrived[STREAM_DP] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
+    ex->arrived[STREAM_DP_GATHER] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
-    ex->members = g_new(int, MAX(MAX(sc->tp, sc->dp), 2));
+    ex->members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
     ex->host =
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
@@ -205,7 +208,7 @@ int exec_job_rank(const Executor *ex, int i) {
 }
 
 static const Program *program_of(const Executor *ex, int i) {
-    return workload_program(ex->wl, workload_stage_of(ex->wl, ex->job_rank[i]));
+    return workload_program(ex->wl, layout_stage(ex->lay, ex->job_rank[i]));
 }
 
 static void try_advance(Executor *ex, int i);
@@ -293,7 +296,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
-    int n = workload_group_members(ex->wl, dim, group, ex->members);
+    int n = layout_group_members(ex->lay, dim, group, ex->members);
     gboolean inter = spans_nodes(ex, ex->members, n);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, ex->members[k]);
@@ -310,8 +313,8 @@ static void on_coll_done(void *ctx, uint64_t arg) {
 
 static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
-    int n = workload_group_size(ex->wl, dim);
-    int group = workload_group(ex->wl, dim, ex->job_rank[i], ex->members);
+    int n = layout_group_size(ex->lay, dim);
+    int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
     int expected = (ex->dedup && dim == DIM_DP) || (ex->dedup_tp && dim == DIM_TP) ? 1 : n;
     StreamId s = t->stream;
     if (++ex->arrived[s][group] < expected)
@@ -338,9 +341,9 @@ static void start_collective(Executor *ex, int i, const Task *t) {
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
 static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, StreamId *send_s,
                      StreamId *recv_s) {
-    int stride = ex->sc->dp * ex->sc->tp;
     int recv_rank = ex->job_rank[recv_i];
-    int send_rank = dir == 0 ? recv_rank - stride : recv_rank + stride;
+    int send_rank =
+        dir == 0 ? layout_pp_prev(ex->lay, recv_rank) : layout_pp_next(ex->lay, recv_rank);
     *send_i = sim_index(ex, send_rank);
     *send_s = dir == 0 ? STREAM_PP_SEND_FWD : STREAM_PP_SEND_BWD;
     *recv_s = dir == 0 ? STREAM_PP_RECV_FWD : STREAM_PP_RECV_BWD;
@@ -363,11 +366,12 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
-    int stride = ex->sc->dp * ex->sc->tp, rank = ex->job_rank[i];
+    int rank = ex->job_rank[i];
     int recv_i, dir;
     if (t->kind == TASK_SEND) {
         dir = t->stream == STREAM_PP_SEND_FWD ? 0 : 1;
-        recv_i = sim_index(ex, dir == 0 ? rank + stride : rank - stride);
+        recv_i =
+            sim_index(ex, dir == 0 ? layout_pp_next(ex->lay, rank) : layout_pp_prev(ex->lay, rank));
         ex->chan[dir][recv_i].send_arrived = 1;
     } else {
         dir = t->stream == STREAM_PP_RECV_FWD ? 0 : 1;
@@ -409,7 +413,7 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
 
 /* The next synchronisation of simulated rank i's host: a task index, G_MAXUINT32 when none. */
 static guint32 next_sync(const Executor *ex, int i) {
-    const GArray *syncs = ex->syncs[workload_stage_of(ex->wl, ex->job_rank[i])];
+    const GArray *syncs = ex->syncs[layout_stage(ex->lay, ex->job_rank[i])];
     guint32 n = ex->rs[i].next_sync;
     return n < syncs->len ? g_array_index(syncs, guint32, n) : G_MAXUINT32;
 }
@@ -420,7 +424,7 @@ static SimTime issue_time(const Executor *ex, int i, guint32 k) {
     if (!ex->host)
         return 0;
     const RankState *rs = &ex->rs[i];
-    int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+    int stage = layout_stage(ex->lay, ex->job_rank[i]);
     if (k >= next_sync(ex, i))
         return SIM_TIME_MAX;
     const SimTime *cum = ex->host_cum[stage];
@@ -483,7 +487,7 @@ static void try_advance(Executor *ex, int i) {
             continue;
         }
         if (ex->host && ex->obs && ex->obs->host) {
-            int stage = workload_stage_of(ex->wl, ex->job_rank[i]);
+            int stage = layout_stage(ex->lay, ex->job_rank[i]);
             const SimTime *cum = ex->host_cum[stage];
             ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
         }
@@ -526,7 +530,7 @@ gboolean exec_run(Executor *ex, GError **err) {
         try_advance(ex, i);
     engine_run(ex->eng);
     if (engine_overflowed(ex->eng)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,
                     "the simulated iteration would last past %.0f days, beyond what 64-bit "
                     "picoseconds hold: a bandwidth too small (NICs, links, fabric), or too much "
                     "work per iteration (seq_len, micro_batch, grad_accum) in the input?",
@@ -535,7 +539,7 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++) {
         if (!ex->rs[i].finished) {
-            g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+            g_set_error(err, EXEC_ERROR, EXEC_ERROR_DEADLOCK,
                         "internal error: rank %d did not finish its program (a schedule "
                         "deadlock); please report this scenario",
                         ex->job_rank[i]);

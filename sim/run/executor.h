@@ -21,17 +21,26 @@
 
 typedef struct Executor Executor;
 
+/* The executor's errors. An iteration too long for 64-bit picoseconds comes from the input (a
+ * bandwidth or a workload out of proportion); a deadlock is the simulator's own bug. */
+#define EXEC_ERROR (exec_error_quark())
+GQuark exec_error_quark(void);
+typedef enum {
+    EXEC_ERROR_OVERFLOW, /* the simulated time passed SIM_TIME_MAX: bad input */
+    EXEC_ERROR_DEADLOCK, /* a rank could not finish its program: internal error */
+} ExecError;
+
 /* Representatives (one place, so that a layout module can own it): whether the tensor-parallel
  * ranks of a group are interchangeable, so that one stands for all: the node's GPUs meet through
  * a switch (every pair alike), GPU k owns NIC k on a fabric that treats NIC k of every node alike
  * (fat tree with rails, flat; not a dragonfly, whose links are picked per GPU pair), TP groups
- * within a node, and no data parallelism (a DP ring's channels pick NICs by channel, not by GPU,
- * so the TP peers' DP rings are not images of each other). */
-gboolean exec_tp_interchangeable(const Scenario *sc);
+ * within a node, and no data or context parallelism (a DP ring's channels pick NICs by channel, not
+ * by GPU, so the TP peers' DP rings are not images of each other). */
+gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay);
 /* The simulated index of job rank `rank`, -1 when another rank stands for it (dedup). */
-int exec_rep_index(const Scenario *sc, gboolean dedup, int rank);
+int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank);
 /* Ranks a run simulates, and how many job ranks each stands for (*weight). */
-int exec_sim_count(const Scenario *sc, gboolean dedup, int *weight);
+int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *weight);
 
 /* Optional callbacks for a trace: begin when a task starts running (a compute task starts, or a
  * communication starts moving data, i.e. when every member has arrived), end when it finishes.
@@ -57,8 +66,8 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs);
 int exec_ranks_simulated(const Executor *ex);
 int exec_job_rank(const Executor *ex, int i);
 
-/* Start every rank and run the engine to the end. Fails if a rank could not finish (a schedule
- * that deadlocks, which is a bug). */
+/* Start every rank and run the engine to the end. Fails (EXEC_ERROR) if the time overflows or a
+ * rank could not finish (a schedule that deadlocks, which is a bug). */
 gboolean exec_run(Executor *ex, GError **err);
 
 #endif

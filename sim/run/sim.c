@@ -29,6 +29,10 @@ void sim_run_free(SimRun *run) {
     g_free(run);
 }
 
+gboolean sim_error_is_input(const GError *err) {
+    return err->domain == CONF_ERROR || g_error_matches(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW);
+}
+
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {
     return sim_run_observed(sc, dedup, NULL, err);
 }
@@ -71,7 +75,7 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
-    int weight, nsim = exec_sim_count(sc, dd, &weight);
+    int weight, nsim = exec_sim_count(sc, workload_layout(run->wl), dd, &weight);
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);

@@ -17,6 +17,10 @@ SimRun *sim_run(const Scenario *sc, int dedup, GError **err);
 /* The same, reporting every task to obs (NULL for none): a trace watches this way. */
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err);
 void sim_run_free(SimRun *run);
+/* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
+ * cannot be: CONF_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's (EXEC_ERROR_DEADLOCK,
+ * anything else). Chosen by error domain and code, never by the message. */
+gboolean sim_error_is_input(const GError *err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 
 typedef struct {

@@ -1,13 +1,10 @@
 /* workload: rank programs built from the scenario.
  *
  * Schedules, with their sources:
- * - Megatron-LM tensor parallelism (Shoeybi et al. 2019): per layer one allreduce of the
- *   activations (b s h elements) after the attention block and one after the MLP block, forward;
- *   the same two in activation recomputation; two in backward (the f operators' gradients); one at
- *   the vocabulary-parallel embedding. This is the study's Eq. 6 count, 6 per layer + 1.
- * - Pipelines: GPipe (all forwards, then all backwards) and 1F1B (Narayanan et al. 2021: p - s - 1
- *   warm-up forwards on stage s, then one forward and one backward alternately, then cool-down
- *   backwards). Stages exchange b s h activations forward and as many gradients backward.
+ * - Per-layer communication (tensor parallelism): the emitter of emit_tp.c, with its sources.
+ * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B);
+ *   each pass runs one model chunk (all the stage's layers unless interleaved). Stages exchange
+ *   b s h activations forward and as many gradients backward, per chunk pass.
  * - Data parallelism by framework (framework.c): gradient buckets filled tensor by tensor as
  *   backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the last
  *   micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
@@ -15,75 +12,23 @@
  *   al. 2020).
  * - ZeRO-3: each unit's parameters gathered before its forward and again before its recomputation
  *   and backward, on their own stream, issued by DeepSpeed's prefetch window (zero3_plan).
- * - Tensor parallelism beyond Eq. 6: the head's input-gradient allreduce, the vocabulary-parallel
- *   cross entropy's three, and GPT-NeoX's parallel residual (layer_forward, head_forward).
  * - Host synchronisations (Task.host_sync): before the optimizer, and with GPT-NeoX's
  *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
 
 #include "device.h"
-#include "framework.h"
-
-#define NO_TASK G_MAXUINT32
+#include "workload_internal.h"
 
 struct Workload {
     const Scenario *sc;
     const Topology *topo;
+    Layout *layout;
     Program *programs; /* one per pipeline stage */
 };
 
-static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep"};
-
-const char *workload_dim_name(Dim d) {
-    return dim_names[d];
-}
-
 /* --- building one stage's program ----------------------------------------------------------- */
 
-/* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
-typedef struct {
-    guint unit;       /* index in Builder.units */
-    int micro;        /* micro-batch */
-    guint front;      /* the use at whose start these parameters are gathered (<= this one) */
-    guint32 gathered; /* its last allgather task, once emitted */
-} UnitUse;
-
-/* One pass of the schedule: a micro-batch's forward or backward. */
-typedef struct {
-    gboolean fwd;
-    int micro;
-} PassRef;
-
-typedef struct {
-    const Scenario *sc;
-    const Framework *fw;
-    Program *pg;
-    int stage;
-    GArray *units;          /* ParamUnit, forward order */
-    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
-    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
-    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
-                               recomputation redoes */
-    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
-    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
-    int ncore;              /* kernels of the attention core */
-    double act_bytes;       /* b s h activations, bytes */
-    double ce_bytes;        /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
-    int e;                  /* bytes per element */
-    double bucket_params;   /* gradients waiting in the open bucket, parameters */
-    guint32 bucket_ready;   /* task after which the open bucket's gradients exist */
-    int buckets_flushed;    /* in this reduction pass (PyTorch caps the first bucket lower) */
-    guint32 last_dp;        /* last task on the DP reduction stream */
-    guint32 last_compute;   /* last compute task emitted */
-    guint32 *loss;          /* per micro-batch on the last stage: the task that ends the loss */
-    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
-    guint use_next;         /* the use the program reaches next */
-    guint gather_next;      /* the first use whose gathers are not emitted yet */
-    gboolean sync_layers;   /* the host synchronises at checkpointed layers' boundaries */
-    gboolean sync_next;     /* the next task emitted is such a boundary */
-} Builder;
-
-static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
+guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     Program *pg = b->pg;
     t.host_sync = b->sync_next;
     b->sync_next = FALSE;
@@ -102,8 +47,8 @@ static guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     return idx;
 }
 
-static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
-                         guint32 dep1, guint32 dep2) {
+guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
+                  guint32 dep1, guint32 dep2) {
     Task t = {.kind = TASK_COMPUTE,
               .stream = STREAM_COMPUTE,
               .phase = ph,
@@ -117,8 +62,8 @@ static guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int lay
 
 /* One segment's kernels in one pass (bwd FALSE: forward or its recomputation) as one compute
  * task. */
-static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
-                           guint32 dep1, guint32 dep2) {
+guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
+                    guint32 dep1, guint32 dep2) {
     return compute_k(b, bwd ? b->bwd[seg] : b->fwd[seg], bwd ? b->nbwd[seg] : b->nfwd[seg], ph,
                      layer, micro, dep1, dep2);
 }
@@ -127,8 +72,7 @@ static guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int 
  * rank. */
 static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph,
                              int layer, int micro, guint32 after) {
-    int n = dim == DIM_TP ? b->sc->tp : b->sc->dp;
-    if (n <= 1)
+    if (layout_group_size(b->lay, dim) <= 1)
         return NO_TASK;
     Task t = {.kind = TASK_COLL,
               .stream = s,
@@ -144,8 +88,8 @@ static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double 
     return idx;
 }
 
-static guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer,
-                          int micro, guint32 after) {
+guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer, int micro,
+                   guint32 after) {
     return collective_on(b, dim == DIM_TP ? STREAM_TP : STREAM_DP, op, dim, bytes, ph, layer, micro,
                          after);
 }
@@ -162,7 +106,7 @@ static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int mic
     return emit(b, t, &after, 1);
 }
 
-static int unit_layer(const Builder *b, const ParamUnit *u) {
+int unit_layer(const Builder *b, const ParamUnit *u) {
     return u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? b->sc->model.layers : u->layer;
 }
 
@@ -257,12 +201,12 @@ static void zero3_plan(Builder *b, const GArray *passes) {
     if (sc->zero != 3 || sc->dp <= 1)
         return;
     b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
-    guint n = b->units->len;
     for (guint p = 0; p < passes->len; p++) {
         const PassRef *pr = &g_array_index(passes, PassRef, p);
-        for (guint k = 0; k < n; k++) {
+        guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
+        for (guint k = lo; k < hi; k++) {
             UnitUse use = {
-                .unit = pr->fwd ? k : n - 1 - k, .micro = pr->micro, .gathered = NO_TASK};
+                .unit = pr->fwd ? k : hi - 1 - (k - lo), .micro = pr->micro, .gathered = NO_TASK};
             g_array_append_val(b->uses, use);
         }
     }
@@ -309,137 +253,63 @@ static guint32 zero3_use(Builder *b) {
     return g_array_index(b->uses, UnitUse, now).gathered;
 }
 
-/* --- tensor parallelism (Megatron-LM as GPT-NeoX uses it) ------------------------------------ */
-
-/* One transformer layer's forward (or its recomputation): attention, MLP and their allreduces.
- * Sequential residual: the attention block's RowParallelLinear allreduces, then the MLP's
- * (Megatron, the study's Eq. 6). GPT-NeoX's gpt_j_residual (parallel_residual): both blocks read
- * the layer's input, their RowParallelLinears skip the allreduce (parallel_output) and one
- * reduce_from_model_parallel_region sums attention + MLP (megatron/model/transformer.py,
- * ParallelTransformerLayer.forward). Returns the task the next layer waits for. */
-static guint32 layer_forward(Builder *b, Phase ph, int layer, int micro, guint32 in, guint32 ag) {
-    guint32 c = seg_compute(b, SEG_ATTN, FALSE, ph, layer, micro, in, ag);
-    guint32 ar = NO_TASK;
-    if (!b->sc->model.parallel_residual)
-        ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
-    c = seg_compute(b, SEG_MLP, FALSE, ph, layer, micro, ar, NO_TASK);
-    guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, ph, layer, micro, c);
-    return out != NO_TASK ? out : c;
+/* Whether chunk `chunk` of this stage is the model's first (last) virtual stage: no activations
+ * come in (go out); with several chunks the pipeline is a ring (layout_pp_next). */
+static gboolean first_virtual(const Builder *b, int chunk) {
+    return b->stage == 0 && chunk == 0;
 }
 
-/* A layer's backward: the MLP's, then the attention's, each ending in the allreduce of its input
- * gradient (copy_to_model_parallel_region's backward before each ColumnParallelLinear). With a
- * parallel residual the attention's backward does not wait for the MLP's allreduce. seg_task
- * receives the task that ends each segment's backward. Returns what the previous layer waits for.
- */
-static guint32 layer_backward(Builder *b, int layer, int micro, guint32 dep, guint32 ag,
-                              guint32 *seg_task) {
-    const Scenario *sc = b->sc;
-    guint32 c = seg_compute(b, SEG_MLP, TRUE, PHASE_BWD, layer, micro, dep, ag);
-    seg_task[SEG_MLP] = c;
-    guint32 ar = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-    gboolean sel = sc->recompute == RECOMPUTE_SELECTIVE; /* the attention core redone first */
-    SimTime attn = sim_time_add(b->bwd[SEG_ATTN], sel ? b->attn_core : 0);
-    int nattn = b->nbwd[SEG_ATTN] + (sel ? b->ncore : 0);
-    guint32 attn_dep = sc->model.parallel_residual ? dep : ar;
-    c = compute_k(b, attn, nattn, PHASE_BWD, layer, micro, attn_dep, NO_TASK);
-    seg_task[SEG_ATTN] = c;
-    guint32 out = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-    return out != NO_TASK ? out : c;
+static gboolean last_virtual(const Builder *b, int chunk) {
+    return b->stage == b->sc->pp - 1 && chunk == b->v - 1;
 }
 
-/* The output layer's forward: the vocabulary-parallel logits, then the vocabulary-parallel cross
- * entropy's three allreduces of b s fp32 values (the logits' max, the target logit, the sum of
- * exponentials: mpu/cross_entropy.py _VocabParallelCrossEntropy.forward). */
-static guint32 head_forward(Builder *b, int layer, int micro, guint32 in, guint32 ag) {
-    guint32 last = seg_compute(b, SEG_HEAD, FALSE, PHASE_FWD, layer, micro, in, ag);
-    for (int k = 0; k < 3; k++) {
-        guint32 ar =
-            collective(b, COLL_ALLREDUCE, DIM_TP, b->ce_bytes, PHASE_FWD, layer, micro, last);
-        if (ar != NO_TASK)
-            last = ar;
-    }
-    return last;
-}
-
-static void forward_pass(Builder *b, int micro) {
-    const Scenario *sc = b->sc;
+static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
-    if (b->stage > 0)
+    if (!first_virtual(b, chunk))
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_FWD, PHASE_FWD, micro, NO_TASK);
-    for (guint i = 0; i < b->units->len; i++) {
+    for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
         guint32 ag = zero3_use(b);
-        int layer = unit_layer(b, u);
-        switch (u->kind) {
-        case UNIT_EMBED: { /* VocabParallelEmbedding: allreduce of the partial embeddings */
-            guint32 c = seg_compute(b, SEG_EMBED, FALSE, PHASE_FWD, layer, micro, in, ag);
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_FWD, layer, micro, c);
-            if (in == NO_TASK)
-                in = c;
-            break;
-        }
-        case UNIT_LAYER:
-            in = layer_forward(b, PHASE_FWD, layer, micro, in, ag);
-            break;
-        case UNIT_HEAD:
-            in = head_forward(b, layer, micro, in, ag);
-            break;
-        }
+        in = b->em->forward(b, u, PHASE_FWD, micro, in, ag);
         b->sync_next |= ckpt; /* ... and on exit */
     }
-    if (b->stage < sc->pp - 1)
+    if (!last_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_FWD, PHASE_FWD, micro, in);
     else
         b->loss[micro] = in;
 }
 
-static void backward_pass(Builder *b, int micro, gboolean last_micro) {
+/* last_micro: this chunk's last backward of the iteration; last_pass: the stage's. */
+static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
+                          gboolean last_pass) {
     const Scenario *sc = b->sc;
     guint32 in = b->loss[micro];
-    if (b->stage < sc->pp - 1)
+    if (!last_virtual(b, chunk))
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
     gboolean overlap = reduces_in_backward(b, last_micro);
     b->buckets_flushed = 0;
-    for (int i = (int)b->units->len - 1; i >= 0; i--) {
+    for (int i = (int)b->chunk_first[chunk + 1] - 1; i >= (int)b->chunk_first[chunk]; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
         guint32 ag = zero3_use(b);
-        int layer = unit_layer(b, u);
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
-        switch (u->kind) {
-        case UNIT_HEAD: { /* ColumnParallelLinear's input gradient is allreduced */
-            guint32 c = seg_compute(b, SEG_HEAD, TRUE, PHASE_BWD, layer, micro, in, ag);
-            seg_task[SEG_HEAD] = c;
-            in = collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, layer, micro, c);
-            if (in == NO_TASK)
-                in = c;
-            break;
+        if (u->kind == UNIT_LAYER && sc->recompute == RECOMPUTE_FULL) {
+            in = b->em->forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
+            ag = NO_TASK;
         }
-        case UNIT_LAYER:
-            if (sc->recompute == RECOMPUTE_FULL) { /* rerun the layer's forward, with its ARs */
-                in = layer_forward(b, PHASE_RECOMPUTE, layer, micro, in, ag);
-                ag = NO_TASK;
-            }
-            in = layer_backward(b, layer, micro, in, ag, seg_task);
-            break;
-        case UNIT_EMBED:
-            in = seg_compute(b, SEG_EMBED, TRUE, PHASE_BWD, layer, micro, in, ag);
-            seg_task[SEG_EMBED] = in;
-            break;
-        }
+        in = b->em->backward(b, u, micro, in, ag, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (overlap)
         flush_bucket(b, micro);
-    else if (last_micro && sc->zero == 0 && sc->dp > 1)
+    else if (last_pass && sc->zero == 0 && sc->dp > 1)
         reduce_after_backward(b, micro);
-    if (b->stage > 0)
+    if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
 }
 
@@ -465,24 +335,6 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     return total;
 }
 
-/* The order of a stage's passes. GPipe: every forward, then every backward. 1F1B (Narayanan et
- * al. 2021): p - stage - 1 warm-up forwards, then one forward and one backward alternately, then
- * the cool-down backwards. */
-static GArray *schedule_passes(const Scenario *sc, int stage) {
-    GArray *out = g_array_new(FALSE, FALSE, sizeof(PassRef));
-    int m = sc->grad_accum;
-    int warm = sc->schedule == SCHED_GPIPE ? m : MIN(sc->pp - stage - 1, m);
-    for (int mb = 0; mb < warm; mb++)
-        g_array_append_val(out, ((PassRef){TRUE, mb}));
-    for (int i = 0; i < m - warm; i++) {
-        g_array_append_val(out, ((PassRef){TRUE, warm + i}));
-        g_array_append_val(out, ((PassRef){FALSE, i}));
-    }
-    for (int mb = m - warm; mb < m; mb++)
-        g_array_append_val(out, ((PassRef){FALSE, mb}));
-    return out;
-}
-
 static void build_stage(Workload *wl, int stage) {
     const Scenario *sc = wl->sc;
     const DeviceSpec *dev = &topo_spec(wl->topo)->device;
@@ -492,6 +344,9 @@ static void build_stage(Workload *wl, int stage) {
     for (int s = 0; s < STREAM_COUNT; s++)
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
+                 .lay = wl->layout,
+                 .em = emitter_get(EMIT_TP),
+                 .v = sc->virtual_stages,
                  .fw = framework_get(sc->framework),
                  .pg = pg,
                  .stage = stage,
@@ -502,7 +357,17 @@ static void build_stage(Workload *wl, int stage) {
                  .loss = g_new(guint32, sc->grad_accum)};
     for (int mb = 0; mb < sc->grad_accum; mb++)
         b.loss[mb] = NO_TASK;
-    b.units = model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp, stage);
+    /* chunk c of this stage is virtual stage c pp + stage of pp v (Narayanan et al. SC21: stage s
+     * holds layers s, s + p, s + 2p, ... in units of L / (p v)); one chunk without interleaving */
+    b.units = g_array_new(FALSE, FALSE, sizeof(ParamUnit));
+    b.chunk_first = g_new(guint, b.v + 1);
+    for (int c = 0; c < b.v; c++) {
+        b.chunk_first[c] = b.units->len;
+        g_autoptr(GArray) cu =
+            model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp * b.v, c * sc->pp + stage);
+        g_array_append_vals(b.units, cu->data, cu->len);
+    }
+    b.chunk_first[b.v] = b.units->len;
     b.e = model_elem_bytes(sc->precision);
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
@@ -516,14 +381,16 @@ static void build_stage(Workload *wl, int stage) {
     for (guint i = 0; i < b.units->len; i++)
         pg->params += g_array_index(b.units, ParamUnit, i).params;
 
-    g_autoptr(GArray) passes = schedule_passes(sc, stage);
+    g_autoptr(GArray) passes =
+        schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
     zero3_plan(&b, passes);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
         if (pr->fwd)
-            forward_pass(&b, pr->micro);
+            forward_pass(&b, pr->micro, pr->chunk);
         else
-            backward_pass(&b, pr->micro, pr->micro == sc->grad_accum - 1);
+            backward_pass(&b, pr->micro, pr->chunk, pr->micro == sc->grad_accum - 1,
+                          k + 1 == passes->len);
     }
 
     /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced;
@@ -545,6 +412,7 @@ static void build_stage(Workload *wl, int stage) {
     if (b.uses)
         g_array_unref(b.uses);
     g_free(b.loss);
+    g_free(b.chunk_first);
     g_array_unref(b.units);
 }
 
@@ -552,6 +420,7 @@ Workload *workload_new(const Scenario *sc, const Topology *topo) {
     Workload *wl = g_new0(Workload, 1);
     wl->sc = sc;
     wl->topo = topo;
+    wl->layout = layout_new(workload_layout_shape(sc));
     wl->programs = g_new0(Program, sc->pp);
     for (int s = 0; s < sc->pp; s++)
         build_stage(wl, s);
@@ -569,6 +438,7 @@ void workload_free(Workload *wl) {
             g_array_unref(pg->streams[i]);
     }
     g_free(wl->programs);
+    layout_free(wl->layout);
     g_free(wl);
 }
 
@@ -580,52 +450,13 @@ const Program *workload_program(const Workload *wl, int stage) {
     return &wl->programs[stage];
 }
 
-int workload_stage_of(const Workload *wl, int rank) {
-    return rank / (wl->sc->dp * wl->sc->tp);
+LayoutShape workload_layout_shape(const Scenario *sc) {
+    return (LayoutShape){
+        .tp = sc->tp, .cp = 1, .dp = sc->dp, .ep = 1, .pp = sc->pp, .vpp = sc->virtual_stages};
 }
 
-int workload_dp_index(const Workload *wl, int rank) {
-    return rank / wl->sc->tp % wl->sc->dp;
-}
-
-int workload_tp_index(const Workload *wl, int rank) {
-    return rank % wl->sc->tp;
-}
-
-int workload_group_size(const Workload *wl, Dim dim) {
-    return dim == DIM_TP ? wl->sc->tp : dim == DIM_DP ? wl->sc->dp : 2;
-}
-
-int workload_group_count(const Workload *wl, Dim dim) {
-    const Scenario *sc = wl->sc;
-    return dim == DIM_TP ? sc->dp * sc->pp : sc->tp * sc->pp;
-}
-
-int workload_group(const Workload *wl, Dim dim, int rank, int *members) {
-    const Scenario *sc = wl->sc;
-    int stage = workload_stage_of(wl, rank), d = workload_dp_index(wl, rank),
-        t = workload_tp_index(wl, rank);
-    int base = stage * sc->dp * sc->tp;
-    if (dim == DIM_TP) {
-        for (int i = 0; i < sc->tp; i++)
-            members[i] = base + d * sc->tp + i;
-        return stage * sc->dp + d;
-    }
-    g_assert(dim == DIM_DP);
-    for (int i = 0; i < sc->dp; i++)
-        members[i] = base + i * sc->tp + t;
-    return stage * sc->tp + t;
-}
-
-int workload_group_members(const Workload *wl, Dim dim, int group, int *members) {
-    const Scenario *sc = wl->sc;
-    int first;
-    if (dim == DIM_TP) /* group = stage * dp + dp_idx */
-        first = group / sc->dp * sc->dp * sc->tp + group % sc->dp * sc->tp;
-    else /* group = stage * tp + tp_idx */
-        first = group / sc->tp * sc->dp * sc->tp + group % sc->tp;
-    workload_group(wl, dim, first, members);
-    return workload_group_size(wl, dim);
+const Layout *workload_layout(const Workload *wl) {
+    return wl->layout;
 }
 
 double workload_model_flops(const Workload *wl) {
@@ -646,16 +477,33 @@ ModelMemory workload_memory(const Workload *wl) {
     ModelMemory best = {0};
     int e = model_elem_bytes(sc->precision);
     for (int s = 0; s < sc->pp; s++) {
-        /* build_stage runs GPipe as all forwards, then all backwards, whatever pp is: every
-         * micro-batch is in flight at once, pp = 1 included. 1F1B holds p - stage (1 at pp 1). */
-        int inflight =
-            sc->schedule == SCHED_GPIPE ? sc->grad_accum : MIN(sc->grad_accum, sc->pp - s);
-        ModelMemory m = model_memory(&sc->model, sc->seq_len, sc->micro_batch, sc->tp, sc->pp, s,
-                                     sc->dp, sc->zero, sc->precision, sc->recompute, inflight);
+        /* Activations held at the schedule's peak, counted on the pass list itself: GPipe every
+         * micro-batch (pp = 1 included), 1F1B p - stage (1 at pp 1), interleaved 1F1B
+         * 2 (p - s - 1) + (v - 1) p + 1 chunk passes of L / (p v) layers each, which on the first
+         * stage is the p micro-batches of 1F1B times 1 + (p - 1) / (p v) (Korthikanti et al. 2022,
+         * Sec. 4.2.3). */
+        const Program *pg = &wl->programs[s];
+        int v = sc->virtual_stages;
+        g_autoptr(GArray) passes = schedule_passes(sc->schedule, sc->pp, s, sc->grad_accum, v);
+        /* the embedding's activations live in chunk 0 of stage 0, the logits in chunk v - 1 of
+         * the last stage: those chunks' own micro-batches in flight */
+        int end_chunk = s == 0 ? 0 : v - 1;
+        MemoryCase mc = {.seq_len = sc->seq_len,
+                         .micro_batch = sc->micro_batch,
+                         .tp = sc->tp,
+                         .pp = sc->pp,
+                         .vpp = sc->virtual_stages,
+                         .stage = s,
+                         .dp = sc->dp,
+                         .zero = sc->zero,
+                         .prec = sc->precision,
+                         .rc = sc->recompute,
+                         .inflight = (double)schedule_peak_inflight(passes, -1) / v,
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk)};
+        ModelMemory m = model_memory_case(&sc->model, &mc);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
          * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at
          * most the stage's gradients; and ZeRO-3's gathered parameters at their peak. */
-        const Program *pg = &wl->programs[s];
         if (sc->dp > 1)
             m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
         m.total_bytes += m.buffers_bytes;

@@ -12,10 +12,8 @@
 #define SIM_WORKLOAD_H
 
 #include "collectives.h"
+#include "layout.h"
 #include "scenario.h"
-
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_COUNT } Dim;
-const char *workload_dim_name(Dim d);
 
 /* A GPU runs work in streams: in order within a stream, concurrently across streams. */
 typedef enum {
@@ -74,18 +72,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Workload, workload_free)
 const Scenario *workload_scenario(const Workload *wl);
 const Program *workload_program(const Workload *wl, int stage);
 
-/* Rank layout (Megatron order: TP fastest, then DP, then PP):
- * rank = pp_idx * dp * tp + dp_idx * tp + tp_idx; rank r runs on GPU r. */
-int workload_stage_of(const Workload *wl, int rank);
-int workload_dp_index(const Workload *wl, int rank);
-int workload_tp_index(const Workload *wl, int rank);
-/* Group of `rank` in dimension dim (TP or DP): writes members (group size entries, ascending) and
- * returns the group's index among groups of that dimension. */
-int workload_group(const Workload *wl, Dim dim, int rank, int *members);
-/* Members of group `group` of dimension dim (ascending); returns the group size. */
-int workload_group_members(const Workload *wl, Dim dim, int group, int *members);
-int workload_group_size(const Workload *wl, Dim dim);
-int workload_group_count(const Workload *wl, Dim dim);
+/* Which rank is which coordinate, its groups and pipeline neighbours (layout.h); rank r runs on
+ * GPU r. */
+const Layout *workload_layout(const Workload *wl);
+/* The layout's shape a scenario asks for. */
+LayoutShape workload_layout_shape(const Scenario *sc);
 
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);

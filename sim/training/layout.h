@@ -1,0 +1,67 @@
+/* layout: which rank is which coordinate of the parallel layout, and who its groups and pipeline
+ * neighbours are.
+ *
+ * For: ranks <-> coordinates (tp, cp, ep, dp, pp with v virtual stages per rank), the members of
+ * any dimension's group, the number and size of those groups, and pipeline neighbours. It is the
+ * only place in the simulator that computes a stride. Not for: what a rank runs (workload.c) or
+ * where a rank sits in the machine (rank r runs on GPU r).
+ *
+ * Order (Megatron-LM's default "tp-cp-ep-dp-pp", megatron/core/parallel_state.py RankGenerator):
+ * TP fastest, then CP, then DP (whose fastest part is EP: expert-parallel groups are consecutive
+ * DP replicas, Megatron's expert-data-parallel split of the data-parallel ranks), then PP slowest:
+ *   rank = ((pp_idx * dp + dp_idx) * cp + cp_idx) * tp + tp_idx, with dp_idx = dpo * ep + ep_idx.
+ * CP and EP are 1 in every scenario today; they have their place so adding them is no new stride.
+ */
+#ifndef SIM_LAYOUT_H
+#define SIM_LAYOUT_H
+
+#include <glib.h>
+
+/* Communication dimensions (a collective's or a send's). The order is the JSON report's. */
+typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_COUNT } Dim;
+const char *layout_dim_name(Dim d);
+
+typedef struct {
+    int tp, cp, dp, ep, pp; /* sizes; ep divides dp */
+    int vpp;                /* virtual pipeline stages (model chunks) per rank, >= 1 */
+} LayoutShape;
+
+typedef struct {
+    int tp, cp, dp, ep, pp; /* indices; ep = dp % shape.ep */
+} LayoutCoord;
+
+typedef struct Layout Layout;
+
+Layout *layout_new(LayoutShape shape);
+void layout_free(Layout *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
+
+LayoutShape layout_shape(const Layout *l);
+int layout_ranks(const Layout *l);
+
+LayoutCoord layout_coord(const Layout *l, int rank);
+int layout_rank(const Layout *l, LayoutCoord c); /* inverse of layout_coord (c.ep is ignored) */
+int layout_stage(const Layout *l, int rank);     /* pipeline stage (pp index) */
+int layout_index(const Layout *l, Dim dim, int rank); /* coordinate along dim */
+
+/* Groups of a dimension: ranks that differ only in that coordinate (DP: in dp_idx; EP: in ep_idx
+ * within their block of ep DP replicas; PP: in the stage). Groups are numbered 0..count-1 in the
+ * order of their lowest rank's remaining coordinates. */
+int layout_group_size(const Layout *l, Dim dim);
+int layout_group_count(const Layout *l, Dim dim);
+int layout_group_of(const Layout *l, Dim dim, int rank);
+/* Members of group `group` of dim, ascending, into members (group size entries); returns the size.
+ */
+int layout_group_members(const Layout *l, Dim dim, int group, int *members);
+/* Members of rank's group into members; returns the group's index. */
+int layout_group(const Layout *l, Dim dim, int rank, int *members);
+int layout_max_group_size(const Layout *l);
+
+/* Pipeline neighbours: the rank of the same (tp, cp, dp) coordinates on the next (previous) stage,
+ * or -1 past the last (before the first) stage. With virtual stages the pipeline is a ring: model
+ * chunk k of the last stage feeds chunk k + 1 of the first (Narayanan et al. SC21, Section 2.2), so
+ * the neighbours wrap around. */
+int layout_pp_next(const Layout *l, int rank);
+int layout_pp_prev(const Layout *l, int rank);
+
+#endif

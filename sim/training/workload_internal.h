@@ -1,0 +1,84 @@
+/* workload_internal: what workload.c and the per-layer emitters (emit_tp.c) share while a stage's
+ * program is built. Not for use outside sim/training/. */
+#ifndef SIM_WORKLOAD_INTERNAL_H
+#define SIM_WORKLOAD_INTERNAL_H
+
+#include "framework.h"
+#include "workload.h"
+
+#define NO_TASK G_MAXUINT32
+
+typedef struct Builder Builder;
+
+/* The communication one parallelism puts into every unit (embedding, layer, head) of a pass, with
+ * the unit's compute: written once per parallelism and registered in emit_tp.c's table.
+ * forward: the unit's forward, or a layer's recomputation (ph PHASE_RECOMPUTE), after task `in`
+ * and the ZeRO-3 gather `ag` (NO_TASK: none); returns the task the next unit waits for.
+ * backward: the unit's backward after `in` and `ag`; seg_task receives the task that ends each
+ * segment's backward (gradient hooks); returns what the previous unit waits for. */
+typedef struct {
+    const char *name;
+    guint32 (*forward)(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
+    guint32 (*backward)(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
+                        guint32 *seg_task);
+} LayerEmitter;
+
+typedef enum { EMIT_TP, EMIT_COUNT } EmitterId;
+const LayerEmitter *emitter_get(EmitterId id);
+
+/* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
+typedef struct {
+    guint unit;       /* index in Builder.units */
+    int micro;        /* micro-batch */
+    guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    guint32 gathered; /* its last allgather task, once emitted */
+} UnitUse;
+
+struct Builder {
+    const Scenario *sc;
+    const Layout *lay;
+    const Framework *fw;
+    Program *pg;
+    int stage;
+    const LayerEmitter *em; /* the per-layer communication of the scenario's parallelism */
+    GArray *units;          /* ParamUnit, forward order, chunk after chunk */
+    int v;                  /* model chunks on this stage */
+    guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
+    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
+    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
+    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
+                               recomputation redoes */
+    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
+    int ncore;              /* kernels of the attention core */
+    double act_bytes;       /* b s h activations, bytes */
+    double ce_bytes;        /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
+    int e;                  /* bytes per element */
+    double bucket_params;   /* gradients waiting in the open bucket, parameters */
+    guint32 bucket_ready;   /* task after which the open bucket's gradients exist */
+    int buckets_flushed;    /* in this reduction pass (PyTorch caps the first bucket lower) */
+    guint32 last_dp;        /* last task on the DP reduction stream */
+    guint32 last_compute;   /* last compute task emitted */
+    guint32 *loss;          /* per micro-batch on the last stage: the task that ends the loss */
+    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
+    guint use_next;         /* the use the program reaches next */
+    guint gather_next;      /* the first use whose gathers are not emitted yet */
+    gboolean sync_layers;   /* the host synchronises at checkpointed layers' boundaries */
+    gboolean sync_next;     /* the next task emitted is such a boundary */
+};
+
+/* Append task t after deps (NO_TASK entries skipped); returns its index. */
+guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps);
+/* A compute task of dur picoseconds and `kernels` kernels after dep1 and dep2. */
+guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
+                  guint32 dep1, guint32 dep2);
+/* One segment's kernels in one pass (bwd FALSE: forward or its recomputation). */
+guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
+                    guint32 dep1, guint32 dep2);
+/* A collective on dim's stream after `after`; NO_TASK when the group is one rank. */
+guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer, int micro,
+                   guint32 after);
+/* The transformer layer index of a unit: -1 embedding, layers for the head. */
+int unit_layer(const Builder *b, const ParamUnit *u);
+
+#endif

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# sim import: each of the four formats (hand-written files in tests/import/) becomes a scenario
+# that sim runs, with its key values checked; settings the simulator cannot express are errors
+# that name them (exit 2).
+# Usage: import.sh PATH/TO/sim SOURCE_DIR
+set -u
+sim="$1"; src="$2"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+d="$src/tests/import"
+run_json() { # name, scenario: runs it, JSON report in $tmp/out
+    check "$1-runs" 0 "$sim" "$2" --format json --no-timing
+}
+
+# GPT-NeoX .yml: the study's 1.3B (ZeRO-1) on 2 nodes predicts exactly what the shipped scenario
+# does; 13B with TP 8 and 20B with TP 2 x PP 4 (DP 12 from train_batch_size) run too.
+check neox-1.3b 0 "$sim" import "$d/neox_1-3B.yml" --nodes 2 -o "$tmp/n13.yaml"
+expect_grep neox-1.3b-unmapped "optimizer.params.lr = 0.0002" "$tmp/n13.yaml"
+expect_grep neox-1.3b-unmapped-where "allgather_bucket_size = 500000000  (.*neox_1-3B.yml:40:" "$tmp/n13.yaml"
+expect_grep neox-1.3b-bucket "bucket_size: 1000000000 .*500000000 elements x 2 bytes" "$tmp/n13.yaml"
+expect_grep neox-1.3b-recompute "recompute: full .*checkpoint_activations" "$tmp/n13.yaml"
+run_json neox-1.3b "$tmp/n13.yaml"
+"$sim" "$tmp/n13.yaml" --format json --no-timing | grep -v '"scenario"\|"description"\|"name"' >"$tmp/a"
+"$sim" "$src/scenarios/1.3B_zero1.yaml" --format json --no-timing | grep -v '"scenario"\|"description"\|"name"' >"$tmp/b"
+if cmp -s "$tmp/a" "$tmp/b"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL neox-1.3b-same: the import predicts otherwise than 1.3B_zero1.yaml"; diff "$tmp/a" "$tmp/b" | head; fi
+check neox-13b 0 "$sim" import "$d/neox_13B.yml" -o "$tmp/n13b.yaml"
+run_json neox-13b "$tmp/n13b.yaml"
+expect_grep neox-13b-tp '"tp": 8' "$tmp/out"
+expect_grep neox-13b-params '"params": 13108848640' "$tmp/out"
+check neox-20b 0 "$sim" import "$d/neox_20B.yml" -o "$tmp/n20.yaml"
+expect_grep neox-20b-vocab "vocab: 50277 .*vocab_file" "$tmp/n20.yaml"
+expect_grep neox-20b-nodes "nodes: 12  (the fewest that hold TP 2 x PP 4 x DP 12" "$tmp/n20.yaml"
+run_json neox-20b "$tmp/n20.yaml"
+expect_grep neox-20b-layout '"dp": 12' "$tmp/out"
+expect_grep neox-20b-batch '"global_batch": 1536' "$tmp/out"
+
+# Megatron-LM arguments: Llama-2 7B (SwiGLU, RMSNorm, no biases, untied) gives the published
+# 6,738,415,616 parameters; Llama-3 70B with 8 query groups and fp8 runs on DGX H100.
+check megatron-7b 0 "$sim" import "$d/megatron_llama2_7b.sh" -o "$tmp/m7.yaml"
+expect_grep megatron-7b-seqpar "sequence_parallel = true" "$tmp/m7.yaml"
+expect_grep megatron-7b-nodes "nodes: 2  (torchrun's --nnodes)" "$tmp/m7.yaml"
+expect_grep megatron-7b-zero "zero: 1 .*use_distributed_optimizer" "$tmp/m7.yaml"
+run_json megatron-7b "$tmp/m7.yaml"
+expect_grep megatron-7b-params '"params": 6738415616' "$tmp/out"
+expect_grep megatron-7b-recompute '"recompute": "selective"' "$tmp/out"
+check megatron-70b 0 "$sim" import "$d/megatron_llama3_70b_gqa.sh" --topology dgx-h100 --nodes 16 -o "$tmp/m70.yaml"
+expect_grep megatron-70b-kv "kv_heads: 8 .*num_query_groups" "$tmp/m70.yaml"
+run_json megatron-70b "$tmp/m70.yaml"
+expect_grep megatron-70b-params '"params": 70553706496' "$tmp/out"
+expect_grep megatron-70b-fp8 '"precision": "fp8"' "$tmp/out"
+expect_grep megatron-70b-gqa '"kv_heads": 8' "$tmp/out"
+check megatron-70b-frontier 0 "$sim" import "$d/megatron_llama3_70b_gqa.sh" -o "$tmp/m70f.yaml"
+check megatron-70b-no-fp8 2 "$sim" "$tmp/m70f.yaml"
+expect_grep megatron-70b-no-fp8-text "fp8 matrix peak" "$tmp/err"
+
+# DeepSpeed JSON: no model in it (an error naming --model), then with one: ZeRO-3 and its sizes
+check deepspeed-no-model 2 "$sim" import "$d/ds_config.json"
+expect_grep deepspeed-no-model-text "holds no model; name one with --model" "$tmp/err"
+check deepspeed 0 "$sim" import "$d/ds_config.json" --model gpt-neox-1.3b -o "$tmp/ds.yaml"
+expect_grep deepspeed-nodes "nodes: 2  (the fewest that hold TP 1 x PP 1 x DP 16" "$tmp/ds.yaml"
+expect_grep deepspeed-allgather "allgather_bucket_size = 200000000" "$tmp/ds.yaml"
+run_json deepspeed "$tmp/ds.yaml"
+expect_grep deepspeed-zero '"zero": 3' "$tmp/out"
+expect_grep deepspeed-bf16 '"precision": "bf16"' "$tmp/out"
+expect_grep deepspeed-batch '"global_batch": 64' "$tmp/out"
+expect_grep deepspeed-bucket '"bucket_bytes": 100000000' "$tmp/out"
+
+# Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
+check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
+expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"
+expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
+run_json hf "$tmp/hf.yaml"
+expect_grep hf-params '"params": 8030261248' "$tmp/out"
+expect_grep hf-swiglu '"mlp": "swiglu"' "$tmp/out"
+check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
+expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
+check hf-moe 2 "$sim" import "$d/hf_moe.json"
+expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
+
+# the command line
+check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
+expect_grep stdout-yaml "^model:" "$tmp/out"
+check bad-format 2 "$sim" import --format toml "$d/hf_llama3_8b_config.json"
+check missing 2 "$sim" import "$tmp/nope.json"
+check two-files 2 "$sim" import "$d/ds_config.json" "$d/hf_llama3_8b_config.json"
+check not-json 2 "$sim" import --format hf "$d/neox_20B.yml"
+expect_grep not-json-text "not valid JSON" "$tmp/err"
+finish import

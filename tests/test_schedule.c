@@ -1,0 +1,206 @@
+/* Pipeline schedules: the order each one gives (Megatron-LM's interleaved 1F1B written out by
+ * hand), and whole runs of the interleaved schedule against its closed forms: the bubble
+ * (p - 1) / (v m) of the ideal time (Narayanan et al. SC21, Sec. 2.2), the pipeline sends per
+ * chunk boundary, and the first stage's activations p (1 + (p - 1) / (p v)) micro-batches
+ * (Korthikanti et al. 2022, Sec. 4.2.3). */
+#include <math.h>
+
+#include "util.h"
+
+static PassRef at(const GArray *a, guint k) {
+    return g_array_index(a, PassRef, k);
+}
+
+/* Every (micro-batch, chunk) runs forward once and backward once, the backward after. */
+static void check_complete(const GArray *ps, int m, int v) {
+    ck_assert_uint_eq(ps->len, (guint)(2 * m * v));
+    g_autofree int *seen = g_new0(int, m *v);
+    for (guint k = 0; k < ps->len; k++) {
+        PassRef p = at(ps, k);
+        int *s = &seen[p.micro * v + p.chunk];
+        ck_assert_int_eq(*s, p.fwd ? 0 : 1);
+        (*s)++;
+    }
+}
+
+START_TEST(test_interleaved_order) {
+    int p = 4, v = 2, m = 8;
+    g_autoptr(GArray) s0 = schedule_passes(SCHED_INTERLEAVED, p, 0, m, v);
+    check_complete(s0, m, v);
+    /* stage 0: 2 (p - 1) + (v - 1) p = 10 warm-up forwards: micro-batches 0-3 on chunk 0, 0-3 on
+     * chunk 1, then 4 and 5 on chunk 0 */
+    static const int wf[10][2] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1},
+                                  {1, 1}, {2, 1}, {3, 1}, {4, 0}, {5, 0}};
+    for (int k = 0; k < 10; k++) {
+        PassRef r = at(s0, k);
+        ck_assert(r.fwd);
+        ck_assert_int_eq(r.micro, wf[k][0]);
+        ck_assert_int_eq(r.chunk, wf[k][1]);
+    }
+    /* then forward 6 on chunk 0 and the first backward: micro-batch 0 of the last chunk */
+    ck_assert(at(s0, 10).fwd && at(s0, 10).micro == 6 && at(s0, 10).chunk == 0);
+    ck_assert(!at(s0, 11).fwd && at(s0, 11).micro == 0 && at(s0, 11).chunk == 1);
+    /* the last pass: micro-batch 7's backward through chunk 0 */
+    PassRef last = at(s0, s0->len - 1);
+    ck_assert(!last.fwd && last.micro == m - 1 && last.chunk == 0);
+    /* the last stage warms up with (v - 1) p = 4 forwards */
+    g_autoptr(GArray) s3 = schedule_passes(SCHED_INTERLEAVED, p, 3, m, v);
+    check_complete(s3, m, v);
+    for (int k = 0; k < 4; k++)
+        ck_assert(at(s3, k).fwd);
+    ck_assert(at(s3, 4).fwd && !at(s3, 5).fwd);
+    /* m = p: every forward first (Megatron's all-warm-up case) */
+    g_autoptr(GArray) eq = schedule_passes(SCHED_INTERLEAVED, p, 2, p, v);
+    check_complete(eq, p, v);
+    for (int k = 0; k < p * v; k++)
+        ck_assert(at(eq, k).fwd);
+    /* 1F1B and GPipe run one chunk whatever v is */
+    g_autoptr(GArray) fb = schedule_passes(SCHED_1F1B, p, 1, m, v);
+    check_complete(fb, m, 1);
+    ck_assert(at(fb, 2).fwd && !at(fb, 3).fwd); /* p - 1 - 1 = 2 warm-up forwards, then 1F1B */
+}
+END_TEST
+
+START_TEST(test_peak_inflight) {
+    int p = 4, m = 8;
+    for (int s = 0; s < p; s++) {
+        g_autoptr(GArray) g = schedule_passes(SCHED_GPIPE, p, s, m, 1);
+        g_autoptr(GArray) f = schedule_passes(SCHED_1F1B, p, s, m, 1);
+        ck_assert_int_eq(schedule_peak_inflight(g, -1), m);
+        ck_assert_int_eq(schedule_peak_inflight(f, -1), p - s);
+        for (int v = 1; v <= 4; v++) {
+            g_autoptr(GArray) i = schedule_passes(SCHED_INTERLEAVED, p, s, m, v);
+            /* warm-up + 1 chunk passes: 2 (p - s - 1) + (v - 1) p + 1 */
+            ck_assert_int_eq(schedule_peak_inflight(i, -1), 2 * (p - s - 1) + (v - 1) * p + 1);
+            if (s == p - 1) /* the last chunk's backward follows its forward at once */
+                ck_assert_int_eq(schedule_peak_inflight(i, v - 1), 1);
+        }
+    }
+}
+END_TEST
+
+/* A pipeline of 4 stages x 2 replicas on one node whose communication costs nothing (links of
+ * 1 PB/s, no latency anywhere), no host or interference model, 16 layers, a 64-word vocabulary. */
+#define UNIFORM_SETS(v)                                                                            \
+    "parallel.pp=4", "parallel.dp=2", "parallel.schedule=interleaved",                             \
+        "parallel.virtual_stages=" v, "training.grad_accum=8", "training.recompute=none",          \
+        "training.synchronize_each_layer=false", "sim.host=false", "sim.interference=false",       \
+        "model.layers=16", "model.vocab=64", "topology.node.link.bandwidth=1PB/s",                 \
+        "topology.node.link.latency=0us", "topology.collectives.LL.base_latency=0us",              \
+        "topology.collectives.Simple.base_latency=0us",                                            \
+        "topology.collectives.LL.ring.intra_hop=0us",                                              \
+        "topology.collectives.Simple.ring.intra_hop=0us",                                          \
+        "topology.collectives.LL.tree.intra_hop=0us",                                              \
+        "topology.collectives.Simple.tree.intra_hop=0us", NULL
+
+/* Compute time of the embedding's (end 0) or the head's (end 1) tasks for one micro-batch: the
+ * work that makes the first and last stages differ from the others. */
+static double end_work(const SimRun *run, int end) {
+    const Workload *wl = sim_workload(run);
+    const Scenario *sc = sim_scenario(run);
+    int layer = end == 0 ? -1 : sc->model.layers;
+    const Program *pg = workload_program(wl, end == 0 ? 0 : sc->pp - 1);
+    SimTime t = 0;
+    for (guint k = 0; k < pg->tasks->len; k++) {
+        const Task *x = &g_array_index(pg->tasks, Task, k);
+        if (x->kind == TASK_COMPUTE && x->micro == 0 && x->layer == layer)
+            t += x->duration;
+    }
+    return (double)t;
+}
+
+/* Iteration = C (1 + (p - 1) / (v m)) on uniform stages, C a stage's compute: the bubble is
+ * (p - 1) / (v m) of the ideal time. Ours are uniform (a middle stage's C, rank 2 x 1 = stage 1)
+ * but for the embedding (work E per micro-batch) on chunk 0 of stage 0 and the head (H) on chunk
+ * v - 1 of stage p - 1: the slowest stage does at most m max(E, H) more than C, and the fill and
+ * drain cross each end once more, E + H; the sends cost nothing here. So the tolerance is
+ * m max(E, H) + E + H, under 1% of C, against bubbles of 4.7% (v = 4) to 37.5% (v = 1) of C.
+ * v = 1 is 1F1B's (p - 1) / m. */
+START_TEST(test_interleaved_bubble) {
+    const char *v1[] = {UNIFORM_SETS("1")}, *v2[] = {UNIFORM_SETS("2")},
+               *v4[] = {UNIFORM_SETS("4")};
+    const char *const *sets[] = {v1, v2, v4};
+    int vs[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets[i]);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        const SimSummary *s = sim_summary(run);
+        double p = sc->pp, m = sc->grad_accum, v = vs[i];
+        double c = (double)stats_rank(sim_stats(run), sim_index_of(run, 2 * sc->dp)).compute;
+        double e = end_work(run, 0), h = end_work(run, 1);
+        double want = c * (1 + (p - 1) / (v * m)), tol = m * MAX(e, h) + e + h;
+        ck_assert_msg(tol < 0.01 * c, "tolerance %.0f ps", tol);
+        ck_assert_msg(fabs((double)s->iteration - want) <= tol,
+                      "v %d: iteration %" G_GINT64_FORMAT
+                      " ps, closed form %.0f ps (off %.0f), tolerance %.0f ps",
+                      vs[i], s->iteration, want, (double)s->iteration - want, tol);
+    }
+}
+END_TEST
+
+static double send_row(const SimRun *run, double *total) {
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    double calls = -1;
+    for (guint k = 0; k < rows->len; k++) {
+        const CommRow *c = &g_array_index(rows, CommRow, k);
+        if (c->op == COLL_SEND && c->dim == DIM_PP) {
+            calls = c->calls;
+            *total = c->total_volume_bytes;
+        }
+    }
+    stats_rows_free(rows);
+    return calls;
+}
+
+/* Sends: every chunk boundary of the p v virtual stages carries b s h activations forward and as
+ * many gradients backward per micro-batch, 2 m (p v - 1) sends in all: 1F1B's 2 m (p - 1) times
+ * (p v - 1) / (p - 1), about v times. Per rank of the pp dimension the mean is 2 m (p v - 1) / p.
+ */
+START_TEST(test_interleaved_sends) {
+    const char *v1[] = {UNIFORM_SETS("1")}, *v4[] = {UNIFORM_SETS("4")};
+    const char *fb[] = {"parallel.pp=4",         "parallel.dp=2",
+                        "training.grad_accum=8", "training.synchronize_each_layer=false",
+                        "model.layers=16",       NULL};
+    const char *const *sets[] = {fb, v1, v4};
+    int vs[] = {1, 1, 4};
+    for (int i = 0; i < 3; i++) {
+        g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets[i]);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        double p = sc->pp, m = sc->grad_accum, v = vs[i], total = 0;
+        double calls = send_row(run, &total);
+        ck_assert_msg(fabs(calls - 2 * m * (p * v - 1) / p) < 1e-9, "v %d: %.3f sends, want %.3f",
+                      vs[i], calls, 2 * m * (p * v - 1) / p);
+        double bsh = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * 2;
+        ck_assert_double_eq_tol(total, 2 * m * (p * v - 1) * bsh * sc->dp * sc->tp, 1.0);
+    }
+}
+END_TEST
+
+/* Activations of the first stage: L / p layers for p (1 + (p - 1) / (p v)) micro-batches
+ * (Korthikanti et al. 2022, Sec. 4.2.3), each layer sbh (8 + 24) + 2 a s^2 b bytes with 2-byte
+ * activations, TP 1, no dropout and no recomputation (model_memory). */
+START_TEST(test_interleaved_memory) {
+    const char *v2[] = {UNIFORM_SETS("2")};
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", v2);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double p = sc->pp, v = 2, L = sc->model.layers, s = sc->seq_len, b = sc->micro_batch;
+    double h = sc->model.hidden, a = sc->model.heads;
+    double layer = s * b * h * 32 + 2 * a * s * s * b;
+    double want = L / p * layer * p * (1 + (p - 1) / (p * v));
+    double got = sim_summary(run)->memory.activations_bytes;
+    ck_assert_msg(fabs(got - want) < 1.0, "activations %.0f bytes, want %.0f", got, want);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("schedule");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_interleaved_order);
+    tcase_add_test(tc, test_peak_inflight);
+    tcase_add_test(tc, test_interleaved_bubble);
+    tcase_add_test(tc, test_interleaved_sends);
+    tcase_add_test(tc, test_interleaved_memory);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
