@@ -7,6 +7,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 s="$src/scenarios"
 check help 0 "$sim" --help
 expect_grep help-text "KEY=VALUE" "$tmp/out"
+# Help in plain ASCII whatever the locale, naming the subcommand and what it takes (issue 11:
+# GLib's "[OPTION" U+2026 "]" printed as "[OPTION?]" outside a UTF-8 locale, and "collective [OPTION?]")
+for c in "run:sim \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - simulate" \
+         "sweep:sim sweep \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - simulate many" \
+         "search:sim search \\[OPTION\\.\\.\\.\\] SCENARIO.yaml - find" \
+         "collective:sim collective \\[OPTION\\.\\.\\.\\] - time one collective" \
+         "validate:sim validate \\[OPTION\\.\\.\\.\\] \\[DIR|FILE\\]\\.\\.\\. - published"; do
+    for loc in C C.UTF-8; do
+        check "help-${c%%:*}-$loc" 0 env LC_ALL=$loc "$sim" "${c%%:*}" --help
+        expect_grep "help-${c%%:*}-$loc-usage" "^  ${c#*:}" "$tmp/out"
+        expect_grep "help-${c%%:*}-$loc-h" "^  -h, --help" "$tmp/out"
+        if grep -q "OPTION?" "$tmp/out" || LC_ALL=C grep -q "[^ -~]" "$tmp/out"; then
+            fail=$((fail + 1)); echo "FAIL help-${c%%:*}-$loc-ascii: not plain ASCII"
+        else pass=$((pass + 1)); fi
+    done
+done
 check version 0 "$sim" --version
 expect_grep version-text "^sim [0-9]" "$tmp/out"
 check no-args 2 "$sim"
@@ -51,7 +67,7 @@ expect_grep search-top-msg 'top must be at least 1, not 0' "$tmp/err"
 check search-batch 2 "$sim" search "$s/20B_tp8.yaml" --nodes 2 --global-batch -1
 expect_grep search-batch-msg 'global-batch must be a positive number of sequences, not -1' "$tmp/err"
 check search-machine 2 "$sim" search "$s/20B_tp8.yaml" --nodes 100000
-expect_grep search-machine-msg 'nodes 100000: topology frontier has 9408 nodes' "$tmp/err"
+expect_grep search-machine-msg 'nodes 100000: .*frontier.yaml:70:10: topology frontier has 9408 nodes' "$tmp/err"
 
 # sim list: every shipped file by name, with its facts; an unknown kind is bad input
 check list 0 "$sim" list
@@ -74,6 +90,40 @@ check collective-text 0 "$sim" collective --op allgather --ranks 8 --sizes 8B:64
 expect_grep collective-head "busbw" "$tmp/out"
 check collective-set 0 "$sim" collective --op send --ranks 10 --sizes 1GiB --set node.nics.bandwidth=50GB/s --format csv
 expect_grep collective-nic "49\.9" "$tmp/out"
+# rccl-tests' -b/-e/-f, -d and columns (issue 11): the sizes, the count, busbw/algbw per op, the
+# average line as the mean of the rows, no algorithm on send and all_to_all
+check collective-bef 0 "$sim" collective --op allreduce --ranks 16 -b 1KiB -e 1MiB -f 4 --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 4096 16384 65536 262144 1048576 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-bef: sizes '$got'"; }
+check collective-sizes-still 0 "$sim" collective --op allreduce --ranks 16 --sizes 1KiB:8KiB --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 2048 4096 8192 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-sizes-still: sizes '$got'"; }
+check collective-sizes-f 0 "$sim" collective --op allreduce --ranks 16 --sizes 1KiB:64KiB -f 8 --format csv
+got=$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')
+[ "$got" = "1024 8192 65536 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-sizes-f: sizes '$got'"; }
+check collective-b-only 0 "$sim" collective --op allreduce --ranks 8 -b 512MiB --format csv
+[ "$(tail -n +2 "$tmp/out" | cut -d, -f4 | tr '\n' ' ')" = "536870912 1073741824 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-b-only"; cat "$tmp/out"; }
+check collective-f1 2 "$sim" collective --op allreduce --ranks 8 -f 1
+expect_grep collective-f1-text "stepfactor.*at least 2" "$tmp/err"
+check collective-b-and-sizes 2 "$sim" collective --op allreduce --ranks 8 -b 8B --sizes 8B:1KiB
+check collective-e-below-b 2 "$sim" collective --op allreduce --ranks 8 -b 1MiB -e 1KiB
+check collective-bad-type 2 "$sim" collective --op allreduce --ranks 8 -d float128
+expect_grep collective-bad-type-text "float128" "$tmp/err"
+for case in allreduce:1.75 allgather:0.875 reduce_scatter:0.875 all_to_all:0.875 broadcast:1 reduce:1 send:1; do
+    op=${case%%:*}; want=${case#*:}
+    check "collective-busbw-$op" 0 "$sim" collective --op "$op" --ranks 8 -b 64MiB -e 64MiB -d half --format csv
+    # op,ranks,nodes,size,count,type,redop,root,time,algbw,busbw,ip_time,ip_algbw,ip_busbw,algorithm,...
+    awk -F, -v w="$want" -v op="$op" 'NR == 2 {
+        per = (op == "allgather" || op == "reduce_scatter" || op == "all_to_all") ? 8 : 1
+        ok = ($11 / $10 - w < 0.001 && w - $11 / $10 < 0.001) && $5 == $4 / 2 / per && $6 == "half" \
+             && $9 == $12 && $10 == $13 && $11 == $14
+        ok = ok && ((op == "send" || op == "all_to_all") ? $15 == "-" : $15 != "-")
+        exit !ok }' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-busbw-$op: want busbw/algbw $w"; cat "$tmp/out"; }
+done
+check collective-avg 0 "$sim" collective --op allgather --ranks 16 -b 1KiB -e 256MiB -f 4
+awk '/^# Avg bus bandwidth    : / { avg = $NF; seen++ } !/^#/ { sum += $8 + $12; n += 2 }
+     END { d = avg - sum / n; exit !(seen == 1 && n == 20 && d < 0.006 && d > -0.006) }' "$tmp/out" \
+    && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL collective-avg: not the mean of the rows"; cat "$tmp/out"; }
 check collective-bad-op 2 "$sim" collective --op allsum --ranks 8
 check collective-bad-ranks 2 "$sim" collective --op allreduce --ranks 1
 check collective-bad-size 2 "$sim" collective --op allreduce --ranks 8 --sizes 1GiB:8B
@@ -127,5 +177,23 @@ expect_grep dragonfly-links-text "^sim: --set topology.fabric.groups=30000: .*36
 check collective-ranks-max 2 "$sim" collective --op allreduce --ranks 2147483647
 expect_grep collective-ranks-max-text "needs 268435456 nodes of frontier; at most 1048576" "$tmp/err"
 check collective-ranks-machine 2 "$sim" collective --op allreduce --ranks 100000 --sizes 1MiB
-expect_grep collective-ranks-machine-text "has 9408 nodes; the job asks for 12500" "$tmp/err"
+expect_grep collective-ranks-machine-text "topologies/frontier.yaml:70:10: topology frontier has 9408 nodes; the job asks for 12500" "$tmp/err"
+# A what-if whose knob is not the bottleneck says so (issue 11): with slow in-group links, twice
+# the NIC bandwidth changes nothing, and the report names the local links as the limit
+wi=(--set nodes=16 --set topology.fabric.local_bandwidth=4GB/s)
+check whatif-base 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --format json --no-timing -o "$tmp/wi0.json"
+check whatif-nic 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --set topology.node.nics.bandwidth=50GB/s --format json --no-timing -o "$tmp/wi1.json"
+same_it() { grep '"iteration_time_s"' "$1"; }
+[ "$(same_it "$tmp/wi0.json")" = "$(same_it "$tmp/wi1.json")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL whatif-same-time: $(same_it "$tmp/wi0.json") vs $(same_it "$tmp/wi1.json")"; }
+expect_grep whatif-json-kind '"limiting_link_kind": "local"' "$tmp/wi1.json"
+expect_grep whatif-json-knob '{"key": "topology.node.nics.bandwidth", "link_kinds": \["nic-out", "nic-in"\], "touches_limiting_link": false}' "$tmp/wi1.json"
+expect_grep whatif-json-local '{"key": "topology.fabric.local_bandwidth", "link_kinds": \["local", "port-out", "port-in"\], "touches_limiting_link": true}' "$tmp/wi1.json"
+check whatif-text 0 "$sim" "$s/1.3B_zero1.yaml" "${wi[@]}" --set topology.node.nics.bandwidth=50GB/s
+expect_grep whatif-text-limit "^what-if    the busiest link is group 0 switch 0->1 (local, " "$tmp/out"
+expect_grep whatif-text-knob "set topology.node.nics.bandwidth changes nic-out, nic-in links only, not local: it does not touch the bottleneck" "$tmp/out"
+# ... and a knob that does touch it says that instead; no knob, no what-if block
+check whatif-touch 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16 --set topology.node.nics.bandwidth=12.5GB/s
+expect_grep whatif-touch-text "set topology.node.nics.bandwidth changes nic-out, nic-in links, the busiest link's kind" "$tmp/out"
+check whatif-none 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16
+grep -q "^what-if" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL whatif-none: a what-if block without a knob"; } || pass=$((pass + 1))
 finish cli

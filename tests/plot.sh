@@ -23,6 +23,38 @@ png seqlen "$tmp/seqlen.png"
 "$src/tools/plot" sizes "$s/fig9_1.3B_sizes.yaml" -o "$tmp/sizes.png" 2>"$tmp/err"
 png sizes "$tmp/sizes.png"
 [ -s "$tmp/sizes.csv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sizes: no sizes.csv beside the PNG"; }
+# Two axes (issue 11: they collapsed into bars labelled 1 1 2 2 4 4 under a wrong title): a panel
+# per value of the second, bars labelled by the first; --x gpus; --share bars of 100%
+"$sim" sweep "$s/1.3B_zero1.yaml" --vary nodes=1,2,4 --vary parallel.zero=1,2 -q -o "$tmp/two.csv"
+k="$tmp/keep"; mkdir -p "$k"
+SIM_PLOT_KEEP="$k" "$src/tools/plot" breakdown "$tmp/two.csv" -o "$tmp/two.png" 2>"$tmp/err"
+png two-axes "$tmp/two.png"
+same() { # name, expected, got
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: '$3', want '$2'"; fi
+}
+same two-axes-panels "parallel.zero=1|parallel.zero=2" "$(paste -sd'|' "$k/panels")"
+same two-axes-bars "1 2 4|1 2 4" "$(cut -f1 "$k/bars1.tsv" | paste -sd' ')|$(cut -f1 "$k/bars2.tsv" | paste -sd' ')"
+grep -q 'one iteration against nodes, a panel per parallel.zero' "$k/breakdown.gp" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL two-axes-title"; grep multiplot "$k/breakdown.gp"; }
+rm -rf "$k"; mkdir -p "$k"
+SIM_PLOT_KEEP="$k" "$src/tools/plot" breakdown "$tmp/two.csv" -o "$tmp/gpus.png" --x gpus --share 2>"$tmp/err"
+png x-gpus "$tmp/gpus.png"
+same x-gpus-bars "8 16 32" "$(cut -f1 "$k/bars1.tsv" | paste -sd' ')"
+# --share: the parts of each bar add up to 100 (the last two columns: the bar's top, the label)
+same share-100 "100 100 100 100 100 100" "$(cat "$k"/bars*.tsv | awk -F'\t' '{ t = 0; for (i = 2; i <= NF - 2; i++) t += $i; printf "%s%.6g", (NR > 1 ? " " : ""), t }')"
+# one axis: one panel, as before (the committed figures do not change)
+rm -rf "$k"; mkdir -p "$k"
+SIM_PLOT_KEEP="$k" "$src/tools/plot" breakdown "$tmp/nodes.csv" -o "$tmp/one.png" 2>"$tmp/err"
+same one-axis "1" "$(wc -l <"$k/panels")"
+# seqlen draws two axes; a third is refused by name
+"$src/tools/plot" seqlen "$tmp/two.csv" -o "$tmp/x.png" 2>"$tmp/err"
+same seqlen-axes 2 $?
+grep -q "also varies parallel.zero" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL seqlen-axes-text"; cat "$tmp/err"; }
+rm -rf "$k"; mkdir -p "$k"
+SIM_PLOT_KEEP="$k" "$src/tools/plot" sizes "$tmp/two.csv" -o "$tmp/sizes2.png" 2>"$tmp/err"
+same sizes-two-axes "nodes=1, parallel.zero=1|nodes=1, parallel.zero=2" "$(head -2 "$k/labels" | paste -sd'|')"
+"$src/tools/plot" sizes "$tmp/two.csv" -o "$tmp/x.png" --share 2>"$tmp/err"
+same share-not-sizes 2 $?
 "$src/tools/plot" pie "$tmp/seq.csv" -o "$tmp/x.png" 2>/dev/null
 [ $? -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL unknown kind: not exit 2"; }
 echo "plot: $pass passed, $fail failed"

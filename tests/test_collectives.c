@@ -404,6 +404,33 @@ START_TEST(test_copies_as_one_flow) {
 }
 END_TEST
 
+/* rccl-tests' bus bandwidth factors, op by op: doc/PERFORMANCE.md (allreduce 2(n-1)/n,
+ * reduce-scatter and allgather (n-1)/n, broadcast and reduce 1), src/alltoall.cu AlltoAllGetBw
+ * ((nranks-1)/nranks) and src/sendrecv.cu (1). */
+START_TEST(test_busbw_factors) {
+    for (int n = 2; n <= 1024; n *= 4) {
+        double half = (double)(n - 1) / n;
+        const struct {
+            CollOp op;
+            double want;
+        } cases[] = {
+            {COLL_ALLREDUCE, 2 * half},
+            {COLL_REDUCE_SCATTER, half},
+            {COLL_ALLGATHER, half},
+            {COLL_ALL_TO_ALL, half},
+            {COLL_BROADCAST, 1},
+            {COLL_REDUCE, 1},
+            {COLL_SEND, 1},
+        };
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+            double got = coll_busbw_factor(cases[i].op, n);
+            ck_assert_msg(got == cases[i].want, "%s over %d: busbw factor %.17g, want %.17g",
+                          coll_op_name(cases[i].op), n, got, cases[i].want);
+        }
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("collectives");
     TCase *tc = tcase_create("core");
@@ -417,6 +444,7 @@ int main(void) {
     tcase_add_test(tc, test_algorithm_choice_rccl_model);
     tcase_add_test(tc, test_symmetric_form_over_channels);
     tcase_add_test(tc, test_copies_as_one_flow);
+    tcase_add_test(tc, test_busbw_factors);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -29,6 +29,17 @@ START_TEST(test_malformed_yaml) {
 }
 END_TEST
 
+/* An alias used as a key (`*a: 1`, `? *a`): said so, at the alias, not "found a sequence". */
+START_TEST(test_alias_key) {
+    const char *n[] = {"%s:4:1: the alias *n is used as a key", "write the key out", NULL};
+    expect_error("model: gpt-neox-1.3b\ntopology: frontier\nx: &n nodes\n*n: 2\n", NULL, n);
+    const char *n2[] = {"%s:4:3: the alias *n is used as a key", NULL};
+    expect_error("model: gpt-neox-1.3b\ntopology: frontier\nx: &n nodes\n? *n\n: 2\n", NULL, n2);
+    const char *n3[] = {"%s:5:12: the alias *t is used as a key", NULL};
+    expect_error(BASE "parallel: &t {tp: 8}\ntraining: {*t: 1}\n", NULL, n3);
+}
+END_TEST
+
 START_TEST(test_unknown_key) {
     const char *n[] = {"%s:5:3:", "unknown key 'tpp'", "did you mean 'tp'", NULL};
     expect_error(BASE "parallel:\n  tpp: 8\ntraining: {}\n", NULL, n);
@@ -148,15 +159,20 @@ START_TEST(test_interleaved_rules) {
 }
 END_TEST
 
-/* A topology's collectives.rings: each ring lists every GPU of the node once; NICs exist. */
-static void expect_topology_error(const char *from, const char *to, const char *needle) {
+/* frontier.yaml with its first `from` replaced by `to`. */
+static char *frontier_with(const char *from, const char *to) {
     g_autofree char *src = g_build_filename(SIM_SOURCE_DIR, "topologies", "frontier.yaml", NULL);
     g_autofree char *text = NULL;
     ck_assert(g_file_get_contents(src, &text, NULL, NULL));
     const char *at = strstr(text, from);
     ck_assert_msg(at, "frontier.yaml lacks '%s'", from);
     g_autofree char *head = g_strndup(text, at - text);
-    g_autofree char *joined = g_strconcat(head, to, at + strlen(from), NULL);
+    return g_strconcat(head, to, at + strlen(from), NULL);
+}
+
+/* A topology's collectives.rings: each ring lists every GPU of the node once; NICs exist. */
+static void expect_topology_error(const char *from, const char *to, const char *needle) {
+    g_autofree char *joined = frontier_with(from, to);
     g_autofree char *path = write_temp_yaml(joined);
     TopologySpec spec;
     g_autoptr(GError) err = NULL;
@@ -165,6 +181,68 @@ static void expect_topology_error(const char *from, const char *to, const char *
                   "message '%s' lacks '%s' or the file", err->message, needle);
     g_unlink(path);
 }
+
+/* A topology file that loads or builds (topo_new, for a job of `nodes` nodes) with an error whose
+ * message starts with "FILE" followed by `at` (":LINE:COLUMN: ") and contains needle. */
+static void expect_machine_error(const char *text, int nodes, const char *at, const char *needle) {
+    g_autofree char *path = write_temp_yaml(text);
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    if (scenario_load_topology(path, NULL, &spec, &err)) {
+        Topology *t = topo_new(&spec, nodes, &err);
+        ck_assert_msg(!t, "expected an error building %s for %d nodes", path, nodes);
+        topo_spec_clear(&spec);
+    }
+    ck_assert_msg(err, "expected an error for %s", path);
+    g_autofree char *prefix = g_strconcat(path, at, NULL);
+    ck_assert_msg(g_str_has_prefix(err->message, prefix) && strstr(err->message, needle),
+                  "message '%s' lacks the prefix '%s' or '%s'", err->message, prefix, needle);
+    g_unlink(path);
+}
+
+#define TINY_HEAD                                                                                  \
+    "name: tiny\n"                                                                                 \
+    "device: mi250x-gcd\n"                                                                         \
+    "node:\n"                                                                                      \
+    "  gpus: 4\n"                                                                                  \
+    "  link: {bandwidth: 50GB/s, latency: 1us}\n"
+
+/* The machine builder's checks (topo_new) name the topology file's key, as the loader's do. */
+START_TEST(test_topology_positions) {
+    const char *nics = "  nics: {count: 1, attach: [0], bandwidth: 25GB/s, pcie_bandwidth: 50GB/s, "
+                       "latency: 0us}\n";
+    /* GPUs the links leave apart: node.links */
+    expect_machine_error(TINY_HEAD "  links:\n    - [0, 1, 1]\n    - [2, 3, 1]\n", 1,
+                         ":7:5: ", "topology tiny: GPU 0 cannot reach GPU 2 within 3 hops");
+    /* a link to a GPU the node lacks, or to itself: the entry */
+    expect_machine_error(TINY_HEAD "  links:\n    - [0, 1, 1]\n    - [2, 4, 1]\n", 1,
+                         ":8:7: ", "link [2, 4, 1] must join two different GPUs in 0..3");
+    expect_machine_error(TINY_HEAD "  links:\n    - [3, 3, 1]\n", 1,
+                         ":7:7: ", "link [3, 3, 1] must join two different GPUs");
+    expect_machine_error(TINY_HEAD "  links:\n    - [0, 1, 0]\n", 1,
+                         ":7:7: ", "with at least one link");
+    /* a NIC on a GPU the node lacks: the attach entry */
+    expect_machine_error(
+        TINY_HEAD "  switch: {bandwidth: 100GB/s}\n"
+                  "  nics: {count: 2, attach: [0, 4], bandwidth: 25GB/s, pcie_bandwidth: 50GB/s, "
+                  "latency: 0us}\n",
+        1, ":7:32: ", "NIC 1 hangs off GPU 4, which a 4-GPU node lacks");
+    /* no NICs for a job of two nodes: node */
+    expect_machine_error(TINY_HEAD "  switch: {bandwidth: 100GB/s}\n", 2,
+                         ":4:3: ", "topology tiny has no NICs, so it cannot span 2 nodes");
+    /* a job larger than the machine: fabric.nodes, or fabric.groups for a full dragonfly */
+    g_autofree char *small = g_strconcat(TINY_HEAD "  switch: {bandwidth: 100GB/s}\n", nics,
+                                         "fabric: {kind: flat, latency: 2us, nodes: 2}\n", NULL);
+    expect_machine_error(small, 3, ":8:43: ", "topology tiny has 2 nodes; the job asks for 3");
+    g_autofree char *df = frontier_with("  nodes: 9408 ", "  #             ");
+    expect_machine_error(df, 9473, ":50:11: ",
+                         "topology frontier has 9472 nodes (74 groups of 128); the job asks for "
+                         "9473");
+    /* switches that cannot host every node's NICs evenly: fabric.switches_per_group */
+    g_autofree char *sw = frontier_with("switches_per_group: 32", "switches_per_group: 30");
+    expect_machine_error(sw, 2, ":52:23: ", "30 switches per group cannot host the 4 NICs");
+}
+END_TEST
 
 START_TEST(test_bad_rings) {
     expect_topology_error("- [6, 7, 5, 4, 2, 3, 1, 0]", "- [6, 7, 5, 4, 2, 3, 1, 1]",
@@ -293,6 +371,7 @@ int main(void) {
     tcase_add_test(tc, test_malformed_yaml);
     tcase_add_test(tc, test_error_domains);
     tcase_add_test(tc, test_unknown_key);
+    tcase_add_test(tc, test_alias_key);
     tcase_add_test(tc, test_wrong_unit);
     tcase_add_test(tc, test_negative_size);
     tcase_add_test(tc, test_tp_not_dividing_heads);
@@ -304,6 +383,7 @@ int main(void) {
     tcase_add_test(tc, test_interleaved_rules);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
+    tcase_add_test(tc, test_topology_positions);
     tcase_add_test(tc, test_deep_nesting);
     tcase_add_test(tc, test_layout_overflow);
     tcase_add_test(tc, test_nul);

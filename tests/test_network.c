@@ -310,15 +310,31 @@ END_TEST
 
 START_TEST(test_other_machines) {
     static const char *machines[] = {"dgx-a100", "dgx-h100"};
+    SimTime iteration[2];
     for (int m = 0; m < 2; m++) {
         g_autofree char *set = g_strdup_printf("topology=%s", machines[m]);
         const char *sets[] = {set, "nodes=4", NULL};
         g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
         g_autoptr(SimRun) run = run_ok(sc, -1);
         const SimSummary *s = sim_summary(run);
-        ck_assert(s->iteration > 0);
         ck_assert_int_eq(sc->gpus, 32);
+        /* (was: iteration > 0) the breakdown adds up, and a GPU's compute is no faster than its
+         * share (1 / (tp pp)) of the model FLOPs at peak: 3 x forward (+1 forward recomputed)
+         * per micro-batch */
+        const RankTimes *c = &s->critical;
+        ck_assert_int_eq(c->compute + c->exposed + c->bubble, s->iteration);
+        double passes = sc->recompute == RECOMPUTE_FULL ? 4 : 3;
+        double floor_s = passes * sc->grad_accum *
+                         model_forward_flops(&sc->model, sc->micro_batch, sc->seq_len, sc->tp) /
+                         (sc->tp * sc->pp) / sc->topo.device.peak_flops[sc->precision];
+        ck_assert_msg((double)c->compute / 1e12 >= floor_s,
+                      "%s: compute %.6f s below the peak-FLOP floor %.6f s", machines[m],
+                      (double)c->compute / 1e12, floor_s);
+        iteration[m] = s->iteration;
     }
+    ck_assert_msg(iteration[1] < iteration[0],
+                  "H100 %" G_GINT64_FORMAT " ps, A100 %" G_GINT64_FORMAT, iteration[1],
+                  iteration[0]);
     /* an H100 node's NVSwitch is faster than an MI250X node's slowest xGMI link: TP costs less */
     const char *h[] = {"topology=dgx-h100", NULL};
     g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", NULL);

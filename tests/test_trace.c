@@ -92,6 +92,19 @@ START_TEST(test_structure) {
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     int flows_s = 0, flows_f = 0, slowed = 0;
     double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * 2;
+    SimTime q = sc->topo.host_op_dispatch; /* gcd of the host's costs, in picoseconds */
+    for (SimTime b = sc->topo.host_comm_dispatch; b;) {
+        SimTime r = q % b;
+        q = b;
+        b = r;
+    }
+    for (SimTime b = sc->topo.host_step; b;) {
+        SimTime r = q % b;
+        q = b;
+        b = r;
+    }
+    ck_assert(q > 0);
+    double host_quantum_us = (double)q / 1e6;
     for (guint i = 0; i < json_array_get_length(t.events); i++) {
         JsonObject *e = json_array_get_object_element(t.events, i);
         if (!strcmp(ph(e), "M"))
@@ -103,7 +116,13 @@ START_TEST(test_structure) {
         if (!strcmp(ph(e), "X") && tid == HOST_TID) { /* launches: one CPU thread, in turn */
             ck_assert_str_eq(json_object_get_string_member(e, "cat"), "host");
             Slice s = {ts, json_object_get_double_member(e, "dur")};
-            ck_assert(s.dur > 0);
+            /* a run of launches: a sum of the topology's CPU costs per kernel, per collective and
+             * per optimizer step, so a positive multiple of their greatest common divisor (was:
+             * only > 0) */
+            ck_assert_msg(s.dur >= host_quantum_us - 1e-6 &&
+                              fabs(s.dur / host_quantum_us - round(s.dur / host_quantum_us)) < 1e-6,
+                          "host slice of %.6f us is not a multiple of %.6f us", s.dur,
+                          host_quantum_us);
             g_array_append_val(slices[pid][tid], s);
         } else if (!strcmp(ph(e), "X")) {
             JsonObject *a = json_object_get_object_member(e, "args");

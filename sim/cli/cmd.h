@@ -4,6 +4,14 @@
 #ifndef SIM_CMD_H
 #define SIM_CMD_H
 
+#include <glib.h>
+
+/* Parse the options of `prog` (such as "sim sweep") with ctx. -h/--help sets *help to the help
+ * text (the caller prints it and exits 0), NULL otherwise. The text is ASCII: "[OPTION...]" where
+ * GLib writes "[OPTION\u2026]", which outside a UTF-8 locale prints as "[OPTION?]" (main.c). */
+gboolean cmd_parse(GOptionContext *ctx, const char *prog, int *argc, char ***argv, char **help,
+                   GError **err);
+
 /* sim SCENARIO [--set K=V]... [--format text|json|csv] [-o FILE]: the default command. */
 int cmd_run(int argc, char **argv);
 

@@ -64,9 +64,14 @@ int cmd_run(int argc, char **argv) {
         "(the best layouts); each has --help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim", &argc, &argv, &help, &err)) {
         fprintf(stderr, "sim: %s (try --help)\n", err->message);
         return 2;
+    }
+    if (help) {
+        fputs(help, stdout);
+        return 0;
     }
     if (version) {
         printf("sim %s\n", SIM_VERSION);

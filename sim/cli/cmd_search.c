@@ -124,9 +124,14 @@ int cmd_search(int argc, char **argv) {
              "Exit status: 0 ok, 2 bad input or nothing fits, 1 cannot write, 3 a simulation "
              "failed.");
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim search", &argc, &argv, &help, &err)) {
         fprintf(stderr, "sim search: %s (try --help)\n", err->message);
         return 2;
+    }
+    if (help) {
+        fputs(help, stdout);
+        return 0;
     }
     if (argc != 2 || nodes < 1) {
         fprintf(stderr, "sim search: expected one scenario file and --nodes N >= 1 (try --help)\n");

@@ -139,10 +139,16 @@ int cmd_sweep(int argc, char **argv) {
                     size);
         return 2;
     }
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim sweep", &argc, &argv, &help, &err)) {
         if (speak)
             fprintf(stderr, "sim sweep: %s (try --help)\n", err->message);
         status = 2;
+        goto done;
+    }
+    if (help) {
+        if (speak)
+            fputs(help, stdout);
         goto done;
     }
     if (argc != 2) {

@@ -39,9 +39,14 @@ int cmd_validate(int argc, char **argv) {
         "with the signed error, then per group the mean and max |error|. README \"Validation\".\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim validate", &argc, &argv, &help, &err)) {
         fprintf(stderr, "sim validate: %s (try --help)\n", err->message);
         return 2;
+    }
+    if (help) {
+        fputs(help, stdout);
+        return 0;
     }
     gboolean csv = format && !strcmp(format, "csv");
     if (format && !csv && strcmp(format, "text") != 0) {

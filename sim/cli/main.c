@@ -22,6 +22,29 @@ static const struct {
     /* clang-format on */
 };
 
+gboolean cmd_parse(GOptionContext *ctx, const char *prog, int *argc, char ***argv, char **help,
+                   GError **err) {
+    gboolean want = FALSE;
+    GOptionEntry entries[] = {
+        {"help", 'h', 0, G_OPTION_ARG_NONE, &want, "Show this help and exit", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    *help = NULL;
+    g_option_context_set_help_enabled(ctx, FALSE); /* GLib's own prints the ellipsis */
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!g_get_prgname()) /* the usage line names "sim sweep", not "sweep" */
+        g_set_prgname(prog);
+    if (!g_option_context_parse(ctx, argc, argv, err))
+        return FALSE;
+    if (want) {
+        g_autofree char *text = g_option_context_get_help(ctx, TRUE, NULL);
+        GString *s = g_string_new(text);
+        g_string_replace(s, "\u2026", "...", 0);
+        *help = g_string_free(s, FALSE);
+    }
+    return TRUE;
+}
+
 int main(int argc, char **argv) {
     /* The user's locale for text (GOption converts arguments from it: a UTF-8 --set value is
      * read as UTF-8), but numbers always C's: reports and parsing use a decimal point. */

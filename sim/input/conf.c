@@ -121,10 +121,17 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
         }
         if (n->kind == CONF_MAP) {
             if (ev.type != YAML_SCALAR_EVENT) {
-                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
-                            "%s:%zu:%zu: expected a plain key, found a %s", r->origin,
-                            ev.start_mark.line + 1, ev.start_mark.column + 1,
-                            ev.type == YAML_MAPPING_START_EVENT ? "mapping" : "sequence");
+                if (ev.type == YAML_ALIAS_EVENT) /* `*a: 1` or `? *a` */
+                    g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                                "%s:%zu:%zu: the alias *%s is used as a key; a key must be plain "
+                                "text (YAML aliases are not supported): write the key out",
+                                r->origin, ev.start_mark.line + 1, ev.start_mark.column + 1,
+                                (const char *)ev.data.alias.anchor);
+                else
+                    g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                                "%s:%zu:%zu: expected a plain key, found a %s", r->origin,
+                                ev.start_mark.line + 1, ev.start_mark.column + 1,
+                                ev.type == YAML_MAPPING_START_EVENT ? "mapping" : "sequence");
                 yaml_event_delete(&ev);
                 return FALSE;
             }

@@ -26,6 +26,14 @@ static gboolean load_int_seq(const ConfNode *n, const char *what, int *out, int 
     return TRUE;
 }
 
+/* Record where key k of the topology file is (the first of the nodes given that exists), for the
+ * messages of topo_new's checks. */
+static void set_at(TopologySpec *t, TopoAt k, const ConfNode *a, const ConfNode *b) {
+    const ConfNode *n = a ? a : b;
+    g_free(t->at[k]);
+    t->at[k] = n ? conf_where(n) : NULL;
+}
+
 static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
     static const char *const node_keys[] = {"gpus", "link", "links", "switch",
                                             "nics", "host", NULL};
@@ -40,6 +48,9 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
     const ConfNode *link = conf_get(node, "link"), *links = conf_get(node, "links"),
                    *sw = conf_get(node, "switch"), *nics = conf_get(node, "nics"),
                    *host = conf_get(node, "host");
+    set_at(t, TOPO_AT_GPUS, conf_get(node, "gpus"), node);
+    set_at(t, TOPO_AT_LINKS, links ? links : sw, node);
+    set_at(t, TOPO_AT_NICS, nics ? conf_get(nics, "count") : NULL, nics ? nics : node);
     if (host && (!conf_check_keys(host, host_keys, "node.host", err) ||
                  !conf_time(host, "op_dispatch", TRUE, &t->host_op_dispatch, err) ||
                  !conf_time(host, "comm_dispatch", TRUE, &t->host_comm_dispatch, err) ||
@@ -71,6 +82,12 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
             if (cnt != 3)
                 return conf_fail(err, CONF_ERROR_VALUE, links->items->pdata[i],
                                  "a link is [gpu, gpu, number of links]");
+            if (v[0] >= t->gpus_per_node || v[1] >= t->gpus_per_node || v[0] == v[1] || v[2] < 1)
+                return conf_fail(
+                    err, CONF_ERROR_VALUE, links->items->pdata[i],
+                    "link [%d, %d, %d] must join two different GPUs in 0..%d (node.gpus "
+                    "is %d) with at least one link",
+                    v[0], v[1], v[2], t->gpus_per_node - 1, t->gpus_per_node);
             TopoPair p = {v[0], v[1], v[2]};
             g_array_append_val(t->pairs, p);
         }
@@ -91,6 +108,13 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
         if (cnt != t->nics)
             return conf_fail(err, CONF_ERROR_VALUE, attach,
                              "node.nics.attach lists %d GPUs for %d NICs", cnt, t->nics);
+        for (int i = 0; i < cnt; i++)
+            if (t->nic_gpu[i] >= t->gpus_per_node)
+                return conf_fail(err, CONF_ERROR_VALUE, attach->items->pdata[i],
+                                 "NIC %d hangs off GPU %d, which a %d-GPU node lacks (GPUs are "
+                                 "0..%d)",
+                                 i, t->nic_gpu[i], t->gpus_per_node, t->gpus_per_node - 1);
+        set_at(t, TOPO_AT_ATTACH, attach, NULL);
     }
     return TRUE;
 }
@@ -121,6 +145,10 @@ static gboolean load_fabric(const ConfNode *f, TopologySpec *t, GError **err) {
         return FALSE;
     t->fabric = kind;
     t->routing = routing;
+    set_at(t, TOPO_AT_FABRIC, conf_get(f, "kind"), f);
+    set_at(t, TOPO_AT_GROUPS, conf_get(f, "groups"), f);
+    set_at(t, TOPO_AT_SWITCHES, conf_get(f, "switches_per_group"), f);
+    set_at(t, TOPO_AT_MACHINE_NODES, conf_get(f, "nodes"), f);
     switch (kind) {
     case FABRIC_FLAT:
         return conf_time(f, "latency", TRUE, &t->fabric_latency, err);

@@ -144,6 +144,7 @@ double coll_busbw_factor(CollOp op, int n) {
         return 2.0 * (n - 1) / n;
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER:
+    case COLL_ALL_TO_ALL: /* rccl-tests src/alltoall.cu AlltoAllGetBw: factor (nranks-1)/nranks */
         return (double)(n - 1) / n;
     default:
         return 1.0;

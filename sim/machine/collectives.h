@@ -46,8 +46,9 @@ double coll_volume(CollOp op, double m, int n);
 /* Ring rounds of op over n ranks: allreduce 2(n-1); allgather, reduce-scatter n-1. */
 int coll_ring_steps(CollOp op, int n);
 
-/* rccl-tests' bus bandwidth factor: busbw = algbw x factor (allreduce 2(n-1)/n; allgather,
- * reduce-scatter (n-1)/n; others 1). */
+/* rccl-tests' bus bandwidth factor: busbw = algbw x factor (doc/PERFORMANCE.md: allreduce
+ * 2(n-1)/n; allgather, reduce-scatter (n-1)/n; broadcast, reduce 1; src/alltoall.cu: all-to-all
+ * (n-1)/n; src/sendrecv.cu: send/recv 1). */
 double coll_busbw_factor(CollOp op, int n);
 
 typedef struct Collectives Collectives;

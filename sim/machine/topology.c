@@ -72,6 +72,8 @@ struct Topology {
 
 void topo_spec_clear(TopologySpec *t) {
     g_clear_pointer(&t->name, g_free);
+    for (int k = 0; k < TOPO_AT_COUNT; k++)
+        g_clear_pointer(&t->at[k], g_free);
     device_spec_clear(&t->device);
     g_clear_pointer(&t->pairs, g_array_unref);
     if (t->coll.backends) {
@@ -102,13 +104,18 @@ void topo_spec_default_collectives(TopologySpec *t) {
     c->channels = 1;
 }
 
-static gboolean fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean fail(GError **err, const char *fmt, ...) {
+/* Fail naming the position of key `at` of the topology file, when the spec came from one. */
+static gboolean fail(GError **err, const TopologySpec *s, TopoAt at, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static gboolean fail(GError **err, const TopologySpec *s, TopoAt at, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    g_set_error_literal(err, CONF_ERROR, CONF_ERROR_INVALID, msg);
+    if (s->at[at])
+        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID, "%s: %s", s->at[at], msg);
+    else
+        g_set_error_literal(err, CONF_ERROR, CONF_ERROR_INVALID, msg);
     return FALSE;
 }
 
@@ -155,25 +162,25 @@ static void build_local_routes(Topology *t) {
 
 static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
     if (s->machine_nodes > 0 && nodes > s->machine_nodes) /* the machine as built, first */
-        return fail(err, "topology %s has %d nodes; the job asks for %d", s->name, s->machine_nodes,
-                    nodes);
+        return fail(err, s, TOPO_AT_MACHINE_NODES, "topology %s has %d nodes; the job asks for %d",
+                    s->name, s->machine_nodes, nodes);
     switch (s->fabric) {
     case FABRIC_DRAGONFLY:
         if (s->groups < 1 || s->nodes_per_group < 1 || s->switches_per_group < 1 ||
             s->global_links < 1)
-            return fail(err,
+            return fail(err, s, TOPO_AT_FABRIC,
                         "topology %s: a dragonfly needs groups, nodes_per_group, "
                         "switches_per_group and global_links >= 1",
                         s->name);
         if (s->switches_per_group % s->nics != 0 ||
             s->nodes_per_group % (s->switches_per_group / s->nics) != 0)
-            return fail(err,
+            return fail(err, s, TOPO_AT_SWITCHES,
                         "topology %s: %d switches per group cannot host the %d NICs of each of "
                         "%d nodes evenly (switches must be a multiple of NICs per node, and "
                         "nodes per group a multiple of switches / NICs)",
                         s->name, s->switches_per_group, s->nics, s->nodes_per_group);
         if ((int64_t)nodes > (int64_t)s->groups * s->nodes_per_group)
-            return fail(err,
+            return fail(err, s, TOPO_AT_GROUPS,
                         "topology %s has %" G_GINT64_FORMAT
                         " nodes (%d groups of %d); the job asks for %d",
                         s->name, (int64_t)s->groups * s->nodes_per_group, s->groups,
@@ -182,7 +189,7 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
             int64_t G = s->groups, S = s->switches_per_group;
             int64_t links = G * S * S + G * G * s->global_links + 2 * G * S;
             if (links > TOPO_MAX_LINKS)
-                return fail(err,
+                return fail(err, s, TOPO_AT_GROUPS,
                             "topology %s: a dragonfly of %d groups of %d switches with %d global "
                             "links between every pair of groups has %" G_GINT64_FORMAT
                             " links; at most %d are supported",
@@ -192,8 +199,8 @@ static gboolean check_fabric(const TopologySpec *s, int nodes, GError **err) {
         break;
     case FABRIC_FAT_TREE:
         if (s->nodes_per_leaf < 1 || s->taper <= 0)
-            return fail(err, "topology %s: a fat tree needs nodes_per_leaf >= 1 and taper > 0",
-                        s->name);
+            return fail(err, s, TOPO_AT_FABRIC,
+                        "topology %s: a fat tree needs nodes_per_leaf >= 1 and taper > 0", s->name);
         break;
     default:
         break;
@@ -207,14 +214,15 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
     t->nodes = nodes;
     int g = t->g = spec->gpus_per_node;
     if (g < 1 || g > TOPO_MAX_GPUS) {
-        fail(err, "topology %s: %d GPUs per node; between 1 and %d are supported", spec->name, g,
+        fail(err, spec, TOPO_AT_GPUS,
+             "topology %s: %d GPUs per node; between 1 and %d are supported", spec->name, g,
              TOPO_MAX_GPUS);
         return NULL;
     }
     for (guint i = 0; spec->pairs && i < spec->pairs->len; i++) {
         TopoPair p = g_array_index(spec->pairs, TopoPair, i);
         if (p.a < 0 || p.b < 0 || p.a >= g || p.b >= g || p.a == p.b || p.links < 1) {
-            fail(err,
+            fail(err, spec, TOPO_AT_LINKS,
                  "topology %s: link [%d, %d, %d] must join two different GPUs in 0..%d with at "
                  "least one link",
                  spec->name, p.a, p.b, p.links, g - 1);
@@ -232,20 +240,22 @@ Topology *topo_new(const TopologySpec *spec, int nodes, GError **err) {
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++)
             if (i != j && t->local[i][j].n == 0) {
-                fail(err,
+                fail(err, spec, TOPO_AT_LINKS,
                      "topology %s: GPU %d cannot reach GPU %d within 3 hops over the node's "
                      "links",
                      spec->name, i, j);
                 return NULL;
             }
     if (nodes > 1 && spec->nics < 1) {
-        fail(err, "topology %s has no NICs, so it cannot span %d nodes", spec->name, nodes);
+        fail(err, spec, TOPO_AT_NICS, "topology %s has no NICs, so it cannot span %d nodes",
+             spec->name, nodes);
         return NULL;
     }
     for (int n = 0; n < spec->nics; n++)
         if (spec->nic_gpu[n] < 0 || spec->nic_gpu[n] >= g) {
-            fail(err, "topology %s: NIC %d hangs off GPU %d, which a %d-GPU node lacks", spec->name,
-                 n, spec->nic_gpu[n], g);
+            fail(err, spec, TOPO_AT_ATTACH,
+                 "topology %s: NIC %d hangs off GPU %d, which a %d-GPU node lacks", spec->name, n,
+                 spec->nic_gpu[n], g);
             return NULL;
         }
     if (spec->nics > 0 && !check_fabric(spec, nodes, err))

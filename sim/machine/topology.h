@@ -77,8 +77,24 @@ typedef struct {
     double model_ratio[2][ALGO_COUNT][PROTO_COUNT]; /* bw_ratio: [nodes > 2][algo][proto] */
 } CollSpec;
 
+/* Keys of a topology file that topo_new's checks cite, so that its messages name the file, line and
+ * column as the loader's do (STYLE.md 5). */
+typedef enum {
+    TOPO_AT_GPUS,          /* node.gpus */
+    TOPO_AT_LINKS,         /* node.links (or node.switch, or node) */
+    TOPO_AT_NICS,          /* node.nics.count (or node) */
+    TOPO_AT_ATTACH,        /* node.nics.attach */
+    TOPO_AT_FABRIC,        /* fabric.kind (or fabric) */
+    TOPO_AT_GROUPS,        /* fabric.groups */
+    TOPO_AT_SWITCHES,      /* fabric.switches_per_group */
+    TOPO_AT_MACHINE_NODES, /* fabric.nodes */
+    TOPO_AT_COUNT
+} TopoAt;
+
 typedef struct {
     char *name;
+    char *at[TOPO_AT_COUNT]; /* "FILE:LINE:COLUMN" (or "--set KEY=VALUE") of each TopoAt key;
+                                NULL for a spec built in code */
     DeviceSpec device;
     int gpus_per_node;
     double link_bandwidth;      /* one GPU-GPU link, bytes/s per direction */
@@ -156,7 +172,8 @@ typedef struct {
 
 /* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
  * (CONF_ERROR_INVALID) when the node's links leave a GPU unreachable, a NIC hangs off a GPU that
- * does not exist, or the job needs more nodes than the machine has. */
+ * does not exist, or the job needs more nodes than the machine has; the message starts with the
+ * position of the offending key (spec->at) when the spec came from a file. */
 Topology *topo_new(const TopologySpec *spec, int nodes, GError **err);
 void topo_free(Topology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Topology, topo_free)

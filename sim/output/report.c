@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <string.h>
 
 static double ps_to_s(SimTime t) {
     return (double)t / (double)SIM_PS_PER_S;
@@ -105,6 +106,151 @@ static void write_json_links(FILE *out, const SimRun *run) {
     }
     fprintf(out, "%s],\n", links->len ? "\n  " : "");
     g_array_unref(links);
+}
+
+/* --- what-if: does a --set that changes links touch the busiest one? ------------------------- */
+
+/* Topology keys that set a link's capacity (or how many there are), and the kinds of link each
+ * changes (topology.c topo_link_capacity: fat-tree leaf links carry nodes_per_leaf NICs' worth). */
+static const struct {
+    const char *key;
+    guint32 kinds; /* LinkKind bits */
+} link_knobs[] = {
+    {"topology.node.link.bandwidth", 1u << LINK_GPU},
+    {"topology.node.links", 1u << LINK_GPU},
+    {"topology.node.switch.bandwidth", 1u << LINK_SWITCH_UP | 1u << LINK_SWITCH_DOWN},
+    {"topology.node.nics.pcie_bandwidth", 1u << LINK_PCIE_UP | 1u << LINK_PCIE_DOWN},
+    {"topology.node.nics.bandwidth",
+     1u << LINK_NIC_OUT | 1u << LINK_NIC_IN | 1u << LINK_LEAF_UP | 1u << LINK_LEAF_DOWN},
+    {"topology.fabric.local_bandwidth",
+     1u << LINK_LOCAL | 1u << LINK_PORT_OUT | 1u << LINK_PORT_IN},
+    {"topology.fabric.global_bandwidth", 1u << LINK_GLOBAL},
+    {"topology.fabric.global_links", 1u << LINK_GLOBAL},
+    {"topology.fabric.taper", 1u << LINK_LEAF_UP | 1u << LINK_LEAF_DOWN},
+};
+
+/* Whether the machine has links of kind k at all. */
+static gboolean kind_exists(const TopologySpec *s, LinkKind k) {
+    switch (k) {
+    case LINK_GPU:
+        return s->switch_bandwidth <= 0 && s->gpus_per_node > 1;
+    case LINK_SWITCH_UP:
+    case LINK_SWITCH_DOWN:
+        return s->switch_bandwidth > 0;
+    case LINK_LOCAL:
+    case LINK_GLOBAL:
+        return s->nics > 0 && s->fabric == FABRIC_DRAGONFLY;
+    case LINK_PORT_OUT:
+    case LINK_PORT_IN:
+        return s->nics > 0 && s->fabric == FABRIC_DRAGONFLY && s->routing == ROUTING_ADAPTIVE;
+    case LINK_LEAF_UP:
+    case LINK_LEAF_DOWN:
+        return s->nics > 0 && s->fabric == FABRIC_FAT_TREE;
+    default: /* PCIe and NIC links */
+        return s->nics > 0;
+    }
+}
+
+typedef struct {
+    GPtrArray *knobs;  /* the --set keys that change links (char *, owned), in order */
+    GArray *kinds;     /* guint32 per knob: the LinkKind bits it changes on this machine */
+    NetLinkStat limit; /* the busiest link of the run (limit.bytes 0: none carried bytes) */
+} WhatIf;
+
+static void what_if_init(WhatIf *w, const SimRun *run) {
+    const Scenario *sc = sim_scenario(run);
+    w->knobs = g_ptr_array_new_with_free_func(g_free);
+    w->kinds = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (char **o = sc->sets; o && *o; o++) {
+        size_t len = strcspn(*o, "=");
+        for (size_t i = 0; i < G_N_ELEMENTS(link_knobs); i++)
+            if (strlen(link_knobs[i].key) == len && !strncmp(*o, link_knobs[i].key, len)) {
+                guint32 kinds = 0;
+                for (int k = 0; k < LINK_KIND_COUNT; k++)
+                    if ((link_knobs[i].kinds >> k & 1) && kind_exists(&sc->topo, k))
+                        kinds |= 1u << k;
+                g_ptr_array_add(w->knobs, g_strndup(*o, len));
+                g_array_append_val(w->kinds, kinds);
+            }
+    }
+    GArray *links = net_busiest_links(sim_network(run), 1);
+    w->limit = links->len ? g_array_index(links, NetLinkStat, 0) : (NetLinkStat){0};
+    g_array_unref(links);
+}
+
+static void what_if_clear(WhatIf *w) {
+    g_ptr_array_unref(w->knobs);
+    g_array_unref(w->kinds);
+}
+
+/* Knob i's link kinds, ", "-separated. */
+static void kinds_list(GString *g, guint32 kinds) {
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        if (kinds >> k & 1)
+            g_string_append_printf(g, "%s%s", g->len ? ", " : "", topo_link_kind_name(k));
+}
+
+static void write_json_what_if(FILE *out, const SimRun *run) {
+    WhatIf w;
+    what_if_init(&w, run);
+    const Topology *topo = sim_topology(run);
+    gboolean any = w.limit.bytes > 0;
+    char name[96] = "";
+    if (any)
+        topo_link_describe(topo, w.limit.link, name, sizeof name);
+    fputs("  \"what_if\": {\n", out);
+    kv_str(out, "    ", "limiting_link", name, FALSE);
+    kv_str(out, "    ", "limiting_link_kind",
+           any ? topo_link_kind_name(topo_link_kind(topo, w.limit.link)) : "", FALSE);
+    fputs("    \"knobs\": [", out);
+    for (guint i = 0; i < w.knobs->len; i++) {
+        guint32 kinds = g_array_index(w.kinds, guint32, i);
+        fprintf(out, "%s\n      {\"key\": ", i ? "," : "");
+        json_str(out, w.knobs->pdata[i]);
+        fputs(", \"link_kinds\": [", out);
+        for (int k = 0, n = 0; k < LINK_KIND_COUNT; k++)
+            if (kinds >> k & 1) {
+                fputs(n++ ? ", " : "", out);
+                json_str(out, topo_link_kind_name(k));
+            }
+        fprintf(out, "], \"touches_limiting_link\": %s}",
+                !any                                              ? "null"
+                : kinds >> topo_link_kind(topo, w.limit.link) & 1 ? "true"
+                                                                  : "false");
+    }
+    fprintf(out, "%s]\n  },\n", w.knobs->len ? "\n    " : "");
+    what_if_clear(&w);
+}
+
+/* The what-if lines of the text report, one per --set that changes links: whether it changes
+ * the kind of the busiest link. */
+static void write_text_what_if(FILE *out, const SimRun *run) {
+    WhatIf w;
+    what_if_init(&w, run);
+    const Topology *topo = sim_topology(run);
+    if (w.knobs->len && w.limit.bytes > 0) {
+        char name[96];
+        topo_link_describe(topo, w.limit.link, name, sizeof name);
+        LinkKind lk = topo_link_kind(topo, w.limit.link);
+        fprintf(out, "what-if    the busiest link is %s (%s, %.1f%% busy)\n", name,
+                topo_link_kind_name(lk), 100.0 * utilization(run, &w.limit));
+        for (guint i = 0; i < w.knobs->len; i++) {
+            guint32 kinds = g_array_index(w.kinds, guint32, i);
+            g_autoptr(GString) list = g_string_new(NULL);
+            kinds_list(list, kinds);
+            if (kinds >> lk & 1)
+                fprintf(out, "           --set %s changes %s links, the busiest link's kind\n",
+                        (char *)w.knobs->pdata[i], list->str);
+            else
+                fprintf(out,
+                        "           --set %s changes %s links only, not %s: it does not touch "
+                        "the bottleneck\n",
+                        (char *)w.knobs->pdata[i], list->len ? list->str : "no",
+                        topo_link_kind_name(lk));
+        }
+        fputc('\n', out);
+    }
+    what_if_clear(&w);
 }
 
 static void write_json(FILE *out, const SimRun *run, gboolean timing) {
@@ -211,6 +357,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     stats_rows_free(rows);
     fprintf(out, "%s],\n", any ? "\n  " : "");
     write_json_links(out, run);
+    write_json_what_if(out, run);
     fprintf(out, "%s\"sim\": {\n", i1);
     kv_num(out, i2, "events", (double)s->events, FALSE);
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
@@ -322,6 +469,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fputc('\n', out);
     }
     g_array_unref(links);
+    write_text_what_if(out, run);
     fprintf(out, "simulated  %" G_GUINT64_FORMAT " events, %d of %d ranks", s->events,
             s->ranks_simulated, sc->gpus);
     if (timing)
