@@ -101,6 +101,7 @@ struct Network {
     uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
     double dunit;     /* the same, as a double */
     uint64_t started, solves;
+    GHashTable *lone_of; /* borrowed loads -> double *: their lone_rate (capacities never change) */
 };
 
 Network *net_new(Engine *eng, const Topology *topo) {
@@ -119,6 +120,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
+    net->lone_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return net;
 }
 
@@ -133,6 +135,7 @@ void net_free(Network *net) {
     g_free(net->lk);
     g_free(net->lstat);
     g_free(net->dense_of);
+    g_hash_table_unref(net->lone_of);
     g_free(net->slot_of);
     g_array_unref(net->flows);
     g_array_unref(net->free_slots);
@@ -231,6 +234,11 @@ const NetLoad *net_loads_get(Network *net, int *n) {
 
 /* --- flows --------------------------------------------------------------------------------- */
 
+/* x / unit: the division skipped where the unit is 1 (x / 1.0 is x exactly, so the same bits). */
+static inline double per_unit(const Network *net, double x) {
+    return net->unit == 1 ? x : x / net->dunit;
+}
+
 static SimTime secs_to_ps(double s) {
     return sim_time_from_ps(s * (double)SIM_PS_PER_S);
 }
@@ -322,7 +330,19 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     if (alone) { /* its own component: what a solve would give it, without one */
-        f->rate = lone_rate(net, f);
+        double *r = f->owned ? NULL : g_hash_table_lookup(net->lone_of, f->loads);
+        if (!r) {
+            double lr = lone_rate(net, f);
+            if (f->owned) {
+                f->rate = lr;
+                schedule_finish(net, (guint32)slot);
+                return;
+            }
+            r = g_new(double, 1);
+            *r = lr;
+            g_hash_table_insert(net->lone_of, (gpointer)f->loads, r);
+        }
+        f->rate = *r;
         schedule_finish(net, (guint32)slot);
         return;
     }
@@ -389,7 +409,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         for (int i = 0; i < f->n; i++) {
             uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
             Link *l = &net->lk[d];
-            net->lstat[d].bytes[f->cls] += f->bytes * f->loads[i].weight / net->dunit;
+            net->lstat[d].bytes[f->cls] += per_unit(net, f->bytes * f->loads[i].weight);
             for (uint32_t k = 0; k < l->nfl; k++)
                 if (l->fl[k].flow == slot) { /* the last takes its place */
                     l->fl[k] = l->fl[--l->nfl];
@@ -544,7 +564,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             for (int i = 0; i < f->n; i++) {
                 uint32_t md = (uint32_t)net->dense_of[f->loads[i].link];
                 Link *m = &net->lk[md];
-                m->cap_left -= f->rate * f->loads[i].weight / net->dunit;
+                m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0)
                     heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
