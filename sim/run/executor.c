@@ -65,6 +65,7 @@ struct Executor {
     gboolean dedup_tp; /* one rank per tensor-parallel group too (exec_tp_interchangeable) */
     int nsim;
     int *job_rank; /* simulated index -> job rank */
+    int *sim_of;   /* job rank -> simulated index, -1 when another stands for it (rep_index) */
     RankState *rs;
     int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
                                    arrived at the stream's current call */
@@ -126,7 +127,7 @@ int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *w
 }
 
 static int sim_index(const Executor *ex, int rank) {
-    return rep_index(ex->lay, ex->dedup, ex->dedup_tp, rank);
+    return ex->sim_of[rank];
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -143,8 +144,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
+    ex->sim_of = g_new(int, sc->gpus);
     for (int r = 0, i = 0; r < sc->gpus; r++)
-        if (sim_index(ex, r) >= 0)
+        if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
     ex->arrived[STREAM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
@@ -180,6 +182,7 @@ void exec_free(Executor *ex) {
     if (!ex)
         return;
     g_free(ex->job_rank);
+    g_free(ex->sim_of);
     g_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
         g_free(ex->arrived[s]);
