@@ -6,7 +6,7 @@
 set -u
 sim="$1"; src="$2"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-d="$src/tests/import"
+d="$(cd "$src/tests/import" && pwd)"
 run_json() { # name, scenario: runs it, JSON report in $tmp/out
     check "$1-runs" 0 "$sim" "$2" --format json --no-timing
 }
@@ -65,6 +65,13 @@ expect_grep deepspeed-bf16 '"precision": "bf16"' "$tmp/out"
 expect_grep deepspeed-batch '"global_batch": 64' "$tmp/out"
 expect_grep deepspeed-bucket '"bucket_bytes": 100000000' "$tmp/out"
 
+# the Hugging Face Trainer's "auto" values say nothing: listed unmapped, defaults chosen
+check deepspeed-auto 0 "$sim" import "$d/ds_config_auto.json" --model gpt-neox-125m --nodes 1 -o "$tmp/auto.yaml"
+expect_grep deepspeed-auto-unmapped "train_micro_batch_size_per_gpu = auto" "$tmp/auto.yaml"
+expect_grep deepspeed-auto-default "precision: fp32  (neither fp16 nor bf16" "$tmp/auto.yaml"
+run_json deepspeed-auto "$tmp/auto.yaml"
+expect_grep deepspeed-auto-zero '"zero": 2' "$tmp/out"
+
 # Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
 check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
 expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"
@@ -72,16 +79,56 @@ expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
 run_json hf "$tmp/hf.yaml"
 expect_grep hf-params '"params": 8030261248' "$tmp/out"
 expect_grep hf-swiglu '"mlp": "swiglu"' "$tmp/out"
+# GPT-2 XL's config.json (HF names n_embd, n_layer; learned positions, tied, biases): its
+# 1,557,611,200 parameters, with the exact 13h of vectors written out
+check hf-gpt2 0 "$sim" import "$d/hf_gpt2_xl_config.json" -o "$tmp/g2.yaml"
+expect_grep hf-gpt2-vec "layer_vector_params_h: 13" "$tmp/g2.yaml"
+run_json hf-gpt2 "$tmp/g2.yaml"
+expect_grep hf-gpt2-params '"params": 1557611200' "$tmp/out"
+expect_grep hf-gpt2-pos '"pos_emb": "learned"' "$tmp/out"
 check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
 expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
 check hf-moe 2 "$sim" import "$d/hf_moe.json"
 expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
+
+# bad values name their place: a YAML line and column, a script line and flag
+sed 's/"num_layers": 24,/"num_layers": 2.5,/' "$d/neox_1-3B.yml" >"$tmp/bad.yml"
+check neox-bad-int 2 "$sim" import "$tmp/bad.yml"
+expect_grep neox-bad-int-text "bad.yml:9:17: num_layers = 2.5: expected a whole number" "$tmp/err"
+printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --normalization ScaleNorm\n' >"$tmp/bad.sh"
+check megatron-bad-norm 2 "$sim" import "$tmp/bad.sh"
+expect_grep megatron-bad-norm-text "bad.sh:2: --normalization: normalization = ScaleNorm: .*LayerNorm and RMSNorm" "$tmp/err"
+printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --position-embedding-type alibi\n' >"$tmp/alibi.sh"
+check megatron-alibi 2 "$sim" import "$tmp/alibi.sh"
+expect_grep megatron-alibi-text "position_embedding_type = alibi: .*learned and rotary" "$tmp/err"
+
+# a scenario's `import:` key: the imported scenario with the scenario's keys over it; --set after
+cp "$d/neox_20B.yml" "$tmp/neox_20B.yml"
+printf 'import: neox_20B.yml\nnodes: 12\ntraining:\n  seq_len: 4096\n' >"$tmp/key.yaml"
+check key 0 "$sim" "$tmp/key.yaml" --set training.micro_batch=2 --format json --no-timing
+expect_grep key-seq '"seq_len": 4096' "$tmp/out"
+expect_grep key-mb '"micro_batch": 2' "$tmp/out"
+expect_grep key-layout '"pp": 4' "$tmp/out"
+grep -v '"scenario"\|"overrides"' "$tmp/out" >"$tmp/a"
+"$sim" import "$d/neox_20B.yml" --nodes 12 -o "$tmp/n20b.yaml"
+"$sim" "$tmp/n20b.yaml" --set training.seq_len=4096 --set training.micro_batch=2 --format json --no-timing | grep -v '"scenario"\|"overrides"' >"$tmp/b"
+if cmp -s "$tmp/a" "$tmp/b"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL key-same: import: differs from sim import then --set"; diff "$tmp/a" "$tmp/b" | head; fi
+printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\nnodes: 4\n' "$d/ds_config.json" >"$tmp/dskey.yaml"
+check key-model 0 "$sim" "$tmp/dskey.yaml" --format json --no-timing
+expect_grep key-model-params '"params": 6738415616' "$tmp/out"
+expect_grep key-model-zero '"zero": 3' "$tmp/out"
+printf 'nodes: 1\nimport: %s\n' "$d/hf_moe.json" >"$tmp/badkey.yaml"
+check key-error 2 "$sim" "$tmp/badkey.yaml"
+expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_moe.json: key num_local_experts" "$tmp/err"
 
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
 expect_grep stdout-yaml "^model:" "$tmp/out"
 check bad-format 2 "$sim" import --format toml "$d/hf_llama3_8b_config.json"
 check missing 2 "$sim" import "$tmp/nope.json"
+check dev-zero 2 "$sim" import /dev/zero
+expect_grep dev-zero-text "not a configuration file" "$tmp/err"
 check two-files 2 "$sim" import "$d/ds_config.json" "$d/hf_llama3_8b_config.json"
 check not-json 2 "$sim" import --format hf "$d/neox_20B.yml"
 expect_grep not-json-text "not valid JSON" "$tmp/err"

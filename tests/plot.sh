@@ -23,6 +23,8 @@ png seqlen "$tmp/seqlen.png"
 "$src/tools/plot" sizes "$s/fig9_1.3B_sizes.yaml" -o "$tmp/sizes.png" 2>"$tmp/err"
 png sizes "$tmp/sizes.png"
 [ -s "$tmp/sizes.csv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL sizes: no sizes.csv beside the PNG"; }
+"$src/tools/plot" volumes "$s/fig7_8_zero_volumes.yaml" -o "$tmp/volumes.png" 2>"$tmp/err"
+png volumes "$tmp/volumes.png"
 # Two axes (issue 11: they collapsed into bars labelled 1 1 2 2 4 4 under a wrong title): a panel
 # per value of the second, bars labelled by the first; --x gpus; --share bars of 100%
 "$sim" sweep "$s/1.3B_zero1.yaml" --vary nodes=1,2,4 --vary parallel.zero=1,2 -q -o "$tmp/two.csv"

@@ -159,6 +159,20 @@ START_TEST(test_interleaved_rules) {
 }
 END_TEST
 
+/* Sequence parallelism's rules: the sequence splits evenly over TP; no parallel residual. */
+START_TEST(test_sequence_parallel_rules) {
+    const char *n1[] = {"%s:6:22:", "splits the 2047 tokens over TP 8", NULL};
+    expect_error(BASE "parallel:\n  tp: 8\n  sequence_parallel: true\n"
+                      "training:\n  seq_len: 2047\n",
+                 NULL, n1);
+    const char *n2[] = {"sequence_parallel with gpt-neox-20b's parallel residual", NULL};
+    const char *sets[] = {"model=gpt-neox-20b", NULL};
+    expect_error(BASE "parallel:\n  tp: 8\n  sequence_parallel: true\ntraining: {}\n", sets, n2);
+    const char *n3[] = {"%s:6:20:", "0 (off) or at least 2", NULL};
+    expect_error(BASE "parallel:\n  tp: 8\n  tp_comm_overlap: 1\ntraining: {}\n", NULL, n3);
+}
+END_TEST
+
 /* frontier.yaml with its first `from` replaced by `to`. */
 static char *frontier_with(const char *from, const char *to) {
     g_autofree char *src = g_build_filename(SIM_SOURCE_DIR, "topologies", "frontier.yaml", NULL);
@@ -381,6 +395,7 @@ int main(void) {
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_interleaved_rules);
+    tcase_add_test(tc, test_sequence_parallel_rules);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);
     tcase_add_test(tc, test_topology_positions);

@@ -1,5 +1,6 @@
 /* Layout search: the enumeration follows its rules, and the ranking is by simulated iteration
  * time, with the scenario's own layout among the candidates giving the figures of a plain run. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "search.h"
@@ -120,6 +121,59 @@ START_TEST(test_virtual_stages) {
 }
 END_TEST
 
+/* With sequence parallelism on in the scenario, every layout with TP > 1 is tried with and
+ * without it, and TP 1 once (nothing to split). */
+START_TEST(test_sequence_parallel_column) {
+    g_autoptr(Scenario) sc = load_ok("13B_tp8_sp.yaml", NULL);
+    g_autoptr(Sweep) sw = sweep_new(scen("13B_tp8_sp.yaml"), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {1, 8, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    int on = 0, off = 0, off_tp1 = 0;
+    for (int i = 0; i < sweep_points(sw); i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        int tp = atoi(strstr(name, "tp=") + 3);
+        gboolean yes = strstr(name, "sequence_parallel=true") != NULL;
+        ck_assert_msg(yes || strstr(name, "sequence_parallel=false"), "%s", name);
+        ck_assert_msg(!(yes && tp == 1), "%s", name);
+        on += yes;
+        off += !yes && tp > 1;
+        off_tp1 += tp == 1;
+    }
+    ck_assert_int_gt(on, 0);
+    ck_assert_int_eq(on, off); /* each TP > 1 layout both ways */
+    ck_assert_int_gt(off_tp1, 0);
+}
+END_TEST
+
+/* With the TP communication overlap in the scenario, every TP > 1 layout runs with its chunks
+ * and without (0); TP 1 only without. */
+START_TEST(test_tp_overlap_column) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp_overlap.yaml", NULL);
+    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_tp_overlap.yaml"), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {1, 8, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    int on = 0, off = 0;
+    for (int i = 0; i < sweep_points(sw); i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        int tp = atoi(strstr(name, "tp=") + 3);
+        const char *ov = strstr(name, "tp_comm_overlap=");
+        ck_assert_msg(ov != NULL, "%s", name);
+        int k = atoi(ov + strlen("tp_comm_overlap="));
+        ck_assert_msg(k == 0 || (k == 2 && tp > 1), "%s", name);
+        on += k == 2;
+        off += k == 0 && tp > 1;
+    }
+    ck_assert_int_gt(on, 0);
+    ck_assert_int_eq(on, off);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -127,6 +181,8 @@ int main(void) {
     tcase_add_test(tc, test_enumeration);
     tcase_add_test(tc, test_ranking);
     tcase_add_test(tc, test_virtual_stages);
+    tcase_add_test(tc, test_sequence_parallel_column);
+    tcase_add_test(tc, test_tp_overlap_column);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -22,6 +22,14 @@ static void describe_model(const ConfNode *root, GString *out) {
     const char *L = scalar(root, "layers"), *h = scalar(root, "hidden"), *a = scalar(root, "heads");
     g_string_append_printf(out, "%s layers, hidden %s, %s heads", L ? L : "?", h ? h : "?",
                            a ? a : "?");
+    const char *kv = scalar(root, "kv_heads"), *mlp = scalar(root, "mlp"),
+               *norm = scalar(root, "norm");
+    if (kv && a && strcmp(kv, a) != 0)
+        g_string_append_printf(out, " (%s key/value)", kv);
+    if (mlp)
+        g_string_append_printf(out, ", %s", mlp);
+    if (norm)
+        g_string_append_printf(out, ", %s", norm);
 }
 
 static void describe_topology(const ConfNode *root, GString *out) {

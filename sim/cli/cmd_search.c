@@ -54,30 +54,48 @@ static gboolean parse_ints(const char *s, GArray *out) {
     return out->len > 0;
 }
 
+/* The value of key in a point's name ("tp=8, pp=1, ..."), or NULL. */
+static const char *name_value(GStrv kv, const char *key) {
+    size_t n = strlen(key);
+    for (int i = 0; kv[i]; i++)
+        if (strncmp(kv[i], key, n) == 0 && kv[i][n] == '=')
+            return kv[i] + n + 1;
+    return NULL;
+}
+
 static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity) {
+    /* the columns a search adds (search.c): virtual_stages under the interleaved schedule,
+     * sequence_parallel when the scenario turns it on */
     g_autofree char *first =
         res->len ? sweep_point_name(sw, ((SweepResult *)res->pdata[0])->point) : g_strdup("");
-    gboolean chunked = strstr(first, "virtual_stages=") != NULL; /* a column of its own */
-    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
-            "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", chunked ? "  v" : "",
-            "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP", "exp DP", "exp PP",
-            "bubble");
+    g_auto(GStrv) first_kv = g_strsplit(first, ", ", -1);
+    gboolean has_v = name_value(first_kv, "virtual_stages") != NULL;
+    gboolean has_sp = name_value(first_kv, "sequence_parallel") != NULL;
+    gboolean has_ov = name_value(first_kv, "tp_comm_overlap") != NULL;
+    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+            "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
+            has_sp ? "    sp" : "", has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB",
+            "compute", "exp TP", "exp DP", "exp PP", "bubble");
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
         const SimSummary *s = &r->sum;
         double it = (double)s->iteration / SIM_PS_PER_S, pct = it > 0 ? 100.0 / it : 0;
         g_autofree char *name = sweep_point_name(sw, r->point);
         g_auto(GStrv) kv = g_strsplit(name, ", ", -1); /* tp=.., pp=.., ... in search_keys order */
-        const char *v[8];
+        const char *v[7];
         for (int i = 0; i < 7; i++)
             v[i] = strchr(kv[i], '=') + 1;
-        v[7] = kv[7] ? strchr(kv[7], '=') + 1 : NULL; /* virtual_stages (interleaved) */
+        const char *vs = name_value(kv, "virtual_stages"),
+                   *sp = name_value(kv, "sequence_parallel"),
+                   *ov = name_value(kv, "tp_comm_overlap");
+        g_autofree char *extra = g_strdup_printf(
+            "%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "", sp ? " " : "", sp ? 5 : 0,
+            sp ? (strcmp(sp, "true") ? "no" : "yes") : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
         fprintf(out,
-                "%4u %3s %3s %5s %4s %3s %5s %-9s%s%*s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
+                "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%\n",
-                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] ? " " : "", v[7] ? 2 : 0,
-                v[7] ? v[7] : "", it, s->tflops_per_gpu, 100 * s->mfu,
-                s->memory.total_bytes / 1073741824.0,
+                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it, s->tflops_per_gpu,
+                100 * s->mfu, s->memory.total_bytes / 1073741824.0,
                 (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
                 r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
                 (double)s->critical.bubble / SIM_PS_PER_S * pct);

@@ -12,40 +12,84 @@
  * - Recomputation: none, selective, full. The pipeline schedule is the scenario's.
  * - Under the interleaved schedule, also the model chunks per stage (virtual_stages, a column of
  *   its own): every v with pp x v dividing the layers, the micro-batches a multiple of pp
- *   (Megatron-LM's rules); a layout with pp 1 runs 1F1B (nothing to interleave). */
+ *   (Megatron-LM's rules); a layout with pp 1 runs 1F1B (nothing to interleave).
+ * - When the scenario turns sequence parallelism or the TP communication overlap on, every layout
+ *   with TP > 1 with it and without (a sequence_parallel / tp_comm_overlap column of its own). */
 #include "search.h"
 
 const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch", "micro_batches",
                                    "recompute", NULL};
-const char *const search_keys_chunked[] = {
-    "tp", "pp", "dp", "zero", "micro_batch", "micro_batches", "recompute", "virtual_stages", NULL};
 
-/* One layout as a point; v 0: no virtual_stages column (a schedule without chunks). */
+/* The choices a search adds to a layout beyond search_keys, each its own column when the
+ * scenario opens it: virtual_stages (v > 0) under a chunked schedule; sequence_parallel (sp >= 0)
+ * when the scenario turns it on; tp_comm_overlap (ov >= 0: its chunks, 0 off) when the scenario
+ * asks for the overlap. */
+typedef struct {
+    int v, sp, ov;
+} Extra;
+
+/* One layout as a point. */
 static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int dp, int zero, int b,
-                      int64_t accum, int rc, int v) {
+                      int64_t accum, int rc, Extra x) {
     static const char *const recompute[] = {"none", "selective", "full"};
-    char *l[8] = {g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
-                  g_strdup_printf("%d", dp), g_strdup_printf("%d", zero),
-                  g_strdup_printf("%d", b),  g_strdup_printf("%" G_GINT64_FORMAT, accum),
-                  g_strdup(recompute[rc]),   v ? g_strdup_printf("%d", v) : NULL};
-    const char *labels[9] = {l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], NULL};
-    g_autofree char *s0 = g_strdup_printf("nodes=%d", space->nodes);
-    g_autofree char *s1 = g_strdup_printf("parallel.tp=%d", tp);
-    g_autofree char *s2 = g_strdup_printf("parallel.pp=%d", pp);
-    g_autofree char *s3 = g_strdup_printf("parallel.zero=%d", zero);
-    g_autofree char *s4 = g_strdup_printf("training.micro_batch=%d", b);
-    g_autofree char *s5 = g_strdup_printf("training.grad_accum=%" G_GINT64_FORMAT, accum);
-    g_autofree char *s6 =
-        g_strdup_printf("training.global_batch=%" G_GINT64_FORMAT, space->global_batch);
-    g_autofree char *s7 = g_strdup_printf("training.recompute=%s", recompute[rc]);
-    /* pp 1 has nothing to interleave: it runs 1F1B */
-    g_autofree char *s8 = g_strdup_printf("parallel.schedule=%s", pp > 1 ? "interleaved" : "1f1b");
-    g_autofree char *s9 = g_strdup_printf("parallel.virtual_stages=%d", v);
-    char *sets[] = {
-        s0, s1, s2, "parallel.dp=auto", s3, s4, s5, s6, s7, v ? s8 : NULL, v ? s9 : NULL, NULL};
-    sweep_add_point(sw, v ? search_keys_chunked : search_keys, labels, sets);
-    for (int i = 0; i < 8; i++)
+    const char *keys[11];
+    char *l[11] = {g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
+                   g_strdup_printf("%d", dp), g_strdup_printf("%d", zero),
+                   g_strdup_printf("%d", b),  g_strdup_printf("%" G_GINT64_FORMAT, accum),
+                   g_strdup(recompute[rc])};
+    char *sets[16] = {
+        g_strdup_printf("nodes=%d", space->nodes),
+        g_strdup_printf("parallel.tp=%d", tp),
+        g_strdup_printf("parallel.pp=%d", pp),
+        g_strdup("parallel.dp=auto"),
+        g_strdup_printf("parallel.zero=%d", zero),
+        g_strdup_printf("training.micro_batch=%d", b),
+        g_strdup_printf("training.grad_accum=%" G_GINT64_FORMAT, accum),
+        g_strdup_printf("training.global_batch=%" G_GINT64_FORMAT, space->global_batch),
+        g_strdup_printf("training.recompute=%s", recompute[rc])};
+    int n = 7, k = 9;
+    for (int i = 0; i < n; i++)
+        keys[i] = search_keys[i];
+    if (x.v) { /* pp 1 has nothing to interleave: it runs 1F1B */
+        keys[n] = "virtual_stages";
+        l[n++] = g_strdup_printf("%d", x.v);
+        sets[k++] = g_strdup_printf("parallel.schedule=%s", pp > 1 ? "interleaved" : "1f1b");
+        sets[k++] = g_strdup_printf("parallel.virtual_stages=%d", x.v);
+    }
+    if (x.sp >= 0) {
+        keys[n] = "sequence_parallel";
+        l[n++] = g_strdup(x.sp ? "true" : "false");
+        sets[k++] = g_strdup_printf("parallel.sequence_parallel=%s", x.sp ? "true" : "false");
+    }
+    if (x.ov >= 0) {
+        keys[n] = "tp_comm_overlap";
+        l[n++] = g_strdup_printf("%d", x.ov);
+        sets[k++] = g_strdup_printf("parallel.tp_comm_overlap=%d", x.ov);
+    }
+    keys[n] = NULL;
+    l[n] = NULL;
+    sets[k] = NULL;
+    sweep_add_point(sw, keys, (const char *const *)l, sets);
+    for (int i = 0; i < n; i++)
         g_free(l[i]);
+    for (int i = 0; i < k; i++)
+        g_free(sets[i]);
+}
+
+/* The layout under every sequence-parallel and overlap choice the scenario opens: both ways at
+ * tp > 1 when it turns one on (nothing to split or overlap at tp 1), no column otherwise. */
+static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space, int tp, int pp,
+                        int dp, int zero, int b, int64_t accum, int rc, int v,
+                        SearchCounts *counts) {
+    int sp_n = sc->sequence_parallel ? 1 + (tp > 1) : 1;
+    int ov_n = sc->tp_overlap_chunks > 0 ? 1 + (tp > 1) : 1;
+    for (int sp = 0; sp < sp_n; sp++)
+        for (int ov = 0; ov < ov_n; ov++) {
+            Extra x = {v, sc->sequence_parallel ? sp : -1,
+                       sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1};
+            add_point(sw, space, tp, pp, dp, zero, b, accum, rc, x);
+            counts->enumerated++;
+        }
 }
 
 void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
@@ -75,8 +119,7 @@ void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                         }
                         int64_t accum = B / ((int64_t)b * dp);
                         if (!chunked) {
-                            add_point(sw, space, tp, pp, dp, zero, b, accum, rc, 0);
-                            counts->enumerated++;
+                            add_choices(sw, sc, space, tp, pp, dp, zero, b, accum, rc, 0, counts);
                             continue;
                         }
                         for (int v = 1; v <= sc->model.layers / pp; v++) {
@@ -86,8 +129,7 @@ void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                                 counts->batch++;
                                 break;
                             }
-                            add_point(sw, space, tp, pp, dp, zero, b, accum, rc, v);
-                            counts->enumerated++;
+                            add_choices(sw, sc, space, tp, pp, dp, zero, b, accum, rc, v, counts);
                         }
                     }
                 }

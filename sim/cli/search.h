@@ -25,8 +25,6 @@ typedef struct {
 
 /* The layout columns, in order: tp, pp, dp, zero, micro_batch, micro_batches, recompute. */
 extern const char *const search_keys[];
-/* The same and virtual_stages, for a scenario whose schedule runs model chunks (interleaved). */
-extern const char *const search_keys_chunked[];
 
 /* Add every layout for sc's model and machine on space->nodes nodes to sw (explicit points).
  * sc gives the GPUs per node, the layers and heads. */

@@ -36,7 +36,10 @@ static ImportItem *take(Im *im, ...) {
     for (const char *k; !found && (k = va_arg(ap, const char *));)
         for (guint i = 0; i < im->items->len; i++) {
             ImportItem *it = im->items->pdata[i];
-            if (strcmp(it->key, k) == 0 && strcmp(it->value, "null") != 0) {
+            /* null, and DeepSpeed's "auto" (filled in by the Hugging Face Trainer from its own
+             * arguments), say nothing: such a setting stays among the unmapped */
+            if (strcmp(it->key, k) == 0 && strcmp(it->value, "null") != 0 &&
+                strcmp(it->value, "auto") != 0) {
                 found = it;
                 break;
             }
@@ -61,8 +64,9 @@ static gboolean fail(GError **err, const ImportItem *it, const char *fmt, ...) {
 static gboolean as_int(const ImportItem *it, int64_t min, int64_t max, int64_t *out, GError **err) {
     char *end = NULL;
     double v = g_ascii_strtod(it->value, &end);
-    if (!end || end == it->value || *end || v != (double)(int64_t)v || v < (double)min ||
-        v > (double)max)
+    /* the range first: casting a double outside int64_t's range is undefined */
+    if (!end || end == it->value || *end || !(v >= (double)min && v <= (double)max) ||
+        v != (double)(int64_t)v)
         return fail(err, it,
                     "expected a whole number between %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
                     min, max);
@@ -455,8 +459,24 @@ static gboolean write_model(Im *im, const ImportOptions *opt, GString *m, Shape 
         chose(im, "ffn_hidden", "int(4h x 2/3 / 64) x 64", "Megatron-LM's width for --swiglu");
         put_int(m, "ffn_hidden", sh->ffn, "default");
     }
-    return model_bias(im, m, sh, err) && model_vocab(im, m, err) && model_positions(im, m, err) &&
-           model_embeddings(im, m, err) && model_attention(im, m, err) && model_misc(im, m, err);
+    if (!model_bias(im, m, sh, err) || !model_vocab(im, m, err) || !model_positions(im, m, err) ||
+        !model_embeddings(im, m, err) || !model_attention(im, m, err) || !model_misc(im, m, err))
+        return FALSE;
+    /* A GPT-NeoX-shaped layer (GeLU, LayerNorm, biases, multi-head) counts the study's 8h of
+     * vectors unless told otherwise. A checkpoint (config.json) or a Megatron-LM model has
+     * exactly two LayerNorms (4h) and its biases (QKV 3h, output h, MLP ffn + h): written out
+     * when a whole number of h; a GPT-NeoX import keeps the study's form. */
+    if (!sh->swiglu && !sh->rms && sh->bias && (kv == 0 || kv == sh->heads)) {
+        int64_t ffn = sh->ffn ? sh->ffn : 4 * sh->hidden, vec = 9 * sh->hidden + ffn;
+        if (im->fmt != IMPORT_NEOX && vec % sh->hidden == 0)
+            put_int(m, "layer_vector_params_h", vec / sh->hidden,
+                    "two LayerNorms (4h) and biases (5h + ffn): the exact count");
+        else
+            chose(im, "layer_vector_params_h", "8",
+                  "the study's Eq. 1 (GPT-NeoX's code holds 13; --set "
+                  "model.layer_vector_params_h=13 for its exact count)");
+    }
+    return TRUE;
 }
 
 /* --- layout and training ------------------------------------------------------------------- */
@@ -532,7 +552,8 @@ static gboolean write_precision(Im *im, GString *t, Run *r, GError **err) {
         from = "default";
     } else {
         name = "fp32";
-        chose(im, "precision", "fp32", "neither fp16 nor bf16 is enabled");
+        chose(im, "precision", "fp32",
+              "neither fp16 nor bf16 is enabled (\"auto\" counts as not set)");
         from = "default";
     }
     r->elem_bytes = strcmp(name, "fp32") ? 2 : 4;

@@ -5,6 +5,8 @@
  * (a shell line or script: `--flag value` and `--flag` pairs, backslash continuations, # comments;
  * an item's place is its line). Keys are normalised as GPT-NeoX's own argument parser does
  * (NeoXArgs: '-' and '_' are the same) and lower-cased; nested keys are joined by '.'. */
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
@@ -250,7 +252,21 @@ static gboolean has_key(GPtrArray *items, const char *key) {
     return FALSE;
 }
 
+/* Most bytes of a configuration file: far past any real one, short of a device's endless stream. */
+#define IMPORT_MAX_BYTES (16 << 20)
+
 GPtrArray *import_read(const char *path, ImportFormat *f, GError **err) {
+    GStatBuf st;
+    if (g_stat(path, &st) != 0) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > IMPORT_MAX_BYTES) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO,
+                    "%s: not a configuration file (a regular file of at most %d MiB)", path,
+                    IMPORT_MAX_BYTES >> 20);
+        return NULL;
+    }
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(item_free);
     gboolean json = g_str_has_suffix(path, ".json"),
              yaml = g_str_has_suffix(path, ".yml") || g_str_has_suffix(path, ".yaml");
@@ -264,7 +280,8 @@ GPtrArray *import_read(const char *path, ImportFormat *f, GError **err) {
         return NULL;
     /* a JSON file without a model's shape is a DeepSpeed config */
     if (*f == IMPORT_AUTO && fmt == IMPORT_HF && !has_key(items, "hidden_size") &&
-        !has_key(items, "num_hidden_layers"))
+        !has_key(items, "num_hidden_layers") && !has_key(items, "n_embd") &&
+        !has_key(items, "model_type"))
         fmt = IMPORT_DEEPSPEED;
     *f = fmt;
     return g_steal_pointer(&items);

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "import.h"
+
 #ifndef SIM_SOURCE_DIR
 #define SIM_SOURCE_DIR "."
 #endif
@@ -358,9 +360,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "zero",
                                            "schedule",
                                            "virtual_stages",
+                                           "sequence_parallel",
+                                           "tp_comm_overlap",
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
+                                           "zeropp",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
@@ -410,6 +415,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
+        !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
+        !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
@@ -510,6 +517,21 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     }
     if (!check_interleaved(root, s, err))
         return FALSE;
+    if (s->sequence_parallel && s->model.parallel_residual)
+        return conf_fail(
+            err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+            "sequence_parallel with %s's parallel residual is not modelled (Megatron-LM "
+            "runs sequence parallelism on sequential residual blocks)",
+            s->model.name);
+    if (s->tp_overlap_chunks == 1)
+        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "tp_comm_overlap"),
+                         "tp_comm_overlap is the number of chunks a producer GEMM is split into: "
+                         "0 (off) or at least 2");
+    if (s->sequence_parallel && s->seq_len % s->tp != 0) /* Megatron-LM's arguments.py rule */
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+                         "sequence parallelism splits the %d tokens over TP %d, which does not "
+                         "divide them; choose seq_len a multiple of tp",
+                         s->seq_len, s->tp);
     const Framework *f = framework_get(s->framework);
     if (s->zero > f->max_zero)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),
@@ -523,9 +545,59 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");
+    if (!scenario_load_zeropp(par, s, err))
+        return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),
                          "%d nodes need NICs, and topology %s has none", s->nodes, s->topo.name);
+    return TRUE;
+}
+
+/* Copy every key of over (but skip) into base, mappings merged key by key, anything else
+ * replacing. */
+static void merge_into(ConfNode *base, const ConfNode *over, const char *skip) {
+    for (guint i = 0; i < over->items->len; i++) {
+        const char *key = over->keys->pdata[i];
+        const ConfNode *v = over->items->pdata[i];
+        ConfNode *b = conf_get(base, key);
+        if (skip && strcmp(key, skip) == 0)
+            continue;
+        if (b && b->kind == CONF_MAP && v->kind == CONF_MAP)
+            merge_into(b, v, NULL);
+        else
+            conf_put(base, key, conf_node_copy(v));
+    }
+}
+
+/* `import: FILE` (a GPT-NeoX .yml, Megatron-LM arguments, a DeepSpeed JSON or a Hugging Face
+ * config.json, relative to the scenario): the scenario `sim import FILE` writes, with the
+ * scenario's own keys laid over it (its `model:` name, `topology:` and `nodes:` are passed to
+ * the import as --model, --topology and --nodes would be). *root is replaced. */
+static gboolean resolve_import(ConfNode **root, const char *path, GError **err) {
+    const ConfNode *imp = conf_get(*root, "import");
+    if (!imp)
+        return TRUE;
+    if (imp->kind != CONF_SCALAR)
+        return conf_fail(err, CONF_ERROR_VALUE, imp, "import: expected a file name");
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *file = g_path_is_absolute(imp->value)
+                                ? g_strdup(imp->value)
+                                : g_build_filename(dir, imp->value, NULL);
+    const ConfNode *model = conf_get(*root, "model"), *topo = conf_get(*root, "topology");
+    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
+                         conf_get(*root, "nodes") ? 1 : 0, /* the scenario's nodes win */
+                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
+    g_autoptr(GError) ierr = NULL;
+    g_autofree char *text = import_scenario(file, &opt, &ierr);
+    if (!text)
+        return conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+    g_autofree char *origin = g_strdup_printf("%s (as imported)", file);
+    ConfNode *base = conf_load_string(text, origin, err);
+    if (!base)
+        return FALSE;
+    merge_into(base, *root, "import");
+    conf_node_free(*root);
+    *root = base;
     return TRUE;
 }
 
@@ -537,6 +609,8 @@ ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
         conf_fail(err, CONF_ERROR_VALUE, root, "a scenario must be a mapping of keys");
         return NULL;
     }
+    if (!resolve_import(&root, path, err))
+        return NULL;
     for (char *const *s = sets; s && *s; s++)
         if (!apply_set(root, *s, path, err))
             return NULL;

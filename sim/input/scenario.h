@@ -13,6 +13,16 @@
 #include "schedule.h"
 #include "topology.h"
 
+/* ZeRO++ (Wang et al. 2023, arXiv 2306.10209) on top of ZeRO-3: parallel.zeropp, DeepSpeed's
+ * zero_quantized_weights, zero_hpz_partition_size and zero_quantized_gradients. */
+typedef struct {
+    gboolean qwz; /* forward parameter allgathers in block-quantized int8 */
+    int hpz;      /* secondary partition size in DP ranks (within a node); 0: hpZ off */
+    gboolean qgz; /* gradients by the hierarchical int4 all-to-all instead of reduce-scatter */
+    int local;    /* DP ranks of one intra-node group (hpZ partition; qgZ's first all-to-all);
+                     0 when neither hpZ nor qgZ is on */
+} ZeroPP;
+
 typedef struct {
     char *path;        /* scenario file as given */
     char *description; /* free text from the file, may be NULL */
@@ -24,6 +34,11 @@ typedef struct {
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     PipeSchedule schedule;
+    gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
+                                   (Korthikanti et al. 2022); no effect at tp 1 */
+    int tp_overlap_chunks;    /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
+                                 is split into, its collective's share issued after each (T3, Pati
+                                 et al. 2024; Megatron-LM's --tp-comm-overlap) */
     int virtual_stages;       /* parallel.virtual_stages: model chunks per pipeline stage under the
                                  interleaved schedule (Megatron's
                                  --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
@@ -32,6 +47,7 @@ typedef struct {
     double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
     double max_live_elems;    /* ZeRO-3: stage3_max_live_parameters, elements */
+    ZeroPP zpp;               /* ZeRO++ switches (all off by default) */
     gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
                                  checkpointed layer's forward and backward boundaries */
     int micro_batch;          /* sequences per micro-batch per rank */
@@ -78,6 +94,10 @@ gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 /* The topology's `collectives.model` block n (may be NULL: no model) into t->coll.model_*
  * (scenario_rings.c). */
 gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **err);
+
+/* parallel.zeropp (scenario_zeropp.c): the block par (may hold no zeropp key) into s->zpp,
+ * checked against the layout already in s (zero, dp, tp, GPUs per node). */
+gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err);
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);

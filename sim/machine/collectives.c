@@ -96,11 +96,6 @@ int coll_proto_parse(const char *name) {
     return -1;
 }
 
-const char *coll_algo_name(CollAlgo a) {
-    static const char *const names[ALGO_COUNT] = {"ring", "tree", "hierarchical"};
-    return names[a];
-}
-
 const char *coll_proto_name(CollProto p) {
     static const char *const names[PROTO_COUNT] = {"LL", "Simple"};
     return names[p];
@@ -205,20 +200,40 @@ void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
            sizeof(int) * n);
 }
 
+static gboolean ring_applies(CollOp op, int n, int nodes) {
+    (void)op, (void)n, (void)nodes;
+    return TRUE;
+}
+
+static gboolean tree_applies(CollOp op, int n, int nodes) {
+    return op == COLL_ALLREDUCE && nodes > 1 && n > 2; /* NCCL/RCCL use it across nodes only */
+}
+
+static gboolean hier_applies(CollOp op, int n, int nodes) {
+    return op == COLL_ALLREDUCE && nodes > 1 && n > nodes && n % nodes == 0;
+}
+
+/* The algorithms, in CollAlgo order: a new one is an applies function and an entry here
+ * (coll_spec.h), and its streams function in coll_streams.c (build_streams). */
+static const struct {
+    const char *name;  /* as topology files and `sim collective --algo` spell it */
+    int phases;        /* network phases one call runs in sequence */
+    CollAlgo steps_as; /* whose per-step latencies (CollSpec.intra_hop, inter_hop) it pays */
+    gboolean (*applies)(CollOp op, int n, int nodes);
+} algos[ALGO_COUNT] = {
+    [ALGO_RING] = {"ring", 1, ALGO_RING, ring_applies},
+    [ALGO_TREE] = {"tree", 1, ALGO_TREE, tree_applies},
+    [ALGO_HIER] = {"hierarchical", 3, ALGO_RING, hier_applies},
+};
+
 static SimTime shape_latency(const CollSpec *sp, CollAlgo algo, CollProto proto,
                              const CollShape *s) {
-    CollAlgo a = algo == ALGO_HIER ? ALGO_RING : algo;
+    CollAlgo a = algos[algo].steps_as;
     return s->intra_steps * sp->intra_hop[a][proto] + s->inter_steps * sp->inter_hop[a][proto];
 }
 
-static gboolean algo_applies(CollAlgo a, CollOp op, int n, int nodes) {
-    if (a == ALGO_RING)
-        return TRUE;
-    if (op != COLL_ALLREDUCE)
-        return FALSE;
-    if (a == ALGO_HIER)
-        return nodes > 1 && n > nodes && n % nodes == 0;
-    return nodes > 1 && n > 2; /* tree: NCCL/RCCL use it across nodes only */
+const char *coll_algo_name(CollAlgo a) {
+    return algos[a].name;
 }
 
 static const CollBackend *backend_for(const CollSpec *sp, CollOp op, double bytes, int *idx) {
@@ -280,7 +295,7 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     out->proto = proto;
     out->predicted = 0;
     out->latency = sp->base[proto];
-    int phases = algo == ALGO_HIER ? 3 : 1;
+    int phases = algos[algo].phases;
     const CollBackend *b = backend_for(sp, op, bytes, &out->backend);
     SimTime slowest = -1; /* bandwidth part of the slowest phase */
     out->limit = COLL_LIMIT_LATENCY;
@@ -357,7 +372,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     double best_model = G_MAXDOUBLE;
     for (int a = 0; a < ALGO_COUNT; a++) {
         if ((c->force_algo >= 0 && a != c->force_algo) ||
-            (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algo_applies(a, op, n, nodes))
+            (c->force_algo < 0 && !c->spec->algo_allowed[a]) || !algos[a].applies(op, n, nodes))
             continue;
         for (int p = 0; p < PROTO_COUNT; p++) {
             if ((c->force_proto >= 0 && p != c->force_proto) ||
@@ -506,7 +521,7 @@ void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int
     c->rep_node = -1;
     in.group = coll_streams_group(c->streams, members, n, op == COLL_SEND);
     in.ring = coll_group_ring(in.group);
-    in.phases = in.choice.algo == ALGO_HIER ? 3 : 1;
+    in.phases = algos[in.choice.algo].phases;
     if (c->mode == COLL_MODE_DETAILED && in.choice.algo == ALGO_RING &&
         (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER)) {
         in.steps = coll_ring_steps(op, n);

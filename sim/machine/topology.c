@@ -313,20 +313,11 @@ void topo_free(Topology *t) {
 const TopologySpec *topo_spec(const Topology *t) {
     return &t->spec;
 }
-int topo_nodes(const Topology *t) {
-    return t->nodes;
-}
 int topo_gpus_per_node(const Topology *t) {
     return t->g;
 }
-int topo_gpus(const Topology *t) {
-    return t->nodes * t->g;
-}
 int32_t topo_links(const Topology *t) {
     return t->nlinks;
-}
-double topo_direct_bandwidth(const Topology *t, int a, int b) {
-    return t->bw[a][b];
 }
 
 int topo_nic_of(const Topology *t, int local_gpu) {

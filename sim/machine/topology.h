@@ -11,13 +11,14 @@
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
+#include "coll_spec.h"
 #include "device.h"
 #include "engine.h"
 
-#define TOPO_MAX_GPUS 16         /* GPUs per node */
-#define TOPO_MAX_NICS 16         /* NICs per node */
-#define TOPO_MAX_HOPS 24         /* links on one path */
-#define TOPO_MAX_LINKS (1 << 26) /* links of a fabric (memory is per link) */
+#define TOPO_MAX_GPUS COLL_MAX_NODE_GPUS /* GPUs per node */
+#define TOPO_MAX_NICS 16                 /* NICs per node */
+#define TOPO_MAX_HOPS 24                 /* links on one path */
+#define TOPO_MAX_LINKS (1 << 26)         /* links of a fabric (memory is per link) */
 
 typedef struct {
     int a, b;  /* GPU indices within a node */
@@ -29,53 +30,6 @@ typedef enum { FABRIC_FLAT, FABRIC_DRAGONFLY, FABRIC_FAT_TREE } FabricKind;
  * groups; inside a group split between the direct switch-to-switch link and the two-hop paths
  * through the other switches of the group, see topology.c). */
 typedef enum { ROUTING_MINIMAL, ROUTING_VALIANT, ROUTING_ADAPTIVE } Routing;
-
-/* How the machine's collective library costs a call (RCCL/NCCL tuning model, data from the
- * topology file): latency = base + intra-node steps x intra hop + network steps x network hop,
- * per algorithm and protocol; a protocol moves bytes at bw_factor of the links' rate. */
-typedef enum { PROTO_LL, PROTO_SIMPLE, PROTO_COUNT } CollProto;
-typedef enum { ALGO_RING, ALGO_TREE, ALGO_HIER, ALGO_COUNT } CollAlgo;
-
-typedef struct {
-    char *name;       /* e.g. "mpi" */
-    guint32 ops;      /* bit mask of CollOp values it serves */
-    double min_bytes; /* message sizes it serves: [min_bytes, max_bytes] */
-    double max_bytes;
-    SimTime latency;      /* per call, picoseconds */
-    SimTime step_latency; /* per algorithm step, picoseconds */
-    double bandwidth;     /* bytes/s per stream at most */
-} CollBackend;
-
-/* One channel of a ring collective over whole nodes, as the collective library lays it out
- * (RCCL's rome_models.cc ringBase: "N0 0 1 5 4 6 7 3 2 N1" enters a node by NIC 0, visits GPUs
- * 0 1 5 ... 2 and leaves by NIC 1). */
-typedef struct {
-    int gpus[TOPO_MAX_GPUS]; /* local GPUs in ring order, each of the node's GPUs once */
-    int nic_in, nic_out;     /* NIC the ring enters / leaves a node by; -1 = the GPU's own */
-} CollRing;
-
-typedef struct {
-    SimTime base[PROTO_COUNT];                  /* per call */
-    SimTime intra_hop[ALGO_COUNT][PROTO_COUNT]; /* per intra-node step */
-    SimTime inter_hop[ALGO_COUNT][PROTO_COUNT]; /* per network step */
-    double bw_factor[PROTO_COUNT];              /* share of link bandwidth a protocol reaches */
-    gboolean algo_allowed[ALGO_COUNT];
-    gboolean proto_allowed[PROTO_COUNT];
-    GArray *backends;    /* CollBackend, first match wins */
-    int channels;        /* rings a ring collective is split over; each rotates every node's part
-                            of the ring so that it leaves the node through another GPU's NIC */
-    GArray *rings_node;  /* CollRing: the library's channels over one whole node, or NULL */
-    GArray *rings_nodes; /* CollRing: its channels over several whole nodes (with NICs), or NULL;
-                            either list replaces `channels` and the ring search for groups of
-                            whole nodes (collectives.c) */
-    /* The library's own bandwidth model, which chooses the algorithm and protocol (RCCL
-     * tuning.cc ncclTopoTuneModel): busBw = channels x per-channel bandwidth (intra-node graph
-     * on up to 2 nodes, inter-node beyond) x bw_ratio; algBw = busBw x 1/2 (tree) or
-     * n / steps (ring). model_channels 0: no model, choose by the time on the links. */
-    int model_channels;
-    double model_bw[2];                             /* per channel, bytes/s: [nodes > 2] */
-    double model_ratio[2][ALGO_COUNT][PROTO_COUNT]; /* bw_ratio: [nodes > 2][algo][proto] */
-} CollSpec;
 
 /* Keys of a topology file that topo_new's checks cite, so that its messages name the file, line and
  * column as the loader's do (STYLE.md 5). */
@@ -179,8 +133,6 @@ void topo_free(Topology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Topology, topo_free)
 
 const TopologySpec *topo_spec(const Topology *t);
-int topo_nodes(const Topology *t);
-int topo_gpus(const Topology *t);
 int topo_gpus_per_node(const Topology *t);
 
 /* The NIC a local GPU sends through (-1 without NICs). */
@@ -220,8 +172,5 @@ uint64_t topo_pair_salt(int src, int dst);
 
 /* Latency and bottleneck bandwidth of the minimal path, uncontended. */
 TopoRoute topo_route(const Topology *t, int src, int dst);
-
-/* Bandwidth of the direct links between local GPUs a and b (0 when none), bytes/s. */
-double topo_direct_bandwidth(const Topology *t, int a, int b);
 
 #endif

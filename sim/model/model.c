@@ -278,6 +278,47 @@ static double fwd_or(Pass pass, double fwd, double bwd) {
     return pass == PASS_FWD ? fwd : bwd;
 }
 
+gboolean model_op_replicated(const ModelOp *op) {
+    /* the names the op lists below give the layer norms (norm_name), the bias/dropout-residual
+     * adds (residual_name) and the embedding's dropout (attn_ops, mlp_ops, model_segment_ops) */
+    static const char *const names[] = {"layernorm",
+                                        "layernorm_bwd",
+                                        "rmsnorm",
+                                        "rmsnorm_bwd",
+                                        "residual",
+                                        "dropout_residual",
+                                        "bias_residual",
+                                        "dropout_residual_bwd",
+                                        "embed_dropout",
+                                        "embed_dropout_bwd",
+                                        NULL};
+    for (const char *const *n = names; *n; n++)
+        if (strcmp(op->name, *n) == 0)
+            return TRUE;
+    return FALSE;
+}
+
+ModelOp model_op_row_chunk(const ModelOp *op, int k, int e) {
+    g_assert(op->kind == OP_GEMM && k >= 1);
+    ModelOp c = *op;
+    c.m = (op->m + k - 1) / k;
+    double M = (double)c.m, N = (double)op->n, K = (double)op->k, B = (double)op->batch;
+    c.flops = 2.0 * B * M * N * K;
+    c.bytes = B * (M * K + K * N + M * N) * e;
+    return c;
+}
+
+const char *model_segment_producer(Segment seg) {
+    return seg == SEG_ATTN ? "attn_out" : seg == SEG_MLP ? "mlp_fc2" : NULL;
+}
+
+void model_op_sequence_split(ModelOp *op, int tp) {
+    if (tp <= 1 || !model_op_replicated(op))
+        return;
+    op->bytes /= tp;
+    op->flops /= tp;
+}
+
 /* FlashAttention forward: per (sequence, head) S = Q K^T and O = P V (4 s^2 d FLOPs) with the
  * s x s matrix kept on chip; reads Q, K, V, writes O and the row log-sum-exp (fp32). Backward
  * (FlashAttention-2, Dao 2023, Alg. 2): recomputes S and P, then dV, dP, dQ, dK: 5 products,
@@ -485,7 +526,8 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
-    MemoryCase c = {seq_len, micro_batch, tp, pp, 1, stage, dp, zero, prec, rc, inflight, inflight};
+    MemoryCase c = {seq_len, micro_batch, tp, pp,       1,        stage, dp,
+                    zero,    prec,        rc, inflight, inflight, FALSE};
     return model_memory_case(m, &c);
 }
 
@@ -522,17 +564,24 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     double s = seq_len, b = micro_batch, h = m->hidden, a = m->heads, t = tp;
     double scale = e / 2.0, sbh = s * b * h;
     gboolean adrop = m->attention_dropout > 0, hdrop = m->hidden_dropout > 0;
-    double masks = hdrop ? 2.0 * sbh : 0.0; /* two hidden-dropout masks, 1 byte */
+    /* Sequence parallelism (ibid., Sec. 4.2.2, Table 2: sbh(34/t + 5as/(ht))) splits the
+     * replicated part along the sequence: the layer norms' and dropouts' inputs and masks (10 of
+     * the 34 at fp16) go from sbh to sbh/t; the QKV and fc1 inputs Megatron-LM keeps sharded (and
+     * gathers again in backward, emit_tp.c) are already in the split term below. */
+    double rep = c->sp ? 1.0 / t : 1.0;
+    double masks = hdrop ? 2.0 * sbh * rep : 0.0; /* two hidden-dropout masks, 1 byte */
     /* The split term generalised (2-byte units of sbh): Q 2, K and V 2 r each with r =
      * kv_heads / heads (GQA stores the smaller K and V: 4r), the projection input 2; the MLP
      * keeps its input GEMM's output and the output GEMM's input, of width ffn = f: GeLU 2f/h
      * + 2f/h = 4f/h (16 for f = 4h), SwiGLU the gate and up outputs 2 x 2f/h (SwiGLU's
-     * backward needs both) and their product 2f/h = 6f/h. RMSNorm saves its input as LayerNorm
-     * does (the replicated 8); rotary saves nothing beyond the rotated Q and K the core reads.
-     * A GPT-NeoX layer: 2 + 4 + 2 + 16 = 24. */
+     * backward needs both) and their product 2f/h = 6f/h: the fused kernel (Megatron-LM's
+     * bias_swiglu_impl, on by default) saves only its input and recomputes silu(gate) in
+     * backward; unfused autograd would keep silu(gate) too (8f/h). RMSNorm saves its input as
+     * LayerNorm does (the replicated 8); rotary saves nothing beyond the rotated Q and K the core
+     * reads. A GPT-NeoX layer: 2 + 4 + 2 + 16 = 24. */
     double r = (double)model_kv_heads(m) / m->heads, f = m->ffn_hidden;
     double split = 2.0 + 4.0 * r + 2.0 + (m->mlp == MLP_SWIGLU ? 6.0 : 4.0) * f / h;
-    double linear = sbh * (8.0 + split / t) * scale + masks; /* what selective recompute keeps */
+    double linear = sbh * (8.0 * rep + split / t) * scale + masks; /* what selective keeps */
     double scores = a * s * s * b / t; /* attention matrix elements per rank */
     double full_layer = linear + scores * (2.0 * scale + (adrop ? 1.0 + 2.0 * scale : 0.0));
     if (m->attention == ATTN_FLASH) /* the fused kernel stores no s x s matrix (ibid., Sec. 5); */
@@ -540,8 +589,9 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     double per_layer;
     double working = 0.0;
     switch (rc) {
-    case RECOMPUTE_FULL: /* only each layer's input is kept; one layer is rebuilt at a time */
-        per_layer = 2.0 * sbh * scale;
+    case RECOMPUTE_FULL: /* only each layer's input is kept (sequence-split under sequence
+                            parallelism, as the layer receives it); one layer rebuilt at a time */
+        per_layer = 2.0 * sbh * scale * rep;
         working = full_layer;
         break;
     case RECOMPUTE_SELECTIVE: /* the s^2 attention terms are recomputed */
@@ -552,8 +602,9 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     }
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
-    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element */
-        act += sbh * c->ends_inflight;
+    if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element (split along the
+                                sequence with sequence parallelism: after the reduce-scatter) */
+        act += sbh * rep * c->ends_inflight;
     if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
                             for every micro-batch in flight (1 under 1F1B on the last stage) */
         act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;

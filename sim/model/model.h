@@ -149,6 +149,17 @@ typedef struct {
                            peak; A and B 1 byte per element, C 2 */
 } ModelOp;
 
+/* Whether op does the same work on every TP rank over all s tokens (layer norms, dropout,
+ * residual adds: what Korthikanti et al. 2022, Sec. 4.2.2, split along the sequence). */
+gboolean model_op_replicated(const ModelOp *op);
+/* The op as sequence parallelism runs it: a replicated op on s/tp of the tokens, its bytes and
+ * FLOPs divided by tp (row reductions keep their row length); other ops unchanged. */
+void model_op_sequence_split(ModelOp *op, int tp);
+/* A GEMM's row chunk: the same GEMM on ceil(m / k) of its m rows (the weight read again), as a
+ * producer GEMM split into k chunks runs it (tensor-parallel communication overlap). e: bytes per
+ * element. */
+ModelOp model_op_row_chunk(const ModelOp *op, int k, int e);
+
 /* Contiguous dimensions. Forward GEMMs (activation x weight^T as nn.Linear, Q K^T, P V) read A
  * along k and write C along n; dA = dC B^T likewise; dB = A^T dC reads A^T along m. */
 #define OP_LEAD_M 1u
@@ -158,6 +169,10 @@ typedef struct {
 /* Where an op sits in a Megatron layer: the attention block ends with the first TP allreduce,
  * the MLP block with the second. */
 typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
+
+/* The producer GEMM of a segment's forward, whose output the row-parallel collective carries:
+ * "attn_out" for the attention, "mlp_fc2" for the MLP; NULL for the others. */
+const char *model_segment_producer(Segment seg);
 
 /* model_unit_tensors, and for each tensor the segment whose backward produces its gradient (a
  * layer's QKV and output weights, first layer norm and attention biases: SEG_ATTN; its MLP
@@ -197,6 +212,7 @@ typedef struct {
     double activations_bytes; /* stored activations at the peak of the schedule */
     double buffers_bytes;     /* communication buffers: the gradient bucket being reduced and
                                  ZeRO-3's gathered parameters (workload_memory) */
+    double hpz_bytes;         /* ZeRO++ hpZ's secondary parameter partition (workload_memory) */
     double total_bytes;
 } ModelMemory;
 
@@ -218,6 +234,8 @@ typedef struct {
                         once (a chunk's counts 1/vpp) */
     double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
                              activations the stage holds at once: its first (last) chunk's */
+    gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
+                             is split along the sequence */
 } MemoryCase;
 ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
 

@@ -97,10 +97,10 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
         kv_num(out, i3, "bytes", l->bytes, FALSE);
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
-        for (int d = 0; d < DIM_COUNT; d++) {
+        for (int d = 0; d < DIM_LINK_CLASSES; d++) {
             char key[32];
             g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
-            kv_num(out, i3, key, l->by_class[d], d == DIM_COUNT - 1);
+            kv_num(out, i3, key, l->by_class[d], d == DIM_LINK_CLASSES - 1);
         }
         fputs("    }", out);
     }
@@ -299,6 +299,10 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
     if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
         kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
+    if (sc->tp_overlap_chunks > 0) /* only when on */
+        kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
+    if (sc->sequence_parallel) /* only when on: other reports unchanged */
+        fprintf(out, "%s\"sequence_parallel\": true,\n", i2);
     kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
@@ -323,6 +327,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
     kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
     kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
+    if (sc->zpp.hpz > 0) /* ZeRO++ hpZ only, so that other reports keep their keys */
+        kv_num(out, i2, "hpz_params_bytes", s->memory.hpz_bytes, FALSE);
     kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
     kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
     fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
@@ -395,12 +401,12 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
     fprintf(out,
-            "layout     TP %d x PP %d x DP %d, ZeRO %d, %s%s schedule, micro-batch %d x %d "
+            "layout     TP %d x PP %d x DP %d%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->zero, schedule_name(sc->schedule),
-            schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
-            sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
-            scenario_recompute_name(sc->recompute));
+            sc->tp, sc->pp, sc->dp, sc->sequence_parallel ? " (sequence-parallel)" : "", sc->zero,
+            schedule_name(sc->schedule), schedule_get(sc->schedule)->chunked ? chunks : "",
+            sc->micro_batch, sc->grad_accum, sc->global_batch, sc->seq_len,
+            scenario_precision_name(sc->precision), scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;
     fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),
@@ -428,21 +434,30 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
     human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
+    char hpz[48] = "";
+    if (s->memory.hpz_bytes > 0) { /* ZeRO++ hpZ's secondary partition */
+        char b8[32];
+        human_bytes(b8, sizeof b8, s->memory.hpz_bytes);
+        g_snprintf(hpz, sizeof hpz, " + hpZ %s", b8);
+    }
     fprintf(out,
-            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s = %s of "
-            "%s: %s\n\n",
-            b1, b2, b3, b4, b7, b5, b6, fits ? "fits" : "DOES NOT FIT");
+            "memory     params %s + grads %s + optimizer %s + activations %s + buffers %s%s = %s "
+            "of %s: %s\n\n",
+            b1, b2, b3, b4, b7, hpz, b5, b6, fits ? "fits" : "DOES NOT FIT");
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     if (rows->len) {
-        fprintf(out, "%-15s %-3s %10s %12s %12s %12s %10s %10s\n", "communication", "dim", "calls",
-                "msg total", "volume", "all ranks", "time s", "exposed s");
+        int dw = 3; /* the dim column: 3 wide, wider for ZeRO++'s dp_intra and dp_inter */
+        for (guint i = 0; i < rows->len; i++)
+            dw = MAX(dw, (int)strlen(layout_dim_name(g_array_index(rows, CommRow, i).dim)));
+        fprintf(out, "%-15s %-*s %10s %12s %12s %12s %10s %10s\n", "communication", dw, "dim",
+                "calls", "msg total", "volume", "all ranks", "time s", "exposed s");
         for (guint i = 0; i < rows->len; i++) {
             const CommRow *r = &g_array_index(rows, CommRow, i);
             human_bytes(b1, sizeof b1, r->message_bytes);
             human_bytes(b2, sizeof b2, r->volume_bytes);
             human_bytes(b3, sizeof b3, r->total_volume_bytes);
-            fprintf(out, "%-15s %-3s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
-                    layout_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+            fprintf(out, "%-15s %-*s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
+                    dw, layout_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
         }
         fputc('\n', out);
@@ -460,7 +475,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             fprintf(out, "%-28s %-9s %12s %5.1f%% ", name,
                     topo_link_kind_name(topo_link_kind(sim_topology(run), l->link)), b1,
                     100.0 * utilization(run, l));
-            for (int d = 0; d < DIM_COUNT; d++)
+            for (int d = 0; d < DIM_LINK_CLASSES; d++)
                 if (l->by_class[d] > 0)
                     fprintf(out, " %s %.0f%%", layout_dim_name(d),
                             100.0 * l->by_class[d] / l->bytes);

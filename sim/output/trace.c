@@ -162,6 +162,10 @@ static void task_name(const Trace *t, const Task *k, char *buf, size_t n) {
         g_snprintf(buf, n, "%s %s %s%s%s", coll_op_name(k->op), layout_dim_name(k->dim),
                    phase_names[k->phase], where, mb);
         break;
+    case TASK_KERNEL:
+        g_snprintf(buf, n, "quantization (%s %s) %s%s%s", coll_op_name(k->op),
+                   layout_dim_name(k->dim), phase_names[k->phase], where, mb);
+        break;
     default:
         g_snprintf(buf, n, "%s %s%s", k->kind == TASK_SEND ? "send" : "recv",
                    k->phase == PHASE_FWD ? "activations" : "gradients", mb);

@@ -67,15 +67,17 @@ struct Executor {
     int *job_rank; /* simulated index -> job rank */
     int *sim_of;   /* job rank -> simulated index, -1 when another stands for it (rep_index) */
     RankState *rs;
-    int *arrived[STREAM_COUNT]; /* per collective stream, per group of its dimension: members
-                                   arrived at the stream's current call */
-    Channel *chan[2];           /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;               /* scratch, largest group */
-    const ExecObserver *obs;    /* NULL: nobody is watching */
-    gboolean host;              /* host dispatch modelled */
-    gboolean interference;      /* compute slowed by communication */
-    SimTime **host_cum;         /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    GArray **syncs; /* per stage: guint32 tasks the host synchronises before, ascending */
+    int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
+                                              members arrived at the stream's current call
+                                              (allocated at the pair's first collective) */
+    int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
+    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
+    int *members;            /* scratch, largest group */
+    const ExecObserver *obs; /* NULL: nobody is watching */
+    gboolean host;           /* host dispatch modelled */
+    gboolean interference;   /* compute slowed by communication */
+    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
@@ -85,8 +87,10 @@ G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 
 gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
     const TopologySpec *ts = &sc->topo;
-    LayoutShape sh = layout_shape(lay);
-    if (sh.tp <= 1 || sh.dp != 1 || sh.cp != 1 || ts->gpus_per_node % sh.tp != 0)
+    int tp = layout_group_size(lay, DIM_TP), pp = layout_group_size(lay, DIM_PP);
+    /* no DP, and no context parallelism: tp x pp are all the ranks */
+    if (tp <= 1 || layout_group_size(lay, DIM_DP) != 1 || layout_ranks(lay) != tp * pp ||
+        ts->gpus_per_node % tp != 0)
         return FALSE;
     if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
         return FALSE;
@@ -105,11 +109,14 @@ gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
 static int rep_index(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank) {
     if (!dedup)
         return rank;
-    if (layout_index(lay, DIM_DP, rank) != 0)
+    /* with dedup: one DIM_DP_INTRA block of DP replicas (replica 0 without ZeRO++) */
+    if (layout_index(lay, DIM_DP, rank) >= layout_group_size(lay, DIM_DP_INTRA))
         return -1;
     if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
         return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
-    return layout_group_of(lay, DIM_DP, rank); /* one rank per DP group: its replica 0 */
+    /* one rank per DIM_DP_INTER group: the DP replicas of block 0 (replica 0 without ZeRO++, where
+     * DIM_DP_INTER is DIM_DP) */
+    return layout_group_of(lay, DIM_DP_INTER, rank);
 }
 
 int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank) {
@@ -121,13 +128,35 @@ int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *w
         *weight = 1;
         return sc->gpus;
     }
-    gboolean tp = exec_tp_interchangeable(sc, lay);
-    *weight = sc->dp * (tp ? sc->tp : 1);
-    return tp ? layout_group_size(lay, DIM_PP) : layout_group_count(lay, DIM_DP);
+    if (exec_tp_interchangeable(sc, lay)) {
+        *weight = sc->dp * sc->tp;
+        return layout_group_size(lay, DIM_PP);
+    }
+    /* each stands for dp / span replicas */
+    *weight = sc->dp / layout_group_size(lay, DIM_DP_INTRA);
+    return layout_group_count(lay, DIM_DP_INTER);
 }
 
 static int sim_index(const Executor *ex, int rank) {
     return ex->sim_of[rank];
+}
+
+/* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
+ * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one); one of
+ * a TP group where its ranks are interchangeable. */
+static int simulated_members(const Executor *ex, Dim dim, int n) {
+    if (!ex->dedup)
+        return n;
+    switch (dim) {
+    case DIM_DP:
+        return ex->span;
+    case DIM_DP_INTER:
+        return 1;
+    case DIM_TP:
+        return ex->dedup_tp ? 1 : n;
+    default:
+        return n;
+    }
 }
 
 Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st, gboolean dedup) {
@@ -141,6 +170,7 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->st = st;
     ex->dedup = dedup;
     ex->dedup_tp = dedup && exec_tp_interchangeable(sc, ex->lay);
+    ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
@@ -149,9 +179,6 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
-    ex->arrived[STREAM_TP] = g_new0(int, layout_group_count(ex->lay, DIM_TP));
-    ex->arrived[STREAM_DP] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
-    ex->arrived[STREAM_DP_GATHER] = g_new0(int, layout_group_count(ex->lay, DIM_DP));
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
@@ -169,8 +196,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         cum[0] = 0;
         for (guint k = 0; k < pg->tasks->len; k++) {
             const Task *t = &g_array_index(pg->tasks, Task, k);
-            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE ? t->kernels * ts->host_op_dispatch
-                                                           : ts->host_comm_dispatch);
+            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL
+                                       ? t->kernels * ts->host_op_dispatch
+                                       : ts->host_comm_dispatch);
             if (t->host_sync && k > 0)
                 g_array_append_val(ex->syncs[s], k);
         }
@@ -185,7 +213,8 @@ void exec_free(Executor *ex) {
     g_free(ex->sim_of);
     g_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
-        g_free(ex->arrived[s]);
+        for (int d = 0; d < DIM_COUNT; d++)
+            g_free(ex->arrived[s][d]);
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
@@ -318,11 +347,14 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
     int n = layout_group_size(ex->lay, dim);
     int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
-    int expected = (ex->dedup && dim == DIM_DP) || (ex->dedup_tp && dim == DIM_TP) ? 1 : n;
+    int expected = simulated_members(ex, dim, n);
     StreamId s = t->stream;
-    if (++ex->arrived[s][group] < expected)
+    int *arrived = ex->arrived[s][dim];
+    if (!arrived)
+        arrived = ex->arrived[s][dim] = g_new0(int, layout_group_count(ex->lay, dim));
+    if (++arrived[group] < expected)
         return;
-    ex->arrived[s][group] = 0;
+    arrived[group] = 0;
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     gboolean inter = spans_nodes(ex, ex->members, n);
@@ -336,8 +368,9 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         observe_begin(ex, j, s);
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
-    int rep = ex->dedup && dim == DIM_DP ? ex->job_rank[i] : -1;
-    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, dim, rep, on_coll_done, ex,
+    Dim cls = layout_dim_class(dim);
+    int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
+    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, cls, rep, on_coll_done, ex,
                          (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
@@ -402,6 +435,17 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     /* one tensor-parallel representative: its peers' sends (the next GPUs) in the same flow */
     coll_start_copies(ex->coll, COLL_SEND, ends, 2, ex->dedup_tp ? ex->sc->tp : 1, 1, t->bytes,
                       DIM_PP, -1, on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
+}
+
+/* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.
+ */
+static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
+    Executor *ex = ctx;
+    int i = (int)(arg >> 8);
+    StreamId s = (StreamId)(arg & 0xffu);
+    const Task *t = head_task(ex, i, s);
+    stats_comm(ex->st, i, t->op, t->dim, FALSE, engine_now(eng));
+    complete(ex, i, s);
 }
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
@@ -509,6 +553,12 @@ static void try_advance(Executor *ex, int i) {
             break;
         case TASK_COLL:
             start_collective(ex, i, t);
+            break;
+        case TASK_KERNEL: /* counts as its communication in flight, not as compute */
+            stats_comm(ex->st, i, t->op, t->dim, TRUE, now);
+            observe_begin(ex, i, s);
+            engine_schedule(ex->eng, t->duration, on_kernel_done, ex,
+                            (uint64_t)i << 8 | (uint64_t)s);
             break;
         case TASK_SEND:
         case TASK_RECV:

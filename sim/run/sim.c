@@ -75,6 +75,7 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
+    /* with dedup: representatives (exec_sim_count), each standing for `weight` job ranks */
     int weight, nsim = exec_sim_count(sc, workload_layout(run->wl), dd, &weight);
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);

@@ -16,7 +16,6 @@
 typedef struct {
     SimTime last; /* time of the last state change */
     SimTime finish;
-    gboolean done;
     gboolean computing;
     int in_flight; /* communications in flight */
     SimTime compute, comm, exposed, bubble;
@@ -144,17 +143,12 @@ void stats_finish(Stats *st, int r, SimTime now) {
     RankStats *rs = &st->ranks[r];
     charge(st, rs, now);
     rs->finish = now;
-    rs->done = TRUE;
 }
 
 RankTimes stats_rank(const Stats *st, int r) {
     const RankStats *rs = &st->ranks[r];
     return (RankTimes){rs->finish, rs->compute,   rs->comm,        rs->exposed,
                        rs->bubble, rs->host_wait, rs->interference};
-}
-
-gboolean stats_rank_finished(const Stats *st, int r) {
-    return st->ranks[r].done;
 }
 
 int stats_critical_rank(const Stats *st) {

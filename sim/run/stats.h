@@ -52,7 +52,6 @@ typedef struct {
 RankTimes stats_rank(const Stats *st, int r);
 /* The simulated rank that finished last (lowest index on ties). */
 int stats_critical_rank(const Stats *st);
-gboolean stats_rank_finished(const Stats *st, int r);
 
 typedef struct {
     double bytes; /* message size */

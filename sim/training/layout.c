@@ -9,15 +9,21 @@ struct Layout {
     int size[DIM_COUNT];   /* group size along each dimension */
 };
 
-static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep"};
+static const char *const dim_names[DIM_COUNT] = {"dp", "tp", "pp", "ep", "dp_intra", "dp_inter"};
 
 const char *layout_dim_name(Dim d) {
     return dim_names[d];
 }
 
+Dim layout_dim_class(Dim d) {
+    return d == DIM_DP_INTRA || d == DIM_DP_INTER ? DIM_DP : d;
+}
+
 Layout *layout_new(LayoutShape sh) {
     g_assert(sh.tp >= 1 && sh.cp >= 1 && sh.dp >= 1 && sh.pp >= 1 && sh.ep >= 1 && sh.vpp >= 1);
     g_assert(sh.dp % sh.ep == 0);
+    int q = sh.dp_local > 1 ? sh.dp_local : 1; /* ZeRO++'s blocks of DP replicas */
+    g_assert(sh.dp % q == 0);
     Layout *l = g_new0(Layout, 1);
     l->sh = sh;
     l->ranks = sh.tp * sh.cp * sh.dp * sh.pp;
@@ -25,19 +31,19 @@ Layout *layout_new(LayoutShape sh) {
     l->stride[DIM_DP] = sh.tp * sh.cp;
     l->stride[DIM_EP] = sh.tp * sh.cp; /* the fastest part of dp_idx */
     l->stride[DIM_PP] = sh.tp * sh.cp * sh.dp;
+    l->stride[DIM_DP_INTRA] = sh.tp * sh.cp;     /* q consecutive DP replicas */
+    l->stride[DIM_DP_INTER] = sh.tp * sh.cp * q; /* one per block */
     l->size[DIM_TP] = sh.tp;
     l->size[DIM_DP] = sh.dp;
     l->size[DIM_EP] = sh.ep;
     l->size[DIM_PP] = sh.pp;
+    l->size[DIM_DP_INTRA] = q;
+    l->size[DIM_DP_INTER] = sh.dp / q;
     return l;
 }
 
 void layout_free(Layout *l) {
     g_free(l);
-}
-
-LayoutShape layout_shape(const Layout *l) {
-    return l->sh;
 }
 
 int layout_ranks(const Layout *l) {

@@ -17,13 +17,22 @@
 
 #include <glib.h>
 
-/* Communication dimensions (a collective's or a send's). The order is the JSON report's. */
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_COUNT } Dim;
+/* Communication dimensions (a collective's or a send's). The order is the JSON report's.
+ * DIM_DP_INTRA and DIM_DP_INTER split data parallelism for ZeRO++ (zeropp.h): blocks of dp_local
+ * consecutive DP replicas, which share a node (hpZ's secondary partition, qgZ's first all-to-all),
+ * and the replicas at the same place in every block (qgZ's second all-to-all). Their traffic is
+ * data-parallel traffic on the links (layout_dim_class). */
+typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_DP_INTRA, DIM_DP_INTER, DIM_COUNT } Dim;
+#define DIM_LINK_CLASSES (DIM_EP + 1) /* the traffic classes links count bytes by */
 const char *layout_dim_name(Dim d);
+/* The link traffic class of a dimension's communication: dp, tp, pp or ep. */
+Dim layout_dim_class(Dim d);
 
 typedef struct {
     int tp, cp, dp, ep, pp; /* sizes; ep divides dp */
     int vpp;                /* virtual pipeline stages (model chunks) per rank, >= 1 */
+    int dp_local;           /* DP replicas of a DIM_DP_INTRA block (ZeRO++), divides dp; 0 or 1:
+                               none (blocks of one, DIM_DP_INTER = DIM_DP) */
 } LayoutShape;
 
 typedef struct {
@@ -36,7 +45,6 @@ Layout *layout_new(LayoutShape shape);
 void layout_free(Layout *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 
-LayoutShape layout_shape(const Layout *l);
 int layout_ranks(const Layout *l);
 
 LayoutCoord layout_coord(const Layout *l, int rank);

@@ -16,8 +16,11 @@
  *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
 
+#include <string.h>
+
 #include "device.h"
 #include "workload_internal.h"
+#include "zeropp.h"
 
 struct Workload {
     const Scenario *sc;
@@ -94,6 +97,35 @@ guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int l
                          after);
 }
 
+/* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
+ * last task. */
+static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
+                          int micro, guint32 after) {
+    for (int k = 0; k < n; k++) {
+        const ZppStep *z = &steps[k];
+        guint32 t = NO_TASK;
+        if (z->kernel) {
+            Task kt = {.kind = TASK_KERNEL,
+                       .stream = s,
+                       .op = z->op,
+                       .dim = z->dim,
+                       .phase = ph,
+                       .kernels = 1,
+                       .layer = layer,
+                       .micro = micro,
+                       .duration = z->duration};
+            t = emit(b, kt, &after, 1);
+            if (s == STREAM_DP)
+                b->last_dp = t;
+        } else {
+            t = collective_on(b, s, z->op, z->dim, z->bytes, ph, layer, micro, after);
+        }
+        if (t != NO_TASK)
+            after = t;
+    }
+    return after;
+}
+
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
@@ -120,8 +152,13 @@ static CollOp grad_op(const Builder *b) {
 static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
-    collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
-               b->bucket_ready);
+    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qgZ: the hierarchical quantized all-to-all instead */
+    int n = zeropp_grad_steps(b->sc, b->dev, b->bucket_params, steps);
+    if (n > 0)
+        emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+    else
+        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
+                   b->bucket_ready);
     b->bucket_params = 0;
     b->buckets_flushed++;
 }
@@ -212,8 +249,11 @@ static void zero3_plan(Builder *b, const GArray *passes) {
     }
     guint first = 0;
     double live = 0;
+    g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
     for (guint j = 0; j < b->uses->len; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        u->again = seen[u->unit];
+        seen[u->unit] = TRUE;
         double params = g_array_index(b->units, ParamUnit, u->unit).params;
         live += params;
         while (first < j && live > sc->max_live_elems) {
@@ -245,10 +285,17 @@ static guint32 zero3_use(Builder *b) {
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
         double sizes[32];
         int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
-        for (int k = 0; k < n; k++)
-            u->gathered =
-                collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
-                              PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        for (int k = 0; k < n; k++) {
+            ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
+            int ns = zeropp_gather_steps(b->sc, b->dev, sizes[k], b->e, u->again, steps);
+            if (ns > 0)
+                u->gathered = emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS,
+                                         unit_layer(b, pu), u->micro, after);
+            else
+                u->gathered =
+                    collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
+                                  PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+        }
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
 }
@@ -317,18 +364,28 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
  * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
  * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
-                            SimTime *attn_core, int *ncore, int *kernels) {
+                            SimTime *attn_core, int *ncore, int *kernels, SimTime *prod,
+                            SimTime *chunk) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
                       ops);
     SimTime total = 0;
     for (guint i = 0; i < ops->len; i++) {
-        const ModelOp *op = &g_array_index(ops, ModelOp, i);
+        ModelOp *op = &g_array_index(ops, ModelOp, i);
+        if (sc->sequence_parallel) /* layer norms, dropout, residual adds on s/t tokens */
+            model_op_sequence_split(op, sc->tp);
         SimTime t = device_op_time(dev, op, sc->precision);
         total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
             *attn_core = sim_time_add(*attn_core, t);
             ++*ncore;
+        }
+        const char *producer = model_segment_producer(seg);
+        if (prod && producer && strcmp(op->name, producer) == 0 && sc->tp_overlap_chunks > 0) {
+            ModelOp c =
+                model_op_row_chunk(op, sc->tp_overlap_chunks, model_elem_bytes(sc->precision));
+            *prod = t;
+            *chunk = device_op_time(dev, &c, sc->precision);
         }
     }
     *kernels = (int)ops->len;
@@ -345,9 +402,11 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .lay = wl->layout,
-                 .em = emitter_get(EMIT_TP),
+                 .em = emitter_get(sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP : EMIT_TP),
                  .v = sc->virtual_stages,
+                 .chunks = sc->tp > 1 ? sc->tp_overlap_chunks : 0,
                  .fw = framework_get(sc->framework),
+                 .dev = dev,
                  .pg = pg,
                  .stage = stage,
                  .last_dp = NO_TASK,
@@ -373,8 +432,8 @@ static void build_stage(Workload *wl, int stage) {
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
         b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
-                                &b.nfwd[s]);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s]);
+                                &b.nfwd[s], &b.prod[s], &b.chunk[s]);
+        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
     }
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -451,8 +510,13 @@ const Program *workload_program(const Workload *wl, int stage) {
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {
-    return (LayoutShape){
-        .tp = sc->tp, .cp = 1, .dp = sc->dp, .ep = 1, .pp = sc->pp, .vpp = sc->virtual_stages};
+    return (LayoutShape){.tp = sc->tp,
+                         .cp = 1,
+                         .dp = sc->dp,
+                         .ep = 1,
+                         .pp = sc->pp,
+                         .vpp = sc->virtual_stages,
+                         .dp_local = zeropp_replica_span(sc)}; /* ZeRO++: DP_INTRA blocks */
 }
 
 const Layout *workload_layout(const Workload *wl) {
@@ -499,14 +563,16 @@ ModelMemory workload_memory(const Workload *wl) {
                          .prec = sc->precision,
                          .rc = sc->recompute,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
-                         .ends_inflight = schedule_peak_inflight(passes, end_chunk)};
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+                         .sp = sc->sequence_parallel};
         ModelMemory m = model_memory_case(&sc->model, &mc);
         /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
          * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at
          * most the stage's gradients; and ZeRO-3's gathered parameters at their peak. */
         if (sc->dp > 1)
             m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
-        m.total_bytes += m.buffers_bytes;
+        m.hpz_bytes = zeropp_secondary_bytes(sc, pg->params, e); /* ZeRO++ hpZ's second shard */
+        m.total_bytes += m.buffers_bytes + m.hpz_bytes;
         if (m.total_bytes > best.total_bytes)
             best = m;
     }

@@ -28,7 +28,10 @@ typedef enum {
     STREAM_COUNT
 } StreamId;
 
-typedef enum { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV } TaskKind;
+/* TASK_KERNEL: a kernel on a communication stream that is part of a communication (ZeRO++'s
+ * quantization kernels): it takes its duration there, counts as that communication in flight for
+ * (op, dim), and does not occupy the compute stream. */
+typedef enum { TASK_COMPUTE, TASK_COLL, TASK_SEND, TASK_RECV, TASK_KERNEL } TaskKind;
 typedef enum {
     PHASE_FWD,
     PHASE_RECOMPUTE,
@@ -51,7 +54,7 @@ typedef struct {
     uint32_t seq;       /* position within its stream */
     uint32_t dep_first; /* first of dep_count entries in Program.deps */
     uint32_t dep_count;
-    SimTime duration; /* compute tasks, picoseconds */
+    SimTime duration; /* compute and kernel tasks, picoseconds */
     double bytes;     /* message size m of a collective or a send/recv, bytes */
 } Task;
 

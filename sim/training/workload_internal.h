@@ -23,7 +23,7 @@ typedef struct {
                         guint32 *seg_task);
 } LayerEmitter;
 
-typedef enum { EMIT_TP, EMIT_COUNT } EmitterId;
+typedef enum { EMIT_TP, EMIT_TP_SP, EMIT_COUNT } EmitterId;
 const LayerEmitter *emitter_get(EmitterId id);
 
 /* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
@@ -31,6 +31,7 @@ typedef struct {
     guint unit;       /* index in Builder.units */
     int micro;        /* micro-batch */
     guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    gboolean again;   /* not the unit's first use of the iteration (ZeRO++ hpZ: secondary) */
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
@@ -38,33 +39,37 @@ struct Builder {
     const Scenario *sc;
     const Layout *lay;
     const Framework *fw;
+    const DeviceSpec *dev; /* the GPU (ZeRO++'s quantization kernels) */
     Program *pg;
     int stage;
-    const LayerEmitter *em; /* the per-layer communication of the scenario's parallelism */
-    GArray *units;          /* ParamUnit, forward order, chunk after chunk */
-    int v;                  /* model chunks on this stage */
-    guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
-    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
-    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
-    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
-                               recomputation redoes */
-    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
-    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
-    int ncore;              /* kernels of the attention core */
-    double act_bytes;       /* b s h activations, bytes */
-    double ce_bytes;        /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
-    int e;                  /* bytes per element */
-    double bucket_params;   /* gradients waiting in the open bucket, parameters */
-    guint32 bucket_ready;   /* task after which the open bucket's gradients exist */
-    int buckets_flushed;    /* in this reduction pass (PyTorch caps the first bucket lower) */
-    guint32 last_dp;        /* last task on the DP reduction stream */
-    guint32 last_compute;   /* last compute task emitted */
-    guint32 *loss;          /* per micro-batch on the last stage: the task that ends the loss */
-    GArray *uses;           /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
-    guint use_next;         /* the use the program reaches next */
-    guint gather_next;      /* the first use whose gathers are not emitted yet */
-    gboolean sync_layers;   /* the host synchronises at checkpointed layers' boundaries */
-    gboolean sync_next;     /* the next task emitted is such a boundary */
+    const LayerEmitter *em;   /* the per-layer communication of the scenario's parallelism */
+    GArray *units;            /* ParamUnit, forward order, chunk after chunk */
+    int v;                    /* model chunks on this stage */
+    guint *chunk_first;       /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
+    SimTime fwd[SEG_COUNT];   /* forward time of each segment, picoseconds */
+    SimTime bwd[SEG_COUNT];   /* backward time of each segment, picoseconds */
+    SimTime attn_core;        /* attention scores, softmax, dropout, context: what selective
+                                 recomputation redoes */
+    int nfwd[SEG_COUNT];      /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];      /* kernels of each segment's backward */
+    int ncore;                /* kernels of the attention core */
+    int chunks;               /* tp_comm_overlap: chunks of each producer GEMM (0: not split) */
+    SimTime prod[SEG_COUNT];  /* forward time of the segment's producer GEMM, picoseconds */
+    SimTime chunk[SEG_COUNT]; /* of one of its row chunks, picoseconds */
+    double act_bytes;         /* b s h activations, bytes */
+    double ce_bytes;          /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
+    int e;                    /* bytes per element */
+    double bucket_params;     /* gradients waiting in the open bucket, parameters */
+    guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
+    int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
+    guint32 last_dp;          /* last task on the DP reduction stream */
+    guint32 last_compute;     /* last compute task emitted */
+    guint32 *loss;            /* per micro-batch on the last stage: the task that ends the loss */
+    GArray *uses;             /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
+    guint use_next;           /* the use the program reaches next */
+    guint gather_next;        /* the first use whose gathers are not emitted yet */
+    gboolean sync_layers;     /* the host synchronises at checkpointed layers' boundaries */
+    gboolean sync_next;       /* the next task emitted is such a boundary */
 };
 
 /* Append task t after deps (NO_TASK entries skipped); returns its index. */

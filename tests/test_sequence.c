@@ -1,0 +1,185 @@
+/* Sequence parallelism (Korthikanti et al. 2022; Megatron-LM's --sequence-parallel): the TP
+ * inventory against its closed form to the byte, the activations against Table 2's
+ * sbh(34/t + 5as/(ht)), the replicated ops on s/t tokens, and the emitter as one table entry. */
+#include <math.h>
+#include <string.h>
+
+#include "device.h"
+#include "util.h"
+#include "workload_internal.h"
+
+#define E 2.0 /* fp16 bytes */
+
+static double volume(const SimRun *run, CollOp op) {
+    return stats_rank_volume(sim_stats(run), sim_index_of(run, 0), op, DIM_TP);
+}
+
+/* Per layer per micro-batch, each of b s h (message) and (t-1)/t of it per rank: forward 2
+ * allgathers + 2 reduce-scatters, the same again in full recomputation, backward 4 allgathers
+ * (2 output gradients, 2 inputs gathered again for the weight gradients) + 2 reduce-scatters.
+ * Embedding: 1 reduce-scatter forward, 1 allgather backward. Head: 1 allgather forward, 1
+ * allgather (weight gradient) + 1 reduce-scatter backward; its cross entropy's 3 allreduces of b s
+ * fp32 values stay. */
+START_TEST(test_sp_inventory) {
+    static const char *rc[] = {"training.recompute=full", "training.recompute=none"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"parallel.sequence_parallel=true", rc[k], "training.grad_accum=2",
+                              NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        double L = sc->model.layers, t = sc->tp, m = sc->grad_accum;
+        double unit = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E * (t - 1) / t;
+        double again = k == 0 ? 2 : 0; /* the recomputed forward's */
+        double ag = m * (L * (2 + again + 4) + 1 + 2) * unit;
+        double rs = m * (L * (2 + again + 2) + 1 + 1) * unit;
+        double ar = m * 3 * 2 * (double)sc->micro_batch * sc->seq_len * 4 * (t - 1) / t;
+        ck_assert_msg(fabs(volume(run, COLL_ALLGATHER) - ag) < 1.0, "%s: allgather %.0f, want %.0f",
+                      rc[k], volume(run, COLL_ALLGATHER), ag);
+        ck_assert_msg(fabs(volume(run, COLL_REDUCE_SCATTER) - rs) < 1.0,
+                      "%s: reduce-scatter %.0f, want %.0f", rc[k], volume(run, COLL_REDUCE_SCATTER),
+                      rs);
+        ck_assert_msg(fabs(volume(run, COLL_ALLREDUCE) - ar) < 1.0, "%s: allreduce %.0f, want %.0f",
+                      rc[k], volume(run, COLL_ALLREDUCE), ar);
+    }
+}
+END_TEST
+
+/* Table 2 of Korthikanti et al.: with sequence parallelism and selective recomputation a layer
+ * keeps sbh 34/t (its 5as/(ht) recomputed), dropout on; the embedding's dropout mask sbh/t; the
+ * head's logits 4sbh/t (1 + V/h) (model_memory). With full recomputation a layer keeps its
+ * sequence-split input, 2sbh/t, plus one layer rebuilt: sbh(34/t + 5as/(ht)) with both dropouts. */
+START_TEST(test_sp_memory) {
+    static const char *rc[] = {"training.recompute=selective", "training.recompute=full"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {"parallel.sequence_parallel=true", rc[k], "model.hidden_dropout=0.1",
+                              "model.attention_dropout=0.1", NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        double s = sc->seq_len, b = sc->micro_batch, h = sc->model.hidden, a = sc->model.heads;
+        double t = sc->tp, L = sc->model.layers, sbh = s * b * h;
+        double V = (double)model_padded_vocab(&sc->model, sc->tp);
+        double ends = sbh / t + 4 * sbh / t * (1 + V / h);
+        double want = k == 0 ? L * sbh * 34 / t + ends
+                             : L * 2 * sbh / t + sbh * (34 / t + 5 * a * s / (h * t)) + ends;
+        double got = sim_summary(run)->memory.activations_bytes;
+        ck_assert_msg(fabs(got - want) < 1.0, "%s: activations %.0f, want %.0f", rc[k], got, want);
+    }
+}
+END_TEST
+
+/* Layer norms, dropout and residual adds run on s/t tokens; GEMMs and the attention core do not
+ * change. */
+START_TEST(test_sp_split_ops) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
+    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, SEG_MLP, PASS_FWD, 4, 2048, 8, PREC_FP16, ops);
+    int split = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        ModelOp op = g_array_index(ops, ModelOp, i), was = op;
+        model_op_sequence_split(&op, 8);
+        gboolean norm = !strcmp(op.name, "layernorm") || !strcmp(op.name, "bias_residual");
+        ck_assert_double_eq_tol(op.bytes, norm ? was.bytes / 8 : was.bytes, 1e-9);
+        ck_assert_double_eq(op.flops, norm ? was.flops / 8 : was.flops);
+        split += norm;
+    }
+    ck_assert_int_eq(split, 2);
+}
+END_TEST
+
+/* The sequence-parallel block is one registered emitter; at TP 1 the plain one runs (nothing to
+ * split), and the scenario's choice picks it. */
+START_TEST(test_sp_emitter) {
+    ck_assert_str_eq(emitter_get(EMIT_TP_SP)->name, "tp_sp");
+    ck_assert_str_eq(emitter_get(EMIT_TP)->name, "tp");
+    const char *one[] = {"parallel.sequence_parallel=true", "parallel.tp=1", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", one);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    const char *off[] = {"parallel.tp=1", NULL};
+    g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", off);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    ck_assert_int_eq(sim_summary(ra)->iteration, sim_summary(rb)->iteration);
+}
+END_TEST
+
+/* --- tensor-parallel communication overlap (parallel.tp_comm_overlap, a T3-style what-if) --- */
+
+static double tp_row(const SimRun *run, CollOp op, double *calls) {
+    GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
+    double vol = 0;
+    for (guint k = 0; k < rows->len; k++) {
+        const CommRow *c = &g_array_index(rows, CommRow, k);
+        if (c->op == op && c->dim == DIM_TP) {
+            vol = c->volume_bytes;
+            *calls = c->calls;
+        }
+    }
+    stats_rows_free(rows);
+    return vol;
+}
+
+/* The producer GEMM of seg on 1.3B_tp's shapes: its time whole (*whole) and k chunks' (returned).
+ */
+static SimTime chunks_time(const Scenario *sc, Segment seg, int k, SimTime *whole) {
+    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, seg, PASS_FWD, sc->micro_batch, sc->seq_len, sc->tp,
+                      sc->precision, ops);
+    for (guint i = 0; i < ops->len; i++) {
+        const ModelOp *op = &g_array_index(ops, ModelOp, i);
+        if (strcmp(op->name, model_segment_producer(seg)) == 0) {
+            *whole = device_op_time(&sc->topo.device, op, sc->precision);
+            ModelOp c = model_op_row_chunk(op, k, model_elem_bytes(sc->precision));
+            return k * device_op_time(&sc->topo.device, &c, sc->precision);
+        }
+    }
+    ck_abort_msg("no producer GEMM");
+    return 0;
+}
+
+/* Splitting the producer GEMMs into k chunks moves the same bytes in k times the calls (each
+ * overlapped allreduce in k shares: 2 blocks x L layers x (forward + recomputation) per
+ * micro-batch, k - 1 more calls each), and costs exactly the chunks' extra compute: per block
+ * k x time(ceil(m/k) rows) - time(m rows), to the picosecond (interference off, so hidden
+ * communication slows nothing). */
+START_TEST(test_tp_overlap_inventory_and_cost) {
+    const char *off[] = {"sim.interference=false", NULL};
+    const char *on[] = {"sim.interference=false", "parallel.tp_comm_overlap=4", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", off);
+    g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", on);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rb = run_ok(b, -1);
+    double ca = 0, cb = 0, va = tp_row(ra, COLL_ALLREDUCE, &ca),
+           vb = tp_row(rb, COLL_ALLREDUCE, &cb);
+    double L = a->model.layers, m = a->grad_accum, k = 4;
+    ck_assert_double_eq_tol(vb, va, 1.0);
+    ck_assert_double_eq_tol(cb - ca, 2 * L * 2 * m * (k - 1), 1e-9);
+    SimTime pa, pm;
+    SimTime qa = chunks_time(a, SEG_ATTN, 4, &pa), qm = chunks_time(a, SEG_MLP, 4, &pm);
+    SimTime want = (SimTime)(2 * L * m) * ((qa - pa) + (qm - pm));
+    SimTime got = sim_summary(rb)->critical.compute - sim_summary(ra)->critical.compute;
+    ck_assert_msg(got == want, "extra compute %" G_GINT64_FORMAT " ps, want %" G_GINT64_FORMAT, got,
+                  want);
+    ck_assert_int_gt(want, 0); /* smaller GEMMs are less efficient */
+    /* Whether it pays is the what-if's question: at 4 chunks the shares' per-call latencies
+     * (RCCL's base and hop latencies, 4x the calls) outweigh what hides; at 2 some of the
+     * allreduce time hides under the second chunk and less is exposed than without (where all
+     * of it is). */
+    const char *two[] = {"sim.interference=false", "parallel.tp_comm_overlap=2", NULL};
+    g_autoptr(Scenario) c = load_ok("1.3B_tp.yaml", two);
+    g_autoptr(SimRun) rc = run_ok(c, -1);
+    ck_assert_int_gt(sim_summary(rb)->critical.exposed, sim_summary(ra)->critical.exposed);
+    ck_assert_int_lt(sim_summary(rc)->critical.exposed, sim_summary(ra)->critical.exposed);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("sequence");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_sp_inventory);
+    tcase_add_test(tc, test_sp_memory);
+    tcase_add_test(tc, test_sp_split_ops);
+    tcase_add_test(tc, test_sp_emitter);
+    tcase_add_test(tc, test_tp_overlap_inventory_and_cost);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
