@@ -37,15 +37,19 @@ expect_grep neox-20b-batch '"global_batch": 1536' "$tmp/out"
 # Megatron-LM arguments: Llama-2 7B (SwiGLU, RMSNorm, no biases, untied) gives the published
 # 6,738,415,616 parameters; Llama-3 70B with 8 query groups and fp8 runs on DGX H100.
 check megatron-7b 0 "$sim" import "$d/megatron_llama2_7b.sh" -o "$tmp/m7.yaml"
-expect_grep megatron-7b-seqpar "sequence_parallel = true" "$tmp/m7.yaml"
+expect_grep megatron-7b-seqpar "sequence_parallel: true .*# sequence_parallel" "$tmp/m7.yaml"
 expect_grep megatron-7b-nodes "nodes: 2  (torchrun's --nnodes)" "$tmp/m7.yaml"
 expect_grep megatron-7b-zero "zero: 1 .*use_distributed_optimizer" "$tmp/m7.yaml"
 run_json megatron-7b "$tmp/m7.yaml"
+expect_grep megatron-7b-sp-json '"sequence_parallel": true' "$tmp/out"
 expect_grep megatron-7b-params '"params": 6738415616' "$tmp/out"
 expect_grep megatron-7b-recompute '"recompute": "selective"' "$tmp/out"
 check megatron-70b 0 "$sim" import "$d/megatron_llama3_70b_gqa.sh" --topology dgx-h100 --nodes 16 -o "$tmp/m70.yaml"
 expect_grep megatron-70b-kv "kv_heads: 8 .*num_query_groups" "$tmp/m70.yaml"
+expect_grep megatron-70b-vpp "virtual_stages: 2 .*# num_layers_per_virtual_pipeline_stage" "$tmp/m70.yaml"
+expect_grep megatron-70b-sched "schedule: interleaved" "$tmp/m70.yaml"
 run_json megatron-70b "$tmp/m70.yaml"
+expect_grep megatron-70b-vpp-json '"virtual_stages": 2' "$tmp/out"
 expect_grep megatron-70b-params '"params": 70553706496' "$tmp/out"
 expect_grep megatron-70b-fp8 '"precision": "fp8"' "$tmp/out"
 expect_grep megatron-70b-gqa '"kv_heads": 8' "$tmp/out"
@@ -72,7 +76,8 @@ expect_grep deepspeed-auto-default "precision: fp32  (neither fp16 nor bf16" "$t
 run_json deepspeed-auto "$tmp/auto.yaml"
 expect_grep deepspeed-auto-zero '"zero": 2' "$tmp/out"
 
-# Hugging Face config.json: Llama-3 8B to the parameter; relu and experts cannot be expressed
+# Hugging Face config.json: Llama-3 8B to the parameter; relu cannot be expressed; experts become
+# the model's moe mapping
 check hf 0 "$sim" import "$d/hf_llama3_8b_config.json" --topology dgx-h100 -o "$tmp/hf.yaml"
 expect_grep hf-bias "bias: false .*# attention_bias" "$tmp/hf.yaml"
 expect_grep hf-unmapped "rope_theta\|torch_dtype" "$tmp/hf.yaml"
@@ -88,8 +93,10 @@ expect_grep hf-gpt2-params '"params": 1557611200' "$tmp/out"
 expect_grep hf-gpt2-pos '"pos_emb": "learned"' "$tmp/out"
 check hf-relu 2 "$sim" import "$d/hf_bad_activation.json"
 expect_grep hf-relu-text "key hidden_act: hidden_act = relu: .*GeLU and SwiGLU" "$tmp/err"
-check hf-moe 2 "$sim" import "$d/hf_moe.json"
-expect_grep hf-moe-text "num_local_experts = 8: mixture-of-experts" "$tmp/err"
+check hf-moe 0 "$sim" import "$d/hf_moe.json" -o "$tmp/moe.yaml"
+expect_grep hf-moe-key "moe: {experts: 8, top_k: 2} .*# num_local_experts, num_experts_per_tok" "$tmp/moe.yaml"
+run_json hf-moe "$tmp/moe.yaml"
+expect_grep hf-moe-json '"experts": 8' "$tmp/out"
 
 # bad values name their place: a YAML line and column, a script line and flag
 sed 's/"num_layers": 24,/"num_layers": 2.5,/' "$d/neox_1-3B.yml" >"$tmp/bad.yml"
@@ -118,9 +125,9 @@ printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\nnodes: 4\n' "$d/ds_co
 check key-model 0 "$sim" "$tmp/dskey.yaml" --format json --no-timing
 expect_grep key-model-params '"params": 6738415616' "$tmp/out"
 expect_grep key-model-zero '"zero": 3' "$tmp/out"
-printf 'nodes: 1\nimport: %s\n' "$d/hf_moe.json" >"$tmp/badkey.yaml"
+printf 'nodes: 1\nimport: %s\n' "$d/hf_bad_activation.json" >"$tmp/badkey.yaml"
 check key-error 2 "$sim" "$tmp/badkey.yaml"
-expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_moe.json: key num_local_experts" "$tmp/err"
+expect_grep key-error-text "badkey.yaml:2:9: import: .*hf_bad_activation.json: key hidden_act" "$tmp/err"
 
 # the command line
 check stdout 0 "$sim" import "$d/hf_llama3_8b_config.json"
@@ -132,4 +139,9 @@ expect_grep dev-zero-text "not a configuration file" "$tmp/err"
 check two-files 2 "$sim" import "$d/ds_config.json" "$d/hf_llama3_8b_config.json"
 check not-json 2 "$sim" import --format hf "$d/neox_20B.yml"
 expect_grep not-json-text "not valid JSON" "$tmp/err"
+# an interleaved schedule whose chunk size the layers cannot take is refused naming the flag
+sed 's/--num-layers-per-virtual-pipeline-stage 5/--num-layers-per-virtual-pipeline-stage 3/' \
+    "$d/megatron_llama3_70b_gqa.sh" >"$tmp/vpp3.sh"
+check megatron-vpp-bad 2 "$sim" import --format megatron "$tmp/vpp3.sh"
+expect_grep megatron-vpp-bad-text "vpp3.sh:3:.*num_layers_per_virtual_pipeline_stage = 3: .*pp x 3 divides (80)" "$tmp/err"
 finish import

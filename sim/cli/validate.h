@@ -8,7 +8,7 @@
  * marked `calibrate` are the facts the machine files were set from, `check` rows never tune
  * anything.
  *
- * File format (README "Validation"): CSV with the header
+ * File format (docs/validation.md "Validation"): CSV with the header
  *   id,group,use,command,metric,measured,unit,source,setting,note
  * fields optionally in double quotes ("" for a quote). `command` is what follows `build/sim`:
  * `collective --op OP --ranks N --sizes SIZE [--topology T] [--set K=V]...` or

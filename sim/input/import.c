@@ -388,13 +388,29 @@ static gboolean model_misc(Im *im, GString *m, GError **err) {
             put(m, drops[i].key, "0.1", "default");
         }
     }
-    /* what this simulator cannot express */
+    /* mixture of experts (the model's moe mapping): Hugging Face num_local_experts and
+     * num_experts_per_tok (Mixtral), Megatron-LM --num-experts and --moe-router-topk, GPT-NeoX
+     * moe_num_experts and moe_top_k; the rest are the moe keys' defaults (DeepSpeed's) */
     ImportItem *moe = take(im, "num_local_experts", "num_experts", "moe_num_experts", NULL);
-    int64_t experts = 0;
+    int64_t experts = 0, top_k = 1;
     if (moe && !as_int(moe, 0, 1 << 20, &experts, err))
         return FALSE;
-    if (experts > 1)
-        return fail(err, moe, "mixture-of-experts layers cannot be expressed");
+    ImportItem *k = take(im, "num_experts_per_tok", "moe_router_topk", "moe_top_k", NULL);
+    if (k && !as_int(k, 1, 1 << 20, &top_k, err))
+        return FALSE;
+    if (experts > 1) {
+        if (top_k > experts)
+            return fail(err, k,
+                        "top-k routing to more experts than the %" G_GINT64_FORMAT " there are",
+                        experts);
+        g_autofree char *v = g_strdup_printf(
+            "{experts: %" G_GINT64_FORMAT ", top_k: %" G_GINT64_FORMAT "}", experts, top_k);
+        g_autofree char *from = g_strdup_printf("%s%s%s", moe->key, k ? ", " : "", k ? k->key : "");
+        put(m, "moe", v, from);
+        if (!k)
+            chose(im, "moe.top_k", "1", "DeepSpeed's default k");
+        chose(im, "moe.capacity_factor", "1.0", "DeepSpeed's default; a dropless run's mean load");
+    }
     return TRUE;
 }
 
@@ -485,6 +501,41 @@ typedef struct {
     int64_t tp, pp, zero, micro, accum, global, seq;
     int elem_bytes;
 } Run;
+
+/* Megatron-LM's interleaved schedule (megatron/training/arguments.py): the model chunks per rank
+ * come from --num-layers-per-virtual-pipeline-stage N as layers / (pp N), or directly from
+ * --num-virtual-stages-per-pipeline-rank; and its --sequence-parallel. */
+static gboolean write_megatron_layout(Im *im, GString *p, const Run *r, int64_t layers,
+                                      GError **err) {
+    ImportItem *sp = take(im, "sequence_parallel", NULL);
+    gboolean on = FALSE;
+    if (sp && !as_bool(sp, &on, err))
+        return FALSE;
+    if (on)
+        put(p, "sequence_parallel", "true", sp->key);
+    ImportItem *per = take(im, "num_layers_per_virtual_pipeline_stage", NULL),
+               *direct = take(im, "num_virtual_stages_per_pipeline_rank", NULL);
+    int64_t v = 0, n;
+    if (direct && !as_int(direct, 1, 1 << 20, &v, err))
+        return FALSE;
+    if (per) {
+        if (!as_int(per, 1, 1 << 20, &n, err))
+            return FALSE;
+        if (layers <= 0 || layers % (r->pp * n) != 0)
+            return fail(err, per,
+                        "%" G_GINT64_FORMAT " layers per virtual stage with pipeline parallelism "
+                        "%" G_GINT64_FORMAT " needs a layer count that pp x %" G_GINT64_FORMAT
+                        " divides (%" G_GINT64_FORMAT ")",
+                        n, r->pp, n, layers);
+        v = layers / (r->pp * n);
+    }
+    if (v > 1) {
+        ImportItem *from = per ? per : direct;
+        put(p, "schedule", "interleaved", from->key);
+        put_int(p, "virtual_stages", v, from->key);
+    }
+    return TRUE;
+}
 
 static gboolean write_parallel(Im *im, GString *p, Run *r, GError **err) {
     if (!int_of(im, p, "tp", 1, 1 << 20, 1, NULL, &r->tp, err, "model_parallel_size",
@@ -692,8 +743,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
             return NULL;
     }
     int64_t nodes;
-    if (!write_parallel(&im, par, &r, err) || !write_training(&im, train, &r, err) ||
-        !nodes_for(&im, opt, &r, &nodes, err))
+    if (!write_parallel(&im, par, &r, err) ||
+        !write_megatron_layout(&im, par, &r, sh.layers, err) ||
+        !write_training(&im, train, &r, err) || !nodes_for(&im, opt, &r, &nodes, err))
         return NULL;
     if (!opt->topology)
         chose(&im, "topology", "frontier", "the file names no machine; --topology NAME sets it");

@@ -99,20 +99,44 @@ static char *list_refs(const char *scenario_path, const char *dir) {
 }
 
 /* If root[key] is a scalar naming a file, replace it by that file's tree. */
+/* Lay over's keys onto base (both mappings): mappings merge key by key, anything else (scalars,
+ * lists) replaces; skip names a key of over's top level left out (NULL: none). */
+static void overlay(ConfNode *base, const ConfNode *over, const char *skip) {
+    for (guint i = 0; i < over->keys->len; i++) {
+        const char *k = over->keys->pdata[i];
+        const ConfNode *v = over->items->pdata[i];
+        if (skip && strcmp(k, skip) == 0)
+            continue;
+        ConfNode *b = conf_get(base, k);
+        if (b && b->kind == CONF_MAP && v->kind == CONF_MAP)
+            overlay(b, v, NULL);
+        else
+            conf_put(base, k, conf_node_copy(v));
+    }
+}
+
+/* key names a file under dir, or is a mapping: the model or topology inline, or, with a `base:
+ * NAME` key, NAME's file with the mapping's other keys laid over it (overlay), so that a scenario
+ * states only what differs from a shipped file (a what-if machine, a variant of a model). */
 static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
                             const char *scenario_path, GError **err) {
     ConfNode *ref = conf_get(root, key);
     if (!ref)
         return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s' (a file name under %s/)", key,
                          dir);
-    if (ref->kind != CONF_SCALAR)
+    const ConfNode *based = ref->kind == CONF_MAP ? conf_get(ref, "base") : NULL;
+    if (ref->kind != CONF_SCALAR && !based)
         return TRUE;
-    g_autofree char *path = find_ref(scenario_path, dir, ref->value);
+    if (based && based->kind != CONF_SCALAR)
+        return conf_fail(err, CONF_ERROR_VALUE, based, "%s.base must be a file name under %s/", key,
+                         dir);
+    const ConfNode *name = based ? based : ref;
+    g_autofree char *path = find_ref(scenario_path, dir, name->value);
     if (!path) {
         g_autofree char *avail = list_refs(scenario_path, dir);
-        return conf_fail(err, CONF_ERROR_IO, ref,
-                         "%s '%s' not found: no %s/%s.yaml (available: %s)", key, ref->value, dir,
-                         ref->value, avail);
+        return conf_fail(err, CONF_ERROR_IO, name,
+                         "%s '%s' not found: no %s/%s.yaml (available: %s)", key, name->value, dir,
+                         name->value, avail);
     }
     ConfNode *tree = conf_load_file(path, err);
     if (!tree)
@@ -122,6 +146,8 @@ static gboolean resolve_ref(ConfNode *root, const char *key, const char *dir,
         conf_node_free(tree);
         return FALSE;
     }
+    if (based)
+        overlay(tree, ref, "base");
     conf_put(root, key, tree);
     return TRUE;
 }
@@ -179,6 +205,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "mlp",
                                        "norm",
                                        "bias",
+                                       "moe",
                                        NULL};
     static const char *const pos_names[] = {"learned", "rotary", NULL};
     static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
@@ -223,8 +250,8 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     m->no_bias = !bias;
     /* Absent, the vector parameters are the study's 8h for its own layer (LayerNorm, biases,
      * GeLU, multi-head) and derived exactly from the fields for any other */
-    if (!conf_get(n, "layer_vector_params_h") &&
-        (mlp != MLP_GELU || norm != NORM_LAYERNORM || !bias || m->kv_heads != 0))
+    if (!conf_get(n, "layer_vector_params_h") && (mlp != MLP_GELU || norm != NORM_LAYERNORM ||
+                                                  !bias || m->kv_heads != 0 || conf_get(n, "moe")))
         m->layer_vector_params_h = -1;
     m->pos_emb = pos;
     m->attention = attn;
@@ -238,7 +265,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                          "%d key/value heads do not divide the %d query heads; grouped-query "
                          "attention needs heads to be a multiple of kv_heads",
                          m->kv_heads, m->heads);
-    return TRUE;
+    return scenario_load_moe(conf_get(n, "moe"), m, err);
 }
 
 /* --- the device -------------------------------------------------------------------------------
@@ -366,6 +393,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
                                            "zeropp",
+                                           "ep",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
@@ -382,6 +410,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->tp = s->pp = 1;
     s->dp = 0;
     s->zero = 0;
+    s->ep = 1;
     s->schedule = SCHED_1F1B;
     s->virtual_stages = 0; /* not given */
     s->micro_batch = 1;
@@ -413,6 +442,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
         !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
         !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
+        !conf_int32(par, "ep", FALSE, 1, 1 << 20, &s->ep, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
@@ -515,7 +545,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (!check_interleaved(root, s, err))
+    if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err))
         return FALSE;
     if (s->sequence_parallel && s->model.parallel_residual)
         return conf_fail(

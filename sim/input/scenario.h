@@ -33,6 +33,7 @@ typedef struct {
     int gpus;       /* nodes x GPUs per node */
     int tp, pp, dp; /* tp x pp x dp = gpus */
     int zero;       /* 0 = DDP, 1, 2, 3 */
+    int ep;         /* expert parallelism (parallel.ep): divides dp and the experts; 1 without */
     PipeSchedule schedule;
     gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
                                    (Korthikanti et al. 2022); no effect at tp 1 */
@@ -88,6 +89,11 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
 /* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
  * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
 /* scenario_topology.c: a topology file's node, fabric and collectives blocks. */
+/* scenario_moe.c: the model's moe mapping (n may be NULL: a dense model), and the checks
+ * parallel.ep and moe add once the layout is known. */
+gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err);
+gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err);
+
 gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 

@@ -17,7 +17,7 @@
 #include "engine.h"
 #include "topology.h"
 
-#define NET_CLASSES 4 /* traffic classes a caller may tag flows with (e.g. DP, TP, PP, other) */
+#define NET_CLASSES 8 /* traffic classes a caller may tag flows with (the workload's dims) */
 
 typedef struct Network Network;
 

@@ -8,7 +8,7 @@
  * with tensor parallelism and no sequence parallelism); optimizer memory from Rajbhandari et al.
  * 2020 (ZeRO, mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter); the fused attention
  * kernel from Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2). */
-#include "model.h"
+#include "model_internal.h"
 
 #include <string.h>
 
@@ -49,7 +49,7 @@ double model_norm_params(const ModelConfig *m) {
 /* A layer's vector tensors in the order frameworks register them: norm 1 (weight, bias), QKV
  * bias, output bias, norm 2 (weight, bias), MLP input bias, MLP output bias; absent ones are 0.
  * Returns the count written to v (8). */
-static int layer_vectors(const ModelConfig *m, double v[8]) {
+int layer_vectors(const ModelConfig *m, double v[8]) {
     double h = m->hidden, f = m->ffn_hidden, kv = (double)model_kv_width(m);
     double nb = m->norm == NORM_RMSNORM ? 0.0 : h, bias = m->no_bias ? 0.0 : 1.0;
     double fc1 = m->mlp == MLP_SWIGLU ? 2.0 * f : f;
@@ -72,6 +72,24 @@ static double layer_params(const ModelConfig *m, int tp) {
     return model_layer_matrix_params(m) / tp + model_layer_vector_params(m);
 }
 
+/* The layer's parameters that are not experts' (a MoE layer: attention, its norms and biases, the
+ * second norm and the router), on one TP rank; its experts' are E/ep model_moe_expert_params. */
+static double moe_dense_params(const ModelConfig *m, int tp) {
+    double h = m->hidden, kv = (double)model_kv_width(m), v[8];
+    layer_vectors(m, v); /* norm 1, QKV and output biases, norm 2: the first six */
+    return (2.0 * h * h + 2.0 * h * kv) / tp + v[0] + v[1] + v[2] + v[3] + v[4] + v[5] +
+           model_moe_router_params(m);
+}
+
+/* Layer `layer`'s parameters on one rank of TP tp and EP ep; *experts receives the experts'. */
+static double layer_params_at(const ModelConfig *m, int tp, int ep, int layer, double *experts) {
+    *experts = 0;
+    if (!model_moe_layer(m, layer))
+        return layer_params(m, tp);
+    *experts = (double)(m->moe.experts / ep) * model_moe_expert_params(m, tp);
+    return moe_dense_params(m, tp) + *experts;
+}
+
 static double embed_params(const ModelConfig *m, int seq_len, int tp) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
     return v * h / tp + (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0);
@@ -88,11 +106,18 @@ double model_params(const ModelConfig *m, int seq_len, int tp) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
     return (m->tied_embeddings ? 1.0 : 2.0) * v * h +
            (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0) +
-           (double)m->layers * layer_params(m, 1) + model_norm_params(m);
+           (double)(m->layers - model_moe_layers(m, 0, m->layers)) * layer_params(m, 1) +
+           (double)model_moe_layers(m, 0, m->layers) *
+               (moe_dense_params(m, 1) + m->moe.experts * model_moe_expert_params(m, 1)) +
+           model_norm_params(m);
 }
 
 GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int stage) {
-    g_assert(pp > 0 && m->layers % pp == 0 && stage >= 0 && stage < pp);
+    return model_stage_units_ep(m, seq_len, tp, 1, pp, stage);
+}
+
+GArray *model_stage_units_ep(const ModelConfig *m, int seq_len, int tp, int ep, int pp, int stage) {
+    g_assert(pp > 0 && m->layers % pp == 0 && stage >= 0 && stage < pp && ep >= 1);
     GArray *units = g_array_new(FALSE, FALSE, sizeof(ParamUnit));
     int per = m->layers / pp;
     if (stage == 0) {
@@ -100,7 +125,8 @@ GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int
         g_array_append_val(units, u);
     }
     for (int l = stage * per; l < (stage + 1) * per; l++) {
-        ParamUnit u = {UNIT_LAYER, l, layer_params(m, tp)};
+        double experts;
+        ParamUnit u = {UNIT_LAYER, l, layer_params_at(m, tp, ep, l, &experts)};
         g_array_append_val(units, u);
     }
     if (stage == pp - 1) {
@@ -108,6 +134,12 @@ GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int
         g_array_append_val(units, u);
     }
     return units;
+}
+
+double model_unit_expert_params(const ModelConfig *m, const ParamUnit *u, int tp, int ep) {
+    if (u->kind != UNIT_LAYER || !model_moe_layer(m, u->layer))
+        return 0;
+    return (double)(m->moe.experts / ep) * model_moe_expert_params(m, tp);
 }
 
 double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int stage) {
@@ -142,6 +174,21 @@ int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq
             PUSH(norm - h);
         if (rest > norm)
             PUSH(rest - norm);
+    } else if (model_moe_layer(m, u->layer)) {
+        /* a MoE layer's non-expert tensors (the experts' are reduced apart, workload.c): QKV,
+         * output, norm 1 and attention biases (SEG_ATTN), the router and norm 2 (SEG_MLP) */
+        double kv = (double)model_kv_width(m), vec[8];
+        layer_vectors(m, vec);
+        PUSH((h * h + 2.0 * h * kv) / tp);
+        PUSH(h * h / tp);
+        for (int i = 0; i < 4; i++)
+            if (vec[i] > 0)
+                PUSH(vec[i]);
+        seg = SEG_MLP;
+        PUSH(model_moe_router_params(m));
+        for (int i = 4; i < 6; i++)
+            if (vec[i] > 0)
+                PUSH(vec[i]);
     } else {
         double kv = (double)model_kv_width(m), mlp_in = m->mlp == MLP_SWIGLU ? 2.0 * f : f;
         PUSH((h * h + 2.0 * h * kv) / tp);
@@ -175,16 +222,9 @@ int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, in
 
 /* --- operators ------------------------------------------------------------------------------ */
 
-/* Appends kernels to one list; e is the activation element size, bytes. */
-typedef struct {
-    GArray *ops;
-    int e;
-    gboolean fp8; /* the layer's linear GEMMs in fp8 (Transformer Engine) */
-} OpList;
-
 /* C[m x n] = A[m x k] B[k x n], batch times: 2mnk FLOPs, each operand read or written once. */
-static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm,
-                      int64_t nn, int64_t kk, gboolean core, unsigned lead) {
+void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm, int64_t nn,
+               int64_t kk, gboolean core, unsigned lead) {
     double b = (double)batch, M = (double)mm, N = (double)nn, K = (double)kk;
     ModelOp op = {name,
                   kind,
@@ -201,15 +241,15 @@ static void gemm_lead(OpList *l, const char *name, OpKind kind, int64_t batch, i
     g_array_append_val(l->ops, op);
 }
 
-static void gemm(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm, int64_t nn,
-                 int64_t kk, gboolean core) {
+void gemm(OpList *l, const char *name, OpKind kind, int64_t batch, int64_t mm, int64_t nn,
+          int64_t kk, gboolean core) {
     gemm_lead(l, name, kind, batch, mm, nn, kk, core, OP_LEAD_N | OP_LEAD_K);
 }
 
 /* The two gradient GEMMs of C = A B (m, n, k): dA = dC B^T is (m, k, n), dB = A^T dC is
  * (k, n, m). For a linear layer A is the activation and B the weight: data and weight gradient. */
-static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind kind,
-                       int64_t batch, int64_t mm, int64_t nn, int64_t kk, gboolean core) {
+void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind kind, int64_t batch,
+                int64_t mm, int64_t nn, int64_t kk, gboolean core) {
     gemm_lead(l, grad_a, kind, batch, mm, kk, nn, core, OP_LEAD_N | OP_LEAD_K);
     gemm_lead(l, grad_b, kind, batch, kk, nn, mm, core, OP_LEAD_M | OP_LEAD_N);
 }
@@ -217,13 +257,12 @@ static void gemm_grads(OpList *l, const char *grad_a, const char *grad_b, OpKind
 /* A memory-bound kernel moving `bytes`. Element-wise kernels (OP_ELEMENTWISE) have no shape;
  * row reductions (OP_REDUCTION) record their row length as n (a device may reach a different
  * share of its bandwidth on long rows). */
-static void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core,
-                    int64_t row) {
+void mem_row(OpList *l, const char *name, OpKind kind, double bytes, gboolean core, int64_t row) {
     ModelOp op = {name, kind, 0.0, bytes, 0, row, 0, 1, core, 0, FALSE, FALSE};
     g_array_append_val(l->ops, op);
 }
 
-static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
+void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) {
     mem_row(l, name, kind, bytes, core, 0);
 }
 
@@ -232,7 +271,7 @@ static void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean
  * per element; the transpose feeds the weight gradient) and W's likewise (once per micro-batch:
  * TE reuses it only when the framework says is_first_microbatch), then the GEMM with 1-byte A
  * and W at the fp8 peak, C written in bf16. */
-static void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
+void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
     if (!l->fp8) {
         gemm(l, name, OP_GEMM, 1, bs, n, k, FALSE);
         return;
@@ -247,8 +286,8 @@ static void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k
 /* The gradient GEMMs of linear(): in fp8 the incoming gradient dC is cast to E5M2 with its
  * transpose first, then dA = dC W^T and dW = A^T dC both run in fp8 (TE's fprop, dgrad and
  * wgrad GEMMs) with the saved fp8 A^T and W^T. */
-static void linear_grads(OpList *l, const char *grad_a, const char *grad_b, int64_t bs, int64_t n,
-                         int64_t k) {
+void linear_grads(OpList *l, const char *grad_a, const char *grad_b, int64_t bs, int64_t n,
+                  int64_t k) {
     if (!l->fp8) {
         gemm_grads(l, grad_a, grad_b, OP_GEMM, 1, bs, n, k, FALSE);
         return;
@@ -268,7 +307,7 @@ static void linear_grads(OpList *l, const char *grad_a, const char *grad_b, int6
  * new scale. A few kilobytes: the kernel's launch is what costs. The amax allreduce over the
  * data- and tensor-parallel group that TE runs with it (a few kilobytes) is not modelled. */
 #define AMAX_HISTORY 1024
-static void fp8_amax(OpList *l, int gemms) {
+void fp8_amax(OpList *l, int gemms) {
     if (l->fp8) /* forward: input, weight, output per GEMM; backward: two gradients */
         mem_row(l, "fp8_amax", OP_REDUCTION, 5.0 * gemms * (AMAX_HISTORY + 2) * 4.0, FALSE,
                 AMAX_HISTORY);
@@ -349,14 +388,14 @@ static void flash(OpList *l, Pass pass, int64_t batch, int64_t s, int64_t d, gbo
     g_array_append_val(l->ops, op);
 }
 
-static const char *norm_name(const ModelConfig *m, Pass pass) {
+const char *norm_name(const ModelConfig *m, Pass pass) {
     if (m->norm == NORM_RMSNORM)
         return pass == PASS_FWD ? "rmsnorm" : "rmsnorm_bwd";
     return pass == PASS_FWD ? "layernorm" : "layernorm_bwd";
 }
 
 /* The residual add after a block: bias, (dropout,) residual, or a plain add without biases. */
-static const char *residual_name(const ModelConfig *m, gboolean hdrop) {
+const char *residual_name(const ModelConfig *m, gboolean hdrop) {
     return hdrop ? "dropout_residual" : m->no_bias ? "residual" : "bias_residual";
 }
 
@@ -510,7 +549,16 @@ double model_forward_flops(const ModelConfig *m, int b, int s, int tp) {
     double h = m->hidden, bs = (double)b * s;
     /* 2 FLOPs per weight per token, plus Q K^T and P V: 4 b s^2 h (per query head, GQA or not) */
     double layer = 2.0 * bs * model_layer_matrix_params(m) + 4.0 * (double)b * s * s * h;
-    return m->layers * layer + 2.0 * bs * h * (double)model_padded_vocab(m, tp);
+    /* a MoE layer: each token through k experts (the active parameters) and the router's h x E
+     * GEMM; the capacity's padding slots are not model FLOPs */
+    int nmoe = model_moe_layers(m, 0, m->layers);
+    double kv = (double)model_kv_width(m);
+    double moe = 2.0 * bs *
+                     (2.0 * h * h + 2.0 * h * kv + model_moe_router_params(m) +
+                      m->moe.top_k * (m->mlp == MLP_SWIGLU ? 3.0 : 2.0) * h * model_moe_ffn(m)) +
+                 4.0 * (double)b * s * s * h;
+    return (m->layers - nmoe) * layer + nmoe * moe +
+           2.0 * bs * h * (double)model_padded_vocab(m, tp);
 }
 
 double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int tp,
@@ -527,7 +575,7 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
     MemoryCase c = {seq_len, micro_batch, tp, pp,       1,        stage, dp,
-                    zero,    prec,        rc, inflight, inflight, FALSE};
+                    zero,    prec,        rc, inflight, inflight, 1,     FALSE};
     return model_memory_case(m, &c);
 }
 
@@ -538,16 +586,31 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     Recompute rc = c->rc;
     double inflight = c->inflight;
     ModelMemory mem = {0};
-    double psi = 0; /* every chunk's parameters */
-    for (int k = 0; k < c->vpp; k++)
-        psi += model_stage_params(m, seq_len, tp, pp * c->vpp, k * pp + stage);
+    double psi = 0, psi_x = 0; /* every chunk's parameters; of them the experts' */
+    int ep = c->ep > 0 ? c->ep : 1, nmoe = 0;
+    for (int k = 0; k < c->vpp; k++) {
+        g_autoptr(GArray) units =
+            model_stage_units_ep(m, seq_len, tp, ep, pp * c->vpp, k * pp + stage);
+        for (guint i = 0; i < units->len; i++) {
+            const ParamUnit *u = &g_array_index(units, ParamUnit, i);
+            double x = model_unit_expert_params(m, u, tp, ep);
+            psi += u->params - x;
+            psi_x += x;
+            nmoe += u->kind == UNIT_LAYER && model_moe_layer(m, u->layer);
+        }
+    }
     int e = model_elem_bytes(prec);
     /* Mixed precision keeps an fp32 master copy, momentum and variance: 12 bytes/parameter
      * (ZeRO paper, K = 12); pure fp32 Adam keeps momentum and variance: 8. */
     double opt_per_param = prec == PREC_FP32 ? 8.0 : 12.0;
-    mem.params_bytes = psi * e / (zero >= 3 ? dp : 1);
-    mem.grads_bytes = psi * e / (zero >= 2 ? dp : 1);
-    mem.optimizer_bytes = psi * opt_per_param / (zero >= 1 ? dp : 1);
+    /* Expert parameters are already E/ep per rank; ZeRO partitions them over their own
+     * expert-data-parallel group of dp/ep ranks (DeepSpeed's stage_1_and_2.py keeps MoE
+     * parameter groups apart and partitions them over the expert-data-parallel group) */
+    int edp = dp / ep;
+    mem.params_bytes = (psi + psi_x) * e / (zero >= 3 ? dp : 1);
+    mem.grads_bytes = psi * e / (zero >= 2 ? dp : 1) + psi_x * e / (zero >= 2 ? edp : 1);
+    mem.optimizer_bytes =
+        psi * opt_per_param / (zero >= 1 ? dp : 1) + psi_x * opt_per_param / (zero >= 1 ? edp : 1);
 
     /* Korthikanti et al. 2022 (Sec. 4.1, Eq. 2), bytes per layer per micro-batch with TP and no
      * sequence parallelism, 2-byte activations and 1-byte dropout masks: sbh(10 + 24/t + 5as/(ht)).
@@ -602,6 +665,13 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     }
     double layers = (double)m->layers / pp;
     double act = layers * per_layer * inflight + working;
+    if (nmoe > 0) { /* MoE layers keep more (or less) than dense ones: model_moe.c */
+        double extra = model_moe_extra_act_bytes(m, micro_batch, seq_len, tp, prec);
+        if (rc == RECOMPUTE_FULL) /* only the inputs are kept; the rebuilt layer may be a MoE one */
+            act += MAX(0.0, extra);
+        else
+            act += nmoe * extra * inflight;
+    }
     if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element (split along the
                                 sequence with sequence parallelism: after the reduce-scatter) */
         act += sbh * rep * c->ends_inflight;

@@ -29,6 +29,20 @@ typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
 /* LayerNorm (weight and bias, h each) or RMSNorm (Zhang and Sennrich 2019; weight only). */
 typedef enum { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 
+/* Mixture of experts (the YAML's `moe:` mapping; model_moe.c has the sources). A MoE layer's
+ * MLP is E expert MLPs of the model's mlp kind with a router (a bias-free h x E linear) picking
+ * top_k of them per token. */
+typedef struct {
+    int experts;            /* E; 0: no MoE layers (a dense model) */
+    int top_k;              /* k: experts per token */
+    int every;              /* MoE on layers l (0-based) with (l + 1) % every == 0: 1 every layer,
+                               2 every other (Megatron-DeepSpeed's expert_interval) */
+    int ffn_hidden;         /* an expert's MLP width; 0 reads as the model's ffn_hidden */
+    double capacity_factor; /* c (training): slots per expert C = ceil(k T / E x c), T tokens */
+    int min_capacity;       /* C at least this (DeepSpeed's min_capacity, default 4) */
+    double imbalance;       /* busiest expert's load over the mean, >= 1 (1: uniform routing) */
+} MoeConfig;
+
 typedef struct {
     char *name;                 /* e.g. "gpt-neox-13b" */
     int layers;                 /* L */
@@ -60,6 +74,7 @@ typedef struct {
     gboolean softmax_fusion;    /* one fused scale-mask-softmax kernel instead of a mask kernel
                                    and a softmax kernel (scaled_upper_triang_masked_softmax_fusion) */
     gboolean bias_gelu_fusion;  /* bias add fused into the GeLU kernel (bias_gelu_fusion) */
+    MoeConfig moe;              /* mixture of experts (model_moe.c); moe.experts 0: dense */
 } ModelConfig;
 
 void model_config_clear(ModelConfig *m);
@@ -99,12 +114,20 @@ typedef enum { UNIT_EMBED, UNIT_LAYER, UNIT_HEAD } UnitKind;
 typedef struct {
     UnitKind kind;
     int layer;     /* global layer index for UNIT_LAYER, else -1 */
-    double params; /* parameters held by one rank of the TP group (its shard) */
+    double params; /* parameters held by one rank of the TP group (its shard); a MoE layer's
+                      include its rank's E/ep experts (model_unit_expert_params) */
 } ParamUnit;
 
 /* The units pipeline stage `stage` of `pp` holds, in forward order, sharded over tp ranks.
  * Layers are split evenly (pp must divide layers). Returns a GArray of ParamUnit. */
 GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int stage);
+
+/* The same with expert parallelism ep (ep divides the experts): a MoE layer holds E/ep experts. */
+GArray *model_stage_units_ep(const ModelConfig *m, int seq_len, int tp, int ep, int pp, int stage);
+
+/* Of u->params, those of the rank's E/ep experts (0 but for a MoE layer): reduced over the
+ * expert-data-parallel group instead of DP. */
+double model_unit_expert_params(const ModelConfig *m, const ParamUnit *u, int tp, int ep);
 
 /* Parameters of one rank of a stage: the sum of model_stage_units. */
 double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int stage);
@@ -234,9 +257,41 @@ typedef struct {
                         once (a chunk's counts 1/vpp) */
     double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
                              activations the stage holds at once: its first (last) chunk's */
+    int ep;               /* expert parallelism (0 reads as 1): expert parameters, gradients and
+                             optimizer state divided by ep, ZeRO's partition of them over dp/ep */
     gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
                              is split along the sequence */
 } MemoryCase;
 ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
+
+/* --- mixture of experts (model_moe.c) -------------------------------------------------------- */
+
+/* Whether layer `layer` (0-based, global) is a MoE layer. */
+gboolean model_moe_layer(const ModelConfig *m, int layer);
+/* MoE layers among layers [lo, hi). */
+int model_moe_layers(const ModelConfig *m, int lo, int hi);
+/* An expert's MLP width (moe.ffn_hidden, or ffn_hidden). */
+int model_moe_ffn(const ModelConfig *m);
+/* One expert's parameters on one TP rank: its matrices / tp plus its biases (whole, as the dense
+ * layer's vectors are counted). */
+double model_moe_expert_params(const ModelConfig *m, int tp);
+/* The router: h x E, no bias, replicated over TP. */
+double model_moe_router_params(const ModelConfig *m);
+/* Expert slots per expert for `tokens` tokens on a rank: C = max(min_capacity,
+ * ceil(tokens / E x k c)) (DeepSpeed sharded_moe.py _capacity). */
+int64_t model_moe_capacity(const ModelConfig *m, int64_t tokens);
+/* Token rows a rank's experts process and each all-to-all moves, per micro-batch:
+ * imbalance x E x C (the dispatched [E, C, h] tensor, scaled to the busiest expert). */
+double model_moe_rows(const ModelConfig *m, int64_t tokens);
+
+/* The parts of a MoE layer's MLP block, in forward order: routing (norm, router, top-k, dispatch
+ * permutation) before the dispatch all-to-all; the rank's experts; the combine after the second
+ * all-to-all (weighted sum, residual). */
+typedef enum { MOE_ROUTE, MOE_EXPERTS, MOE_COMBINE, MOE_PART_COUNT } MoePart;
+void model_moe_ops(const ModelConfig *m, MoePart part, Pass pass, int b, int s, int tp, int ep,
+                   Precision prec, GArray *ops);
+/* Activation bytes a MoE layer keeps beyond a dense layer's (can be negative), per micro-batch on
+ * one rank, without recomputation (the derivation is in model_moe.c). */
+double model_moe_extra_act_bytes(const ModelConfig *m, int b, int s, int tp, Precision prec);
 
 #endif

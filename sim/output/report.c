@@ -83,6 +83,7 @@ static double utilization(const SimRun *run, const NetLinkStat *l) {
 
 static void write_json_links(FILE *out, const SimRun *run) {
     const Topology *topo = sim_topology(run);
+    const Scenario *sc = sim_scenario(run);
     GArray *links = net_busiest_links(sim_network(run), REPORT_LINKS);
     fputs("  \"links\": [", out);
     for (guint i = 0; i < links->len; i++) {
@@ -97,10 +98,11 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
         kv_num(out, i3, "bytes", l->bytes, FALSE);
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
-        for (int d = 0; d < DIM_LINK_CLASSES; d++) {
+        int ndims = sc->model.moe.experts > 0 ? DIM_LINK_CLASSES : DIM_EDP; /* edp: MoE only */
+        for (int d = 0; d < ndims; d++) {
             char key[32];
             g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
-            kv_num(out, i3, key, l->by_class[d], d == DIM_LINK_CLASSES - 1);
+            kv_num(out, i3, key, l->by_class[d], d == ndims - 1);
         }
         fputs("    }", out);
     }
@@ -282,6 +284,23 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "kv_heads", model_kv_heads(m), FALSE);
     kv_str(out, i2, "mlp", m->mlp == MLP_SWIGLU ? "swiglu" : "gelu", FALSE);
     kv_str(out, i2, "norm", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", FALSE);
+    if (m->moe.experts > 0) { /* only there: dense models' reports unchanged */
+        const char *i3 = "      ";
+        int64_t tokens = (int64_t)sc->micro_batch * sc->seq_len;
+        fprintf(out, "%s\"moe\": {\n", i2);
+        kv_num(out, i3, "experts", m->moe.experts, FALSE);
+        kv_num(out, i3, "top_k", m->moe.top_k, FALSE);
+        kv_num(out, i3, "every", m->moe.every, FALSE);
+        kv_num(out, i3, "moe_layers", model_moe_layers(m, 0, m->layers), FALSE);
+        kv_num(out, i3, "ffn_hidden", model_moe_ffn(m), FALSE);
+        kv_num(out, i3, "capacity_factor", m->moe.capacity_factor, FALSE);
+        kv_num(out, i3, "min_capacity", m->moe.min_capacity, FALSE);
+        kv_num(out, i3, "imbalance", m->moe.imbalance, FALSE);
+        kv_num(out, i3, "capacity_tokens", (double)model_moe_capacity(m, tokens), FALSE);
+        kv_num(out, i3, "all_to_all_bytes",
+               model_moe_rows(m, tokens) * m->hidden * model_elem_bytes(sc->precision), TRUE);
+        fprintf(out, "%s},\n", i2);
+    }
     kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
     kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
     kv_num(out, i2, "params", s->params, FALSE);
@@ -293,6 +312,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "tp", sc->tp, FALSE);
     kv_num(out, i2, "pp", sc->pp, FALSE);
     kv_num(out, i2, "zero", sc->zero, FALSE);
+    if (m->moe.experts > 0)
+        kv_num(out, i2, "ep", sc->ep, FALSE);
     kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
     kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
     kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
@@ -398,15 +419,21 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             " (padded), %.3f B parameters\n",
             m->name, m->layers, m->hidden, m->heads, model_padded_vocab(m, sc->tp),
             s->params / 1e9);
+    char ep_text[96] = "";
+    if (m->moe.experts > 0)
+        g_snprintf(ep_text, sizeof ep_text, " (EP %d x EDP %d), MoE %d experts top-%d on %d layers",
+                   sc->ep, sc->dp / sc->ep, m->moe.experts, m->moe.top_k,
+                   model_moe_layers(m, 0, m->layers));
     fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
             sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
     fprintf(out,
-            "layout     TP %d x PP %d x DP %d%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
+            "layout     TP %d x PP %d x DP %d%s%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
-            sc->tp, sc->pp, sc->dp, sc->sequence_parallel ? " (sequence-parallel)" : "", sc->zero,
-            schedule_name(sc->schedule), schedule_get(sc->schedule)->chunked ? chunks : "",
-            sc->micro_batch, sc->grad_accum, sc->global_batch, sc->seq_len,
-            scenario_precision_name(sc->precision), scenario_recompute_name(sc->recompute));
+            sc->tp, sc->pp, sc->dp, ep_text, sc->sequence_parallel ? " (sequence-parallel)" : "",
+            sc->zero, schedule_name(sc->schedule),
+            schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
+            sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
+            scenario_recompute_name(sc->recompute));
     fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
     double pct = it > 0 ? 100.0 / it : 0;
     fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),

@@ -70,6 +70,7 @@ struct Executor {
     int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
                                               members arrived at the stream's current call
                                               (allocated at the pair's first collective) */
+    int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
@@ -81,6 +82,7 @@ struct Executor {
 };
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
+G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
 
 /* --- representatives ------------------------------------------------------------------------
  * Which ranks a run simulates (the layout gives the coordinates). */
@@ -182,6 +184,7 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
+    ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
     ex->host =
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
@@ -218,6 +221,7 @@ void exec_free(Executor *ex) {
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
     g_free(ex->members);
+    g_free(ex->done_members);
     for (int s = 0; s < ex->sc->pp; s++)
         g_free(ex->host_cum[s]);
     g_free(ex->host_cum);
@@ -328,10 +332,13 @@ static void on_coll_done(void *ctx, uint64_t arg) {
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
     SimTime now = engine_now(ex->eng);
-    int n = layout_group_members(ex->lay, dim, group, ex->members);
-    gboolean inter = spans_nodes(ex, ex->members, n);
+    /* its own copy of the members: complete() may start the next collective, which fills
+     * ex->members with another group (a rank's expert and dense buckets share a stream) */
+    int *members = ex->done_members;
+    int n = layout_group_members(ex->lay, dim, group, members);
+    gboolean inter = spans_nodes(ex, members, n);
     for (int k = 0; k < n; k++) {
-        int i = sim_index(ex, ex->members[k]);
+        int i = sim_index(ex, members[k]);
         if (i < 0)
             continue;
         const Program *pg = program_of(ex, i);

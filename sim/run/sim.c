@@ -61,6 +61,10 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
     gboolean dd = dedup < 0 ? sc->dedup_replicas : dedup != 0;
+    /* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
+     * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
+    if (sc->ep > 1)
+        dd = FALSE;
     double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
                         (sc->zero >= 1 ? sc->dp : 1);
     if (!device_ops_in_range(&sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,

@@ -190,6 +190,7 @@ static guint32 sp_backward(Builder *b, const ParamUnit *u, int micro, guint32 in
 static const LayerEmitter table[EMIT_COUNT] = {
     [EMIT_TP] = {"tp", tp_forward, tp_backward},
     [EMIT_TP_SP] = {"tp_sp", sp_forward, sp_backward},
+    [EMIT_MOE] = {"moe", moe_forward, moe_backward},
 };
 
 const LayerEmitter *emitter_get(EmitterId id) {

@@ -10,7 +10,8 @@
  * TP fastest, then CP, then DP (whose fastest part is EP: expert-parallel groups are consecutive
  * DP replicas, Megatron's expert-data-parallel split of the data-parallel ranks), then PP slowest:
  *   rank = ((pp_idx * dp + dp_idx) * cp + cp_idx) * tp + tp_idx, with dp_idx = dpo * ep + ep_idx.
- * CP and EP are 1 in every scenario today; they have their place so adding them is no new stride.
+ * CP is 1 in every scenario today; EP is parallel.ep (emit_moe.c). DIM_EDP (expert data parallel)
+ * is the slower part of dp_idx: stride tp cp ep, size dp / ep.
  */
 #ifndef SIM_LAYOUT_H
 #define SIM_LAYOUT_H
@@ -18,14 +19,17 @@
 #include <glib.h>
 
 /* Communication dimensions (a collective's or a send's). The order is the JSON report's.
+ * DIM_EDP: expert data parallelism, the dp/ep ranks that hold the same experts (same ep_idx,
+ * every dpo): Megatron-LM's expert-data-parallel group, DeepSpeed's expert_data_parallel_group,
+ * over which expert gradients are reduced.
  * DIM_DP_INTRA and DIM_DP_INTER split data parallelism for ZeRO++ (zeropp.h): blocks of dp_local
  * consecutive DP replicas, which share a node (hpZ's secondary partition, qgZ's first all-to-all),
  * and the replicas at the same place in every block (qgZ's second all-to-all). Their traffic is
  * data-parallel traffic on the links (layout_dim_class). */
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_DP_INTRA, DIM_DP_INTER, DIM_COUNT } Dim;
-#define DIM_LINK_CLASSES (DIM_EP + 1) /* the traffic classes links count bytes by */
+typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_EDP, DIM_DP_INTRA, DIM_DP_INTER, DIM_COUNT } Dim;
+#define DIM_LINK_CLASSES (DIM_EDP + 1) /* the traffic classes links count bytes by */
 const char *layout_dim_name(Dim d);
-/* The link traffic class of a dimension's communication: dp, tp, pp or ep. */
+/* The link traffic class of a dimension's communication: dp, tp, pp, ep or edp. */
 Dim layout_dim_class(Dim d);
 
 typedef struct {
@@ -53,7 +57,8 @@ int layout_stage(const Layout *l, int rank);     /* pipeline stage (pp index) */
 int layout_index(const Layout *l, Dim dim, int rank); /* coordinate along dim */
 
 /* Groups of a dimension: ranks that differ only in that coordinate (DP: in dp_idx; EP: in ep_idx
- * within their block of ep DP replicas; PP: in the stage). Groups are numbered 0..count-1 in the
+ * within their block of ep DP replicas; EDP: in the block, dpo = dp_idx / ep, at the same ep_idx;
+ * PP: in the stage). Groups are numbered 0..count-1 in the
  * order of their lowest rank's remaining coordinates. */
 int layout_group_size(const Layout *l, Dim dim);
 int layout_group_count(const Layout *l, Dim dim);

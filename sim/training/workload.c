@@ -93,8 +93,8 @@ static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double 
 
 guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer, int micro,
                    guint32 after) {
-    return collective_on(b, dim == DIM_TP ? STREAM_TP : STREAM_DP, op, dim, bytes, ph, layer, micro,
-                         after);
+    StreamId s = dim == DIM_TP || dim == DIM_EP ? STREAM_TP : STREAM_DP; /* EP: emit_moe.c */
+    return collective_on(b, s, op, dim, bytes, ph, layer, micro, after);
 }
 
 /* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
@@ -181,6 +181,31 @@ static void add_grad(Builder *b, double params, guint32 ready, int micro) {
         flush_bucket(b, micro);
 }
 
+/* Expert gradients (a MoE layer's E/ep experts, model_moe.c) go to buckets of their own of the
+ * same size, reduced over the expert-data-parallel group (dp/ep ranks; DP itself when ep is 1):
+ * DeepSpeed keeps expert parameters in their own groups and reduces them over
+ * expert_data_parallel_group (runtime/engine.py _reduce_expert_gradients, zero/stage_1_and_2.py),
+ * Megatron-LM over its expert-data-parallel group. */
+static void flush_expert_bucket(Builder *b, int micro) {
+    if (b->xbucket_params <= 0)
+        return;
+    collective(b, grad_op(b), b->sc->ep > 1 ? DIM_EDP : DIM_DP, b->xbucket_params * b->e,
+               PHASE_GRADS, -2, micro, b->xbucket_ready);
+    b->xbucket_params = 0;
+}
+
+static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int micro) {
+    const Scenario *sc = b->sc;
+    int local = sc->model.moe.experts / sc->ep;
+    double params = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
+    for (int x = 0; params > 0 && x < local; x++) { /* one expert's tensors at a time */
+        b->xbucket_params += params / local;
+        b->xbucket_ready = ready;
+        if (b->xbucket_params * b->e >= b->sc->bucket_bytes)
+            flush_expert_bucket(b, micro);
+    }
+}
+
 /* Whether this micro-batch's backward reduces gradients while it runs: ZeRO-2/3 every
  * micro-batch (their gradients are partitioned); DDP and ZeRO-1 only in the last, and DDP only
  * if the framework overlaps it (DeepSpeed reduces after backward). */
@@ -201,6 +226,7 @@ static void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32
     Segment segs[32];
     int n =
         model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    add_expert_grads(b, u, b->moe_expert_ready, micro);
     static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
     for (size_t o = 0; o < G_N_ELEMENTS(order); o++)
         for (int k = n - 1; k >= 0; k--)
@@ -217,8 +243,10 @@ static void reduce_after_backward(Builder *b, int micro) {
         int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
         for (int k = 0; k < n; k++)
             add_grad(b, sizes[k], b->last_compute, micro);
+        add_expert_grads(b, u, b->last_compute, micro);
     }
     flush_bucket(b, micro);
+    flush_expert_bucket(b, micro);
 }
 
 /* --- ZeRO-3 parameters --------------------------------------------------------------------- */
@@ -352,9 +380,10 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
             grads_ready(b, u, micro, seg_task);
         b->sync_next |= ckpt; /* ... and on exit */
     }
-    if (overlap)
+    if (overlap) {
         flush_bucket(b, micro);
-    else if (last_pass && sc->zero == 0 && sc->dp > 1)
+        flush_expert_bucket(b, micro);
+    } else if (last_pass && sc->zero == 0 && sc->dp > 1)
         reduce_after_backward(b, micro);
     if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
@@ -402,7 +431,9 @@ static void build_stage(Workload *wl, int stage) {
         pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .lay = wl->layout,
-                 .em = emitter_get(sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP : EMIT_TP),
+                 .em = emitter_get(sc->model.moe.experts > 0             ? EMIT_MOE
+                                   : sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP
+                                                                         : EMIT_TP),
                  .v = sc->virtual_stages,
                  .chunks = sc->tp > 1 ? sc->tp_overlap_chunks : 0,
                  .fw = framework_get(sc->framework),
@@ -412,6 +443,8 @@ static void build_stage(Workload *wl, int stage) {
                  .last_dp = NO_TASK,
                  .last_compute = NO_TASK,
                  .bucket_ready = NO_TASK,
+                 .moe_expert_ready = NO_TASK,
+                 .xbucket_ready = NO_TASK,
                  .sync_layers = sc->sync_each_layer && sc->recompute == RECOMPUTE_FULL,
                  .loss = g_new(guint32, sc->grad_accum)};
     for (int mb = 0; mb < sc->grad_accum; mb++)
@@ -422,8 +455,8 @@ static void build_stage(Workload *wl, int stage) {
     b.chunk_first = g_new(guint, b.v + 1);
     for (int c = 0; c < b.v; c++) {
         b.chunk_first[c] = b.units->len;
-        g_autoptr(GArray) cu =
-            model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp * b.v, c * sc->pp + stage);
+        g_autoptr(GArray) cu = model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep,
+                                                    sc->pp * b.v, c * sc->pp + stage);
         g_array_append_vals(b.units, cu->data, cu->len);
     }
     b.chunk_first[b.v] = b.units->len;
@@ -435,10 +468,16 @@ static void build_stage(Workload *wl, int stage) {
                                 &b.nfwd[s], &b.prod[s], &b.chunk[s]);
         b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
     }
+    if (sc->model.moe.experts > 0)
+        moe_prepare(&b, dev);
     pg->params = 0;
     pg->gathered_peak = 0;
-    for (guint i = 0; i < b.units->len; i++)
+    double expert_params = 0; /* of pg->params, the experts': ZeRO partitions them over dp/ep */
+    for (guint i = 0; i < b.units->len; i++) {
         pg->params += g_array_index(b.units, ParamUnit, i).params;
+        expert_params += model_unit_expert_params(&sc->model, &g_array_index(b.units, ParamUnit, i),
+                                                  sc->tp, sc->ep);
+    }
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
@@ -455,15 +494,27 @@ static void build_stage(Workload *wl, int stage) {
     /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced;
      * the host synchronises before it (executor.c: the overflow check). */
     b.sync_next = TRUE;
-    double opt_params = pg->params / (sc->zero >= 1 ? sc->dp : 1);
+    double opt_params =
+        sc->zero >= 1 ? (pg->params - expert_params) / sc->dp + expert_params / (sc->dp / sc->ep)
+                      : pg->params;
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
                             PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
     if (sc->zero == 1 || sc->zero == 2) { /* gather the updated parameters, in buckets */
         double open = 0;
         for (guint i = 0; i < b.units->len; i++) {
-            open += g_array_index(b.units, ParamUnit, i).params;
+            const ParamUnit *u = &g_array_index(b.units, ParamUnit, i);
+            open += u->params - model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
             if (open * b.e >= sc->bucket_bytes || i + 1 == b.units->len) {
                 collective(&b, COLL_ALLGATHER, DIM_DP, open * b.e, PHASE_PARAMS, -2, -1, opt);
+                open = 0;
+            }
+        }
+        for (guint i = 0; i < b.units->len && expert_params > 0; i++) { /* the experts' */
+            open += model_unit_expert_params(&sc->model, &g_array_index(b.units, ParamUnit, i),
+                                             sc->tp, sc->ep);
+            if (open > 0 && (open * b.e >= sc->bucket_bytes || i + 1 == b.units->len)) {
+                collective(&b, COLL_ALLGATHER, sc->ep > 1 ? DIM_EDP : DIM_DP, open * b.e,
+                           PHASE_PARAMS, -2, -1, opt);
                 open = 0;
             }
         }
@@ -513,7 +564,7 @@ LayoutShape workload_layout_shape(const Scenario *sc) {
     return (LayoutShape){.tp = sc->tp,
                          .cp = 1,
                          .dp = sc->dp,
-                         .ep = 1,
+                         .ep = sc->ep,
                          .pp = sc->pp,
                          .vpp = sc->virtual_stages,
                          .dp_local = zeropp_replica_span(sc)}; /* ZeRO++: DP_INTRA blocks */
@@ -562,6 +613,7 @@ ModelMemory workload_memory(const Workload *wl) {
                          .zero = sc->zero,
                          .prec = sc->precision,
                          .rc = sc->recompute,
+                         .ep = sc->ep,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
                          .ends_inflight = schedule_peak_inflight(passes, end_chunk),
                          .sp = sc->sequence_parallel};

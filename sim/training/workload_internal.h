@@ -3,6 +3,7 @@
 #ifndef SIM_WORKLOAD_INTERNAL_H
 #define SIM_WORKLOAD_INTERNAL_H
 
+#include "device.h"
 #include "framework.h"
 #include "workload.h"
 
@@ -23,8 +24,15 @@ typedef struct {
                         guint32 *seg_task);
 } LayerEmitter;
 
-typedef enum { EMIT_TP, EMIT_TP_SP, EMIT_COUNT } EmitterId;
+typedef enum { EMIT_TP, EMIT_TP_SP, EMIT_MOE, EMIT_COUNT } EmitterId;
 const LayerEmitter *emitter_get(EmitterId id);
+
+/* emit_moe.c: mixture-of-experts layers (the TP emitter for every other unit). moe_prepare sets
+ * the Builder's moe_* fields once per stage; dev is the scenario's device. */
+guint32 moe_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
+guint32 moe_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
+                     guint32 *seg_task);
+void moe_prepare(Builder *b, const DeviceSpec *dev);
 
 /* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
 typedef struct {
@@ -70,6 +78,16 @@ struct Builder {
     guint gather_next;        /* the first use whose gathers are not emitted yet */
     gboolean sync_layers;     /* the host synchronises at checkpointed layers' boundaries */
     gboolean sync_next;       /* the next task emitted is such a boundary */
+    /* mixture of experts (emit_moe.c) */
+    SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
+    SimTime moe_bwd[MOE_PART_COUNT]; /* backward time of each MoE part, picoseconds */
+    int moe_nfwd[MOE_PART_COUNT];    /* kernels of each part's forward */
+    int moe_nbwd[MOE_PART_COUNT];    /* kernels of each part's backward */
+    double moe_a2a_bytes;            /* one dispatch or combine all-to-all, bytes per rank */
+    guint32 moe_expert_ready;        /* the task after which the last MoE layer's expert
+                                        gradients exist (set by its backward) */
+    double xbucket_params;           /* expert gradients in the open expert bucket, parameters */
+    guint32 xbucket_ready;           /* task after which they exist */
 };
 
 /* Append task t after deps (NO_TASK entries skipped); returns its index. */

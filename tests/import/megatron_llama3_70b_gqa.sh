@@ -1,6 +1,6 @@
 # Llama-3 70B with Megatron-LM: grouped-query attention (8 query groups), SwiGLU's width given,
-# RMSNorm, no biases, full recomputation, TP 8 x PP 8, fp8 through Transformer Engine.
---tensor-model-parallel-size 8 --pipeline-model-parallel-size 8
+# RMSNorm, no biases, full recomputation, TP 8 x PP 8 with 2 model chunks per stage (interleaved 1F1B), fp8 through Transformer Engine.
+--tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 5
 --num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64
 --group-query-attention --num-query-groups 8
 --seq-length 8192 --max-position-embeddings 8192

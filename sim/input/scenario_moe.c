@@ -1,0 +1,94 @@
+/* scenario_moe: the model's `moe:` mapping and parallel.ep, and the layout errors they add.
+ *
+ * For: reading and checking; what the keys mean is model_moe.c's (with its sources). Not for:
+ * the rest of the scenario (scenario.c), which calls these two functions. */
+#include "scenario.h"
+
+/* DeepSpeed's MoE defaults (deepspeed/moe/layer.py MoE.__init__): k = 1, capacity_factor 1,
+ * min_capacity 4; every = 1 (Megatron-DeepSpeed's expert_interval default is 2, but an explicit
+ * key reads better than a default that skips layers). */
+gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err) {
+    static const char *const keys[] = {"experts",         "top_k",        "every",     "ffn_hidden",
+                                       "capacity_factor", "min_capacity", "imbalance", NULL};
+    MoeConfig *x = &m->moe;
+    *x = (MoeConfig){
+        .top_k = 1, .every = 1, .capacity_factor = 1.0, .min_capacity = 4, .imbalance = 1.0};
+    if (!n) {
+        x->experts = 0;
+        return TRUE;
+    }
+    if (!conf_check_keys(n, keys, "model.moe", err) ||
+        !conf_int32(n, "experts", TRUE, 1, 1 << 20, &x->experts, err) ||
+        !conf_int32(n, "top_k", FALSE, 1, 1 << 20, &x->top_k, err) ||
+        !conf_int32(n, "every", FALSE, 1, 1 << 20, &x->every, err) ||
+        !conf_int32(n, "ffn_hidden", FALSE, 1, 1 << 26, &x->ffn_hidden, err) ||
+        !conf_double(n, "capacity_factor", FALSE, -1e300, 1e6, &x->capacity_factor, err) ||
+        !conf_int32(n, "min_capacity", FALSE, 0, 1 << 30, &x->min_capacity, err) ||
+        !conf_double(n, "imbalance", FALSE, -1e300, 1e6, &x->imbalance, err))
+        return FALSE;
+    if (x->top_k > x->experts)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "top_k"),
+                         "top_k %d exceeds the %d experts; a token is routed to at most every "
+                         "expert once",
+                         x->top_k, x->experts);
+    if (!(x->capacity_factor > 0))
+        return conf_fail(err, CONF_ERROR_VALUE, conf_get(n, "capacity_factor"),
+                         "capacity_factor must be > 0 (DeepSpeed's training default is 1.0)");
+    if (!(x->imbalance >= 1.0) || x->imbalance * x->top_k > x->experts)
+        return conf_fail(err, CONF_ERROR_VALUE, conf_get(n, "imbalance"),
+                         "imbalance (the busiest expert's load over the mean) must be in [1, %g] "
+                         "= [1, experts / top_k]: 1 is uniform routing",
+                         (double)x->experts / x->top_k);
+    if (x->every > m->layers)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(n, "every"),
+                         "every %d leaves the %d layers without a MoE layer", x->every, m->layers);
+    if (m->parallel_residual)
+        return conf_fail(err, CONF_ERROR_INVALID, n,
+                         "moe with parallel_residual is not modelled (no such MoE model ships)");
+    if (m->layer_vector_params_h >= 0)
+        return conf_fail(err, CONF_ERROR_INVALID, n,
+                         "moe derives the layers' vector parameters exactly; remove "
+                         "layer_vector_params_h");
+    return TRUE;
+}
+
+static const ConfNode *at(const ConfNode *root, const char *sect, const char *key) {
+    const ConfNode *s = conf_get(root, sect);
+    const ConfNode *k = s ? conf_get(s, key) : NULL;
+    return k ? k : (s ? s : root);
+}
+
+gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err) {
+    const MoeConfig *x = &s->model.moe;
+    const ConfNode *epn = at(root, "parallel", "ep");
+    if (s->ep > 1 && x->experts == 0)
+        return conf_fail(err, CONF_ERROR_INVALID, epn,
+                         "expert parallelism %d needs a model with moe: experts", s->ep);
+    if (x->experts == 0)
+        return TRUE;
+    const ConfNode *mn = conf_get(conf_get(root, "model"), "moe");
+    if (s->dp % s->ep != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, epn,
+                         "expert parallelism %d does not divide DP %d (expert-parallel groups "
+                         "are carved from the data-parallel ranks); use an ep that divides %d",
+                         s->ep, s->dp, s->dp);
+    if (x->experts % s->ep != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, epn,
+                         "expert parallelism %d does not divide the %d experts (DeepSpeed: "
+                         "num_experts %% ep_size == 0)",
+                         s->ep, x->experts);
+    if (model_moe_ffn(&s->model) % s->tp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "tp"),
+                         "tensor parallelism %d does not divide the experts' MLP width %d", s->tp,
+                         model_moe_ffn(&s->model));
+    if (s->zero == 3)
+        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "zero"),
+                         "ZeRO-3 with mixture-of-experts layers is not modelled; use zero 0, 1 "
+                         "or 2");
+    (void)mn;
+    if (s->sequence_parallel && s->tp > 1) /* emit_moe.c wraps the plain TP emitter */
+        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "sequence_parallel"),
+                         "sequence_parallel with mixture-of-experts layers is not modelled "
+                         "(Megatron-LM's sequence-parallel token dispatch); turn one off");
+    return TRUE;
+}
