@@ -131,6 +131,20 @@ START_TEST(test_missing_file_and_bad_set) {
 }
 END_TEST
 
+/* A job larger than the machine names the scenario's nodes key (or the --set), not the
+ * topology file's. */
+START_TEST(test_job_larger_than_machine) {
+    const char *n1[] = {"%s:3:8: 12500 nodes asked for; topology frontier has 9408 (fabric.nodes)",
+                        NULL};
+    expect_error("model: gpt-neox-1.3b\ntopology: frontier\nnodes: 12500\nparallel: {}\n"
+                 "training: {}\n",
+                 NULL, n1);
+    const char *n2[] = {"--set nodes=9409: 9409 nodes asked for", NULL};
+    const char *sets[] = {"nodes=9409", NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n2);
+}
+END_TEST
+
 START_TEST(test_layers_not_dividing_pp) {
     const char *n[] = {"pipeline parallelism 5 does not divide the 24 layers", NULL};
     const char *sets[] = {"parallel.pp=5", "nodes=5", NULL};
@@ -395,6 +409,7 @@ int main(void) {
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_interleaved_rules);
+    tcase_add_test(tc, test_job_larger_than_machine);
     tcase_add_test(tc, test_sequence_parallel_rules);
     tcase_add_test(tc, test_framework_choices);
     tcase_add_test(tc, test_bad_rings);

@@ -430,6 +430,19 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     int fw = FW_DEEPSPEED;
     if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
+    /* a job larger than the machine is the job's error: name the nodes key (topo_new checks the
+     * same again, for callers that build a topology without a scenario) */
+    const TopologySpec *ts = &s->topo;
+    int64_t cap = ts->fabric == FABRIC_DRAGONFLY ? (int64_t)ts->groups * ts->nodes_per_group : 0;
+    if (ts->machine_nodes > 0 && (cap == 0 || ts->machine_nodes < cap))
+        cap = ts->machine_nodes;
+    if (cap > 0 && s->nodes > cap)
+        return conf_fail(err, CONF_ERROR_INVALID, conf_get(root, "nodes"),
+                         "%d nodes asked for; topology %s has %" G_GINT64_FORMAT " (%s)", s->nodes,
+                         ts->name, cap,
+                         ts->machine_nodes > 0 && cap == ts->machine_nodes ? "fabric.nodes"
+                                                                           : "fabric.groups x "
+                                                                             "nodes_per_group");
     const ConfNode *par = conf_get(root, "parallel"), *tr = conf_get(root, "training"),
                    *sim = conf_get(root, "sim");
     if (!par || !tr)
