@@ -74,6 +74,15 @@ START_TEST(test_published_counts) {
                             (double)(2 * 51200 * h + L * (12 * h * h + 8 * h) + 2 * h));
         ck_assert_double_eq(model_params(&sc->model, 2048, 8), 1009280665600.0);
     }
+    /* models/mt-nlg-530b.yaml (Smith et al. 2022): Megatron's count, 12lh^2 + 13lh + (V + s)h plus
+     * the final LayerNorm, with GPT-2's 50,257 entries padded to 51,200 at TP 8 */
+    {
+        g_autoptr(Scenario) sc = load_model("mt-nlg-530b");
+        int64_t V = 51200, h = 20480, l = 105, s = 2048;
+        ck_assert_double_eq(model_params(&sc->model, 2048, 8),
+                            (double)(12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h));
+        ck_assert_double_eq(model_params(&sc->model, 2048, 8), 529600819200.0);
+    }
 }
 END_TEST
 

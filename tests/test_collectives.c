@@ -353,6 +353,57 @@ START_TEST(test_symmetric_form_over_channels) {
 }
 END_TEST
 
+/* coll_start_copies: one flow standing for copies of a group gives the time and the link bytes of
+ * the copies run as separate flows, on rails apart (DGX A100: GPU k's pipeline send leaves by NIC
+ * k) and on a link they share (one NIC per node: 8 copies at 1/8 of its rate each). */
+START_TEST(test_copies_as_one_flow) {
+    for (int machine = 0; machine < 2; machine++) {
+        TopologySpec spec;
+        g_autoptr(GError) err = NULL;
+        if (machine == 0)
+            ck_assert_msg(scenario_load_topology("dgx-a100", NULL, &spec, &err), "%s",
+                          err ? err->message : "");
+        else
+            spec = uniform_spec(8, 50e9, 0, 25e9, 0);
+        SimTime t[2];
+        GArray *busy[2];
+        for (int copies = 0; copies < 2; copies++) {
+            g_autoptr(Topology) topo = topo_new(&spec, 2, &err);
+            g_autoptr(Engine) eng = engine_new();
+            g_autoptr(Network) net = net_new(eng, topo);
+            g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+            Done d = {0, 0};
+            int ends[2] = {0, 8}; /* GPU 0 of node 0 to GPU 0 of node 1 */
+            if (copies)
+                coll_start_copies(coll, COLL_SEND, ends, 2, 8, 1, 1e9, 2, -1, on_done, &d, 0);
+            else
+                for (int k = 0; k < 8; k++) {
+                    int e[2] = {k, 8 + k};
+                    coll_start(coll, COLL_SEND, e, 2, 1e9, 2, on_done, &d, 0);
+                }
+            t[copies] = engine_run(eng);
+            ck_assert_int_eq(d.calls, copies ? 1 : 8);
+            busy[copies] = net_busiest_links(net, 64);
+        }
+        ck_assert_msg(t[0] == t[1],
+                      "machine %d: 8 flows %" PRId64 " ps, one flow of 8 copies %" PRId64, machine,
+                      t[0], t[1]);
+        ck_assert_uint_eq(busy[0]->len, busy[1]->len);
+        for (guint i = 0; i < busy[0]->len; i++) {
+            NetLinkStat *a = &g_array_index(busy[0], NetLinkStat, i),
+                        *b = &g_array_index(busy[1], NetLinkStat, i);
+            ck_assert_int_eq(a->link, b->link);
+            ck_assert_double_eq_tol(a->bytes, b->bytes, 1e-9 * a->bytes);
+        }
+        if (machine == 1) /* the one NIC carries all 8 GB: 8 x 1 GB / 25 GB/s */
+            ck_assert_int_ge(t[1], (SimTime)(8e9 / 25e9 * 1e12));
+        g_array_unref(busy[0]);
+        g_array_unref(busy[1]);
+        topo_spec_clear(&spec);
+    }
+}
+END_TEST
+
 /* rccl-tests' bus bandwidth factors, op by op: doc/PERFORMANCE.md (allreduce 2(n-1)/n,
  * reduce-scatter and allgather (n-1)/n, broadcast and reduce 1), src/alltoall.cu AlltoAllGetBw
  * ((nranks-1)/nranks) and src/sendrecv.cu (1). */
@@ -392,6 +443,7 @@ int main(void) {
     tcase_add_test(tc, test_frontier_two_nodes_adaptive);
     tcase_add_test(tc, test_algorithm_choice_rccl_model);
     tcase_add_test(tc, test_symmetric_form_over_channels);
+    tcase_add_test(tc, test_copies_as_one_flow);
     tcase_add_test(tc, test_busbw_factors);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -79,7 +79,8 @@ START_TEST(test_schedule_from_handler) {
 }
 END_TEST
 
-/* A timer fires once, at its latest setting; a cancelled one never; stale entries cost a pop. */
+/* A timer fires once, at its latest setting; a cancelled one never. A moved timer's event moves
+ * in place (nothing left behind); a cancelled one's stays and costs a pop. */
 START_TEST(test_timer_move_and_cancel) {
     g_autoptr(Engine) eng = engine_new();
     Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
@@ -100,9 +101,31 @@ START_TEST(test_timer_move_and_cancel) {
     ck_assert_uint_eq(log.seen->len, 2);
     for (int i = 0; i < 2; i++)
         ck_assert_uint_eq(g_array_index(log.seen, uint64_t, i), want[i]);
-    ck_assert_int_eq(log.last, 40); /* b at its second setting */
-    ck_assert_int_eq(end, 50);      /* a's stale entry still popped, harmlessly */
+    ck_assert_int_eq(log.last, 40);           /* b at its second setting */
+    ck_assert_int_eq(end, 40);                /* a's first setting left no entry at 50 */
+    ck_assert_uint_eq(engine_events(eng), 3); /* a, b, and c's cancelled entry */
     ck_assert(!a.armed && !b.armed);
+    g_array_unref(log.seen);
+}
+END_TEST
+
+/* engine_move: a moved event orders as one scheduled at the moment of the move (after events
+ * already at its new time, before later ones), from either direction. */
+START_TEST(test_move_orders_as_new) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    uint32_t x = engine_schedule_movable(eng, 100, record, &log, 1);
+    engine_schedule(eng, 30, record, &log, 2);
+    uint32_t y = engine_schedule_movable(eng, 10, record, &log, 3);
+    engine_schedule(eng, 60, record, &log, 4);
+    engine_move(eng, x, 30, 5); /* earlier, tied with 2: after it */
+    engine_move(eng, y, 60, 6); /* later, tied with 4: after it */
+    engine_run(eng);
+    uint64_t want[] = {2, 5, 4, 6};
+    ck_assert_uint_eq(log.seen->len, 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(g_array_index(log.seen, uint64_t, i), want[i]);
+    ck_assert_uint_eq(engine_events(eng), 4);
     g_array_unref(log.seen);
 }
 END_TEST
@@ -135,6 +158,7 @@ int main(void) {
     tcase_add_test(tc, test_many_sorted);
     tcase_add_test(tc, test_schedule_from_handler);
     tcase_add_test(tc, test_timer_move_and_cancel);
+    tcase_add_test(tc, test_move_orders_as_new);
     tcase_add_test(tc, test_overflow);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -371,6 +371,43 @@ START_TEST(test_backend_table) {
 }
 END_TEST
 
+/* A flow alone on its links gets its rate without a solve (network.c, lone_rate); a second flow on
+ * one of them makes one, and each flow then moves at half the rate. Loads borrowed from the caller
+ * (net_flow_borrowed) time the same as copied ones. */
+START_TEST(test_lone_flow_needs_no_solve) {
+    int pairs[] = {0, 1, 10, 1, 2, 10}; /* 10 GB/s each */
+    TopologySpec s = spec_with(3, pairs, 2, 1e9);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 1, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish f = {{0}, eng};
+    net_transfer(net, 0, 1, 10e9, 0, 0, on_done, &f, 0);
+    net_transfer(net, 1, 2, 5e9, 0, 0, on_done, &f, 1); /* other links: its own component */
+    engine_run(eng);
+    ck_assert_int_eq(f.at[0], SIM_PS_PER_S);
+    ck_assert_int_eq(f.at[1], SIM_PS_PER_S / 2);
+    ck_assert_uint_eq(net_solves(net), 0);
+    g_autoptr(Engine) eng2 = engine_new();
+    g_autoptr(Network) net2 = net_new(eng2, topo);
+    Finish f2 = {{0}, eng2};
+    TopoPath p;
+    topo_path(topo, 0, 1, 0, &p);
+    net_loads_reset(net2);
+    net_loads_add_path(net2, &p);
+    int nl;
+    const NetLoad *got = net_loads_get(net2, &nl);
+    g_autofree NetLoad *loads = g_memdup2(got, sizeof(NetLoad) * nl);
+    net_flow_borrowed(net2, loads, nl, 10e9, 0, 0, on_done, &f2, 0);
+    net_flow(net2, loads, nl, 10e9, 0, 0, on_done, &f2, 1);
+    engine_run(eng2);
+    ck_assert_uint_ge(net_solves(net2), 1);
+    ck_assert_int_eq(f2.at[0], 2 * SIM_PS_PER_S);
+    ck_assert_int_eq(f2.at[1], 2 * SIM_PS_PER_S);
+    topo_spec_clear(&s);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -385,6 +422,7 @@ int main(void) {
     tcase_add_test(tc, test_contention_is_emergent);
     tcase_add_test(tc, test_other_machines);
     tcase_add_test(tc, test_backend_table);
+    tcase_add_test(tc, test_lone_flow_needs_no_solve);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

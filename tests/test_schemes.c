@@ -1,6 +1,7 @@
 /* Whole simulations of every scheme: the study's volume equations from the executed inventory, the
  * breakdown adding up, overlap, determinism, and one replica standing for all. */
 #include <math.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -262,6 +263,49 @@ START_TEST(test_dedup_matches_all_ranks) {
 }
 END_TEST
 
+/* One tensor-parallel rank per group (with one DP replica) where the node's GPUs are
+ * interchangeable gives the report of simulating all, byte for byte but the sim block; not on
+ * Frontier (a GCD reaches its NIC through another) nor with data parallelism. */
+START_TEST(test_tp_dedup_matches_all_ranks) {
+    const char *megatron[] = {"training.grad_accum=8", NULL};
+    const char *tp_pp[] = {"topology=dgx-a100", "nodes=2", "parallel.pp=4", NULL};
+    const char *tp[] = {"topology=dgx-a100", NULL};
+    struct {
+        const char *file;
+        const char *const *sets;
+    } cases[] = {{"1T_megatron_dgx.yaml", megatron},
+                 {"530B_megatron_dgx.yaml", megatron},
+                 {"1.3B_tp_pp.yaml", tp_pp},
+                 {"1.3B_tp.yaml", tp}};
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(Scenario) sc = load_ok(cases[c].file, cases[c].sets);
+        g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
+        ck_assert_msg(exec_tp_interchangeable(sc, lay), "%s", cases[c].file);
+        g_autoptr(SimRun) one = run_ok(sc, 1);
+        g_autoptr(SimRun) all = run_ok(sc, 0);
+        ck_assert_int_eq(sim_summary(one)->ranks_simulated, sc->pp);
+        ck_assert_int_eq(sim_summary(all)->ranks_simulated, sc->gpus);
+        g_autofree char *ja = json_of(one);
+        g_autofree char *jb = json_of(all);
+        /* everything before the "sim" block (events and ranks simulated differ) */
+        char *sa = strstr(ja, "\"sim\""), *sb = strstr(jb, "\"sim\"");
+        ck_assert_ptr_nonnull(sa);
+        ck_assert_ptr_nonnull(sb);
+        *sa = *sb = 0;
+        ck_assert_msg(strcmp(ja, jb) == 0, "%s: deduplicated and all-ranks reports differ",
+                      cases[c].file);
+    }
+    const char *zero1[] = {"nodes=4", NULL};
+    g_autoptr(Scenario) fr = load_ok("13B_tp8.yaml", zero1);
+    g_autoptr(Layout) lay_fr = layout_new(workload_layout_shape(fr));
+    ck_assert(!exec_tp_interchangeable(fr, lay_fr)); /* Frontier */
+    const char *dgx_dp[] = {"topology=dgx-a100", "nodes=4", NULL};
+    g_autoptr(Scenario) dp = load_ok("13B_tp8.yaml", dgx_dp);
+    g_autoptr(Layout) lay_dp = layout_new(workload_layout_shape(dp));
+    ck_assert(!exec_tp_interchangeable(dp, lay_dp)); /* DP 4 */
+}
+END_TEST
+
 /* Weak scaling: more nodes, same per-GPU compute, more exposed DP communication (Figures 1-2). */
 START_TEST(test_weak_scaling_trend) {
     double prev_share = -1;
@@ -295,6 +339,7 @@ int main(void) {
     tcase_add_test(tc, test_pipeline_bubble);
     tcase_add_test(tc, test_determinism);
     tcase_add_test(tc, test_dedup_matches_all_ranks);
+    tcase_add_test(tc, test_tp_dedup_matches_all_ranks);
     tcase_add_test(tc, test_weak_scaling_trend);
     suite_add_tcase(s, tc);
     return run_suite(s);

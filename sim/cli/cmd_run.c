@@ -31,7 +31,9 @@ int cmd_run(int argc, char **argv) {
          "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the report to FILE", "FILE"},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
-         "Simulate every data-parallel replica instead of one representative", NULL},
+         "Simulate every rank: every data-parallel replica and tensor-parallel rank instead of "
+         "representatives",
+         NULL},
         {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
          "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
         {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace_path,

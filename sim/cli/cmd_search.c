@@ -128,7 +128,7 @@ int cmd_search(int argc, char **argv) {
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
          "Simulate up to N layouts at once (default: the number of processors)", "N"},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
-         "Simulate every data-parallel replica of every layout", NULL},
+         "Simulate every rank (no representatives) of every layout", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary on stderr", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };

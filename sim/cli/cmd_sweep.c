@@ -106,7 +106,7 @@ int cmd_sweep(int argc, char **argv) {
          "failing",
          NULL},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
-         "Simulate every data-parallel replica at every point", NULL},
+         "Simulate every rank (no representatives) at every point", NULL},
         {"timing", 0, 0, G_OPTION_ARG_NONE, &timing,
          "Add a wall_s column: host seconds per point (rows then differ from run to run)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no notes on stderr",

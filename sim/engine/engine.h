@@ -45,16 +45,26 @@ SimTime engine_now(const Engine *eng);
  * reach SIM_TIME_MAX marks the engine overflowed (engine_overflowed) and engine_run stops. */
 void engine_schedule(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg);
 
+#define ENGINE_NO_EVENT UINT32_MAX
+
+/* Schedule like engine_schedule and return a handle to the event, valid until it runs (then it
+ * names another event): ENGINE_NO_EVENT when the time overflowed. */
+uint32_t engine_schedule_movable(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg);
+/* Re-time pending event ev to now + delay (delay >= 0) with argument arg, in place: it orders as
+ * an event scheduled now would (a new sequence) and leaves nothing behind. O(log n). */
+void engine_move(Engine *eng, uint32_t ev, SimTime delay, uint64_t arg);
+
 /* A timer: a callback that can be moved or cancelled after it was scheduled. The caller owns the
- * struct (it must not move while armed); each set or cancel bumps its generation, and an event
- * whose generation is no longer the timer's is dropped when it comes up (lazy deletion: O(1) to
- * cancel, no allocation, the stale entry costs one pop). */
+ * struct (it must not move while armed); each set or cancel bumps its generation. Setting an
+ * armed timer moves its event in place (engine_move); a cancelled one's event stays and is
+ * dropped when it comes up (lazy deletion: O(1) to cancel, the stale entry costs one pop). */
 typedef struct {
     EngineFn fn;
     void *ctx;
     uint64_t arg;
     uint64_t gen;   /* generation of the armed event */
     SimTime when;   /* when it fires, picoseconds; valid while armed */
+    uint32_t ev;    /* its event (engine_schedule_movable), while armed */
     gboolean armed; /* an event of this generation is in the queue */
 } EngineTimer;
 

@@ -23,10 +23,15 @@ static gboolean score_better(const RingScore *a, const RingScore *b) {
     return a->sum_bw > b->sum_bw;
 }
 
-static RingScore score_ring(const Topology *t, const int *ring, int k) {
+/* Routes between the local GPUs of one search, computed once: [from][to]. */
+typedef struct {
+    TopoRoute r[TOPO_MAX_GPUS][TOPO_MAX_GPUS];
+} RouteTable;
+
+static RingScore score_ring(const RouteTable *rt, const int *ring, int k) {
     RingScore s = {G_MAXDOUBLE, 0, 0.0};
     for (int i = 0; i < k; i++) {
-        TopoRoute r = topo_route(t, ring[i], ring[(i + 1) % k]);
+        const TopoRoute r = rt->r[ring[i]][ring[(i + 1) % k]];
         s.min_bw = MIN(s.min_bw, r.bandwidth);
         s.hops += r.hops;
         s.sum_bw += r.bandwidth;
@@ -35,7 +40,7 @@ static RingScore score_ring(const Topology *t, const int *ring, int k) {
 }
 
 /* Permute perm[pos..k-1] in lexicographic order, keeping the best ring in best. */
-static void search_rings(const Topology *t, int *perm, int pos, int k, int *best,
+static void search_rings(const RouteTable *t, int *perm, int pos, int k, int *best,
                          RingScore *best_score) {
     if (pos == k) {
         RingScore s = score_ring(t, perm, k);
@@ -63,7 +68,13 @@ void coll_best_local_ring(const Topology *t, guint mask, int *ring) {
     memcpy(ring, members, sizeof(int) * k);
     if (k > 2 && k <= 9) {
         RingScore best = {-1.0, 0, 0.0};
-        search_rings(t, members, 1, k, ring, &best);
+        RouteTable *rt = g_new(RouteTable, 1);
+        for (int a = 0; a < k; a++)
+            for (int b = 0; b < k; b++)
+                if (a != b)
+                    rt->r[members[a]][members[b]] = topo_route(t, members[a], members[b]);
+        search_rings(rt, members, 1, k, ring, &best);
+        g_free(rt);
     } else if (k > 9) { /* greedy: widest next hop from the current GPU */
         guint left = mask;
         int cur = members[0];
@@ -122,15 +133,26 @@ static void rotated_rings(const Topology *t, const int *ring, int n, int C, int 
         }
 }
 
-void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out) {
+/* The topology file's rings that the channels follow, NULL when they rotate the ring. */
+static const GArray *listed_rings(const Topology *t, int n, int nodes) {
     const CollSpec *sp = &topo_spec(t)->coll;
+    if (n != nodes * topo_gpus_per_node(t)) /* not every node whole */
+        return NULL;
+    return nodes == 1 ? (sp->rings_node ? sp->rings_node : sp->rings_nodes)
+                      : (sp->rings_nodes ? sp->rings_nodes : sp->rings_node);
+}
+
+int coll_channels_count(const Topology *t, const int *ring, int n) {
+    int nodes = coll_count_nodes(t, ring, n);
+    const GArray *list = listed_rings(t, n, nodes);
+    return list ? (int)list->len : nodes > 1 ? topo_spec(t)->coll.channels : 1;
+}
+
+void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out) {
     int g = topo_gpus_per_node(t), nodes = coll_count_nodes(t, ring, n);
-    const GArray *list = NULL;
-    if (n == nodes * g) /* every node whole */
-        list = nodes == 1 ? (sp->rings_node ? sp->rings_node : sp->rings_nodes)
-                          : (sp->rings_nodes ? sp->rings_nodes : sp->rings_node);
+    const GArray *list = listed_rings(t, n, nodes);
     out->n = n;
-    out->C = list ? (int)list->len : nodes > 1 ? sp->channels : 1;
+    out->C = coll_channels_count(t, ring, n);
     out->ring = g_new(int, (size_t)out->C *n);
     out->nic = g_new(int, 2 * (size_t)out->C);
     for (int k = 0; k < out->C; k++) {

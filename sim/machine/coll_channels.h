@@ -31,6 +31,8 @@ typedef struct {
  * that each rotate every node's part so that channel k enters and leaves by NIC k mod nics. */
 void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out);
 void coll_channels_clear(CollChannels *ch);
+/* The channel count C that coll_channels_build gives, without building them. O(n). */
+int coll_channels_count(const Topology *t, const int *ring, int n);
 
 /* Parent of node j (0..nodes-1) in tree 0 or 1 of NCCL's double binary tree, -1 for a root
  * (NCCL src/graph/trees.cc: tree 0 is ncclGetBtree, tree 1 its mirror j -> nodes-1-j for an even

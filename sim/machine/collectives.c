@@ -23,26 +23,22 @@
 #include <math.h>
 
 #include "coll_channels.h"
+#include "coll_streams.h"
 #include <string.h>
-
-typedef struct {
-    double stream_bytes; /* per stream, before the protocol factor */
-    int streams;         /* parallel streams (channels, trees) per edge: a rank moves
-                            streams x stream_bytes over each of its edges */
-    int intra_steps, inter_steps;
-} Shape;
 
 typedef struct {
     CollOp op;
     CollChoice choice;
     int cls;
-    int phase, phases; /* hierarchical: 3 */
-    int step, steps;   /* detailed ring */
-    int rep_node;      /* symmetric form: the only node whose local links are loaded, or -1 */
-    int pending;       /* flows in flight of the current phase or step */
+    int phase, phases;  /* hierarchical: 3 */
+    int step, steps;    /* detailed ring */
+    int rep_node;       /* symmetric form: the only node whose local links are loaded, or -1 */
+    int copies, stride; /* coll_start_copies: the group and copies - 1 shifted by stride GPUs */
+    int pending;        /* flows in flight of the current phase or step */
     int n;
-    int *ring;       /* members in ring order (owned) */
-    CollChannels ch; /* detailed ring: its channels (owned) */
+    const CollGroup *group; /* the members, their ring and loads (coll_streams) */
+    const int *ring;        /* members in ring order (the group's) */
+    CollChannels ch;        /* detailed ring: its channels (owned) */
     double bytes;
     SimTime step_latency;
     NetDoneFn done;
@@ -63,12 +59,11 @@ struct Collectives {
     const CollSpec *spec;
     CollMode mode;
     int force_algo, force_proto;
-    int rep_node;            /* while building streams: see coll_start_symmetric; -1 = all nodes */
-    GArray *instances;       /* Instance, by slot */
-    GArray *free_slots;      /* guint */
-    GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
-    GHashTable *choices;     /* ChoiceKey -> CollChoice */
-    GArray *scratch;         /* int */
+    int rep_node;         /* while choosing: see coll_start_symmetric; -1 = all nodes */
+    CollStreams *streams; /* rings and loads per group (owned) */
+    GArray *instances;    /* Instance, by slot */
+    GArray *free_slots;   /* guint */
+    GHashTable *choices;  /* ChoiceKey -> CollChoice */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -172,9 +167,8 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->rep_node = -1;
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
-    c->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->streams = coll_streams_new(topo, net);
     c->choices = g_hash_table_new_full(choice_hash, choice_equal, g_free, g_free);
-    c->scratch = g_array_new(FALSE, FALSE, sizeof(int));
     return c;
 }
 
@@ -182,14 +176,12 @@ void coll_free(Collectives *c) {
     if (!c)
         return;
     for (guint i = 0; i < c->instances->len; i++) {
-        g_free(g_array_index(c->instances, Instance, i).ring);
         coll_channels_clear(&g_array_index(c->instances, Instance, i).ch);
     }
     g_array_unref(c->instances);
     g_array_unref(c->free_slots);
-    g_hash_table_unref(c->local_rings);
+    coll_streams_free(c->streams);
     g_hash_table_unref(c->choices);
-    g_array_unref(c->scratch);
     g_free(c);
 }
 
@@ -203,205 +195,9 @@ void coll_force(Collectives *c, int algo, int proto) {
     g_hash_table_remove_all(c->choices);
 }
 
-/* --- ring order ---------------------------------------------------------------------------- */
-
-/* Best ring over the local GPUs in mask; returns k local indices (cached). */
-static const int *local_ring(Collectives *c, guint mask, int *k_out) {
-    int *ring = g_hash_table_lookup(c->local_rings, GUINT_TO_POINTER(mask + 1));
-    *k_out = __builtin_popcount(mask);
-    if (ring)
-        return ring;
-    ring = g_new(int, *k_out);
-    coll_best_local_ring(c->topo, mask, ring);
-    g_hash_table_insert(c->local_rings, GUINT_TO_POINTER(mask + 1), ring);
-    return ring;
-}
-
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
-    int g = topo_gpus_per_node(c->topo);
-    g_array_set_size(c->scratch, n);
-    int *sorted = (int *)c->scratch->data;
-    memcpy(sorted, members, sizeof(int) * n);
-    qsort(sorted, n, sizeof(int), cmp_int);
-    int out = 0;
-    for (int i = 0; i < n;) {
-        int node = sorted[i] / g;
-        guint mask = 0;
-        int j = i;
-        for (; j < n && sorted[j] / g == node; j++)
-            mask |= 1u << (sorted[j] % g);
-        int k;
-        const int *lr = local_ring(c, mask, &k);
-        for (int x = 0; x < k; x++)
-            ring[out++] = node * g + lr[x];
-        i = j;
-    }
-}
-
-/* --- streams ------------------------------------------------------------------------------- */
-
-/* One stream from GPU a to GPU b, leaving a's node by NIC nic_out and entering b's by nic_in
- * (-1: the GPU's own; between nodes only). */
-static void add_edge_nics(Collectives *c, int a, int b, int nic_out, int nic_in) {
-    if (a == b)
-        return;
-    TopoPath p;
-    topo_path_nics(c->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
-    if (c->rep_node >= 0) { /* symmetric form: drop other nodes' local links */
-        int k = 0;
-        for (int i = 0; i < p.n; i++) {
-            int node = topo_link_node(c->topo, p.link[i]);
-            if (node < 0 || node == c->rep_node)
-                p.link[k++] = p.link[i];
-        }
-        p.n = k;
-    }
-    net_loads_add_path(c->net, &p);
-}
-
-static void add_edge(Collectives *c, int a, int b) {
-    add_edge_nics(c, a, b, -1, -1);
-}
-
-/* Tree allreduce: per channel k and per tree t of NCCL's double binary tree over the nodes, a
- * chain through each node's GPUs in channel k's ring order, from its head (the first) down, and
- * the tree's edges between heads through channel k's NIC at both ends; reduce up and broadcast
- * down run at once, so every edge carries one stream each way. 2C streams of m/(2C) per edge
- * direction: an interior node's NICs send m/2 to its parent and m/2 to each of two children in
- * one tree, and m/2 up as a leaf of the other, 2m in all (the single tree of m sent 3m).
- * Returns the channel count C. */
-static int tree_streams(Collectives *c, const int *ring, int n, int nodes) {
-    int g = topo_gpus_per_node(c->topo);
-    CollChannels ch;
-    coll_channels_build(c->topo, ring, n, &ch);
-    int *head = g_new(int, nodes), *start = g_new(int, nodes + 1);
-    for (int k = 0; k < ch.C; k++) {
-        const int *r = ch.ring + k * n;
-        int nic = ch.nic[2 * k + 1]; /* the NIC the channel enters a node by */
-        for (int j = 0, i = 0; i < n; j++) {
-            start[j] = i;
-            head[j] = r[i];
-            while (i < n && r[i] / g == head[j] / g)
-                i++;
-        }
-        start[nodes] = n;
-        for (int t = 0; t < 2; t++) {
-            for (int j = 0; j < nodes; j++) {
-                for (int x = start[j]; x + 1 < start[j + 1]; x++) {
-                    add_edge(c, r[x], r[x + 1]);
-                    add_edge(c, r[x + 1], r[x]);
-                }
-                int p = coll_dtree_parent(t, j, nodes);
-                if (p >= 0) {
-                    add_edge_nics(c, head[j], head[p], nic, nic);
-                    add_edge_nics(c, head[p], head[j], nic, nic);
-                }
-            }
-        }
-    }
-    g_free(head);
-    g_free(start);
-    int C = ch.C;
-    coll_channels_clear(&ch);
-    return C; /* channels */
-}
-
-/* --- the algorithms: each its streams for one phase and where it applies, in `algos` ------------
- */
-
-/* Hierarchical allreduce: reduce-scatter inside each node (phase 0), allreduce of m/ppn across
- * nodes, one ring per local position (1), allgather inside each node (2). */
-static Shape hier_streams(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
-                          int phase) {
-    (void)op;
-    Shape s = {0, 1, 0, 0};
-    int ppn = n / nodes; /* members per node (equal by construction) */
-    if (phase == 1) {
-        for (int p = 0; p < ppn; p++)
-            for (int j = 0; j < nodes; j++)
-                add_edge(c, ring[j * ppn + p], ring[(j + 1) % nodes * ppn + p]);
-        s.stream_bytes = 2.0 * (nodes - 1) / nodes * m / ppn;
-        s.inter_steps = 2 * (nodes - 1);
-    } else {
-        for (int j = 0; j < nodes; j++)
-            for (int p = 0; p < ppn; p++)
-                add_edge(c, ring[j * ppn + p], ring[j * ppn + (p + 1) % ppn]);
-        s.stream_bytes = (double)(ppn - 1) / ppn * m;
-        s.intra_steps = ppn - 1;
-    }
-    return s;
-}
-
-/* Tree allreduce (double binary trees across nodes, a chain inside each). */
-static Shape tree_shape(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
-                        int phase) {
-    (void)op, (void)phase;
-    Shape s = {0, 1, 0, 0};
-    int g = topo_gpus_per_node(c->topo), first = 0;
-    for (int i = 0; i < n;) {
-        int k = i;
-        while (k < n && ring[k] / g == ring[i] / g)
-            k++;
-        first = MAX(first, k - i);
-        i = k;
-    }
-    s.streams = 2 * tree_streams(c, ring, n, nodes);
-    s.stream_bytes = m / s.streams;
-    s.intra_steps = 2 * (first - 1);
-    s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
-    return s;
-}
-
-/* Ring collectives over the library's channels; broadcast and reduce as pipelined chains;
- * all-to-all as every pair at once. */
-static Shape ring_shape(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
-                        int phase) {
-    (void)phase;
-    Shape s = {0, 1, 0, 0};
-    int steps = coll_ring_steps(op, n);
-    switch (op) {
-    case COLL_ALLREDUCE:
-    case COLL_ALLGATHER:
-    case COLL_REDUCE_SCATTER: {
-        CollChannels ch;
-        coll_channels_build(c->topo, ring, n, &ch);
-        for (int k = 0; k < ch.C; k++)
-            for (int i = 0; i < n; i++)
-                add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
-                              ch.nic[2 * k + 1]);
-        s.streams = ch.C;
-        s.stream_bytes = (double)steps / n * m / ch.C;
-        coll_channels_clear(&ch);
-        s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
-        break;
-    }
-    case COLL_BROADCAST: /* pipelined chain from ring[0] */
-    case COLL_REDUCE:    /* pipelined chain into ring[0] */
-        for (int i = 0; i + 1 < n; i++)
-            add_edge(c, op == COLL_BROADCAST ? ring[i] : ring[i + 1],
-                     op == COLL_BROADCAST ? ring[i + 1] : ring[i]);
-        s.stream_bytes = m;
-        s.inter_steps = nodes - 1;
-        break;
-    case COLL_ALL_TO_ALL:
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                add_edge(c, ring[i], ring[j]);
-        s.stream_bytes = m / n;
-        steps = 1;
-        s.inter_steps = nodes > 1;
-        break;
-    default:
-        g_assert_not_reached();
-    }
-    s.inter_steps = MIN(s.inter_steps, steps);
-    s.intra_steps = steps - s.inter_steps;
-    return s;
+    memcpy(ring, coll_group_ring(coll_streams_group(c->streams, members, n, FALSE)),
+           sizeof(int) * n);
 }
 
 static gboolean ring_applies(CollOp op, int n, int nodes) {
@@ -417,39 +213,21 @@ static gboolean hier_applies(CollOp op, int n, int nodes) {
     return op == COLL_ALLREDUCE && nodes > 1 && n > nodes && n % nodes == 0;
 }
 
-/* The algorithms, in CollAlgo order: a new one is a streams function, an applies function and an
- * entry here (coll_spec.h). */
+/* The algorithms, in CollAlgo order: a new one is an applies function and an entry here
+ * (coll_spec.h), and its streams function in coll_streams.c (build_streams). */
 static const struct {
     const char *name;  /* as topology files and `sim collective --algo` spell it */
     int phases;        /* network phases one call runs in sequence */
     CollAlgo steps_as; /* whose per-step latencies (CollSpec.intra_hop, inter_hop) it pays */
     gboolean (*applies)(CollOp op, int n, int nodes);
-    Shape (*streams)(Collectives *c, CollOp op, const int *ring, int n, int nodes, double m,
-                     int phase);
 } algos[ALGO_COUNT] = {
-    [ALGO_RING] = {"ring", 1, ALGO_RING, ring_applies, ring_shape},
-    [ALGO_TREE] = {"tree", 1, ALGO_TREE, tree_applies, tree_shape},
-    [ALGO_HIER] = {"hierarchical", 3, ALGO_RING, hier_applies, hier_streams},
+    [ALGO_RING] = {"ring", 1, ALGO_RING, ring_applies},
+    [ALGO_TREE] = {"tree", 1, ALGO_TREE, tree_applies},
+    [ALGO_HIER] = {"hierarchical", 3, ALGO_RING, hier_applies},
 };
 
-/* Fill the network's load builder with the streams of one phase; return its shape.
- * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
-static Shape build_streams(Collectives *c, CollAlgo algo, CollOp op, const int *ring, int n,
-                           double m, int phase) {
-    net_loads_reset(c->net);
-    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
-    if (op == COLL_SEND) {
-        Shape s = {0, 1, 0, 0};
-        add_edge(c, ring[0], ring[1]);
-        s.stream_bytes = m;
-        s.inter_steps = ring[0] / g != ring[1] / g;
-        s.intra_steps = 1 - s.inter_steps;
-        return s;
-    }
-    return algos[algo].streams(c, op, ring, n, nodes, m, phase);
-}
-
-static SimTime shape_latency(const CollSpec *sp, CollAlgo algo, CollProto proto, const Shape *s) {
+static SimTime shape_latency(const CollSpec *sp, CollAlgo algo, CollProto proto,
+                             const CollShape *s) {
     CollAlgo a = algos[algo].steps_as;
     return s->intra_steps * sp->intra_hop[a][proto] + s->inter_steps * sp->inter_hop[a][proto];
 }
@@ -470,18 +248,15 @@ static const CollBackend *backend_for(const CollSpec *sp, CollOp op, double byte
     return NULL;
 }
 
-/* Uncontended time of one phase given the loads in the builder. */
-static SimTime phase_time(Collectives *c, const Shape *s, double factor, SimTime latency) {
-    int nl;
-    const NetLoad *loads = net_loads_get(c->net, &nl);
-    return net_flow_time_alone(c->net, loads, nl, s->stream_bytes / factor, latency);
+/* Uncontended time of one phase of stream bytes sb over loads. */
+static SimTime phase_time(Collectives *c, const NetLoad *loads, int nl, double sb, double factor,
+                          SimTime latency) {
+    return net_flow_time_alone(c->net, loads, nl, sb / factor, latency);
 }
 
-/* The busiest link in the builder (largest weight / capacity, lowest id first) and how many tie
- * with it (relative 1e-9); the flow's streams move at capacity / weight there. */
-static int32_t busiest_load(Collectives *c, int *ties) {
-    int nl;
-    const NetLoad *loads = net_loads_get(c->net, &nl);
+/* The busiest of loads (largest weight / capacity, lowest id first) and how many tie with it
+ * (relative 1e-9); the flow's streams move at capacity / weight there. */
+static int32_t busiest_load(Collectives *c, const NetLoad *loads, int nl, int *ties) {
     int32_t best = COLL_LIMIT_LATENCY;
     double best_r = G_MAXDOUBLE;
     *ties = 0;
@@ -513,8 +288,8 @@ void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, 
 }
 
 /* Evaluate one (algo, proto) on the ring; fills choice. */
-static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, const int *ring,
-                     int n, double bytes, CollChoice *out) {
+static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, const CollGroup *g,
+                     double bytes, CollChoice *out) {
     const CollSpec *sp = c->spec;
     out->algo = algo;
     out->proto = proto;
@@ -526,16 +301,20 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
     out->limit = COLL_LIMIT_LATENCY;
     out->limit_ties = 0;
     for (int ph = 0; ph < phases; ph++) {
-        Shape s = build_streams(c, algo, op, ring, n, bytes, ph);
+        CollShape s;
+        int nl;
+        const NetLoad *loads =
+            coll_streams_loads(c->streams, g, algo, op, ph, c->rep_node, &s, &nl);
+        double sb = coll_shape_bytes(&s, bytes);
         SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                         : shape_latency(sp, algo, proto, &s);
         double factor = b ? 1.0 : sp->bw_factor[proto];
-        SimTime t = phase_time(c, &s, factor, lat);
+        SimTime t = phase_time(c, loads, nl, sb, factor, lat);
         int ties;
-        int32_t busiest = busiest_load(c, &ties);
+        int32_t busiest = busiest_load(c, loads, nl, &ties);
         if (b) { /* the backend's own bandwidth caps what a rank moves (it has no channels) */
-            SimTime capped = sim_time_add(
-                lat, sim_time_from_ps(s.stream_bytes * s.streams / b->bandwidth * 1e12));
+            SimTime capped =
+                sim_time_add(lat, sim_time_from_ps(sb * s.streams / b->bandwidth * 1e12));
             if (capped > t)
                 busiest = COLL_LIMIT_BACKEND;
             t = MAX(t, capped);
@@ -587,12 +366,8 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     CollChoice *hit = g_hash_table_lookup(c->choices, &key);
     if (hit)
         return *hit;
-    int *ring = g_new(int, n);
-    if (op == COLL_SEND)
-        memcpy(ring, members, sizeof(int) * 2);
-    else
-        coll_ring_order(c, members, n, ring);
-    int nodes = coll_count_nodes(c->topo, ring, n);
+    const CollGroup *g = coll_streams_group(c->streams, members, n, op == COLL_SEND);
+    int nodes = coll_count_nodes(c->topo, coll_group_ring(g), n);
     gboolean found = FALSE;
     double best_model = G_MAXDOUBLE;
     for (int a = 0; a < ALGO_COUNT; a++) {
@@ -604,7 +379,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
                 (c->force_proto < 0 && !c->spec->proto_allowed[p]))
                 continue;
             CollChoice cand;
-            evaluate(c, a, p, op, ring, n, bytes, &cand);
+            evaluate(c, a, p, op, g, bytes, &cand);
             /* the library's model chooses where the topology gives one; a backend (not the
                library) and topologies without a model: the time on the links */
             double mt = c->spec->model_channels > 0 && cand.backend < 0
@@ -618,8 +393,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
         }
     }
     if (!found) /* nothing allowed applies: ring, Simple */
-        evaluate(c, ALGO_RING, PROTO_SIMPLE, op, ring, n, bytes, &best);
-    g_free(ring);
+        evaluate(c, ALGO_RING, PROTO_SIMPLE, op, g, bytes, &best);
     g_hash_table_insert(c->choices, g_memdup2(&key, sizeof key), g_memdup2(&best, sizeof best));
     return best;
 }
@@ -633,7 +407,6 @@ static void finish(Collectives *c, guint slot) {
     NetDoneFn done = in->done;
     void *ctx = in->ctx;
     uint64_t arg = in->arg;
-    g_clear_pointer(&in->ring, g_free);
     coll_channels_clear(&in->ch);
     g_array_append_val(c->free_slots, slot);
     done(ctx, arg);
@@ -661,7 +434,6 @@ static void start_phase(Collectives *c, guint slot) {
     int bi;
     const CollBackend *b = backend_for(sp, in->op, in->bytes, &bi);
     double factor = b ? 1.0 : sp->bw_factor[in->choice.proto];
-    c->rep_node = in->rep_node;
     if (in->steps > 0) { /* detailed ring step: one flow per edge per channel, one chunk each */
         int n = in->n, C = in->ch.C;
         double chunk = in->bytes / n / C / factor;
@@ -670,33 +442,36 @@ static void start_phase(Collectives *c, guint slot) {
             const int *r = in->ch.ring + e / n * n, *nic = in->ch.nic + e / n * 2;
             int i = e % n;
             net_loads_reset(c->net);
-            add_edge_nics(c, r[i], r[(i + 1) % n], nic[0], nic[1]);
+            for (int j = 0; j < in->copies; j++)
+                coll_streams_edge(c->streams, r[i] + j * in->stride,
+                                  r[(i + 1) % n] + j * in->stride, nic[0], nic[1], in->rep_node);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency +
                           (in->step == 0 ? (b ? b->latency : sp->base[in->choice.proto]) : 0);
             net_flow(c->net, loads, nl, chunk, lat, in->cls, on_flow_done, c, slot);
         }
-        c->rep_node = -1;
         return;
     }
-    Shape s = build_streams(c, in->choice.algo, in->op, in->ring, in->n, in->bytes, in->phase);
+    CollShape s;
+    int nl;
+    const NetLoad *loads =
+        coll_streams_loads_copies(c->streams, in->group, in->choice.algo, in->op, in->phase,
+                                  in->rep_node, in->copies, in->stride, &s, &nl);
+    double sb = coll_shape_bytes(&s, in->bytes);
     SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                     : shape_latency(sp, in->choice.algo, in->choice.proto, &s);
     if (in->phase == 0)
         lat += b ? b->latency : sp->base[in->choice.proto];
-    double bytes = s.stream_bytes / factor;
-    int nl;
-    const NetLoad *loads = net_loads_get(c->net, &nl);
+    double bytes = sb / factor;
     if (b) { /* cap the stream at the backend's bandwidth, uncontended */
         double alone = net_flow_time_alone(c->net, loads, nl, bytes, 0) / 1e12;
-        double capped = s.stream_bytes * s.streams / b->bandwidth;
+        double capped = sb * s.streams / b->bandwidth;
         if (alone > 0 && capped > alone)
             bytes *= capped / alone;
     }
     in->pending = 1;
-    c->rep_node = -1;
-    net_flow(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
+    net_flow_borrowed(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
 static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
@@ -711,8 +486,15 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
 
 void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
                           int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
-    g_assert(n >= 1);
+    coll_start_copies(c, op, members, n, 1, 0, bytes, cls, rep, done, ctx, arg);
+}
+
+void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
+                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
+    g_assert(n >= 1 && copies >= 1);
     Instance in = {0};
+    in.copies = copies;
+    in.stride = copies > 1 ? stride : 0;
     in.rep_node = rep >= 0 ? rep / topo_gpus_per_node(c->topo) : -1;
     in.op = op;
     in.cls = cls;
@@ -737,11 +519,8 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
     c->rep_node = in.rep_node;
     in.choice = coll_choose(c, op, members, n, bytes);
     c->rep_node = -1;
-    in.ring = g_new(int, n);
-    if (op == COLL_SEND)
-        memcpy(in.ring, members, sizeof(int) * 2);
-    else
-        coll_ring_order(c, members, n, in.ring);
+    in.group = coll_streams_group(c->streams, members, n, op == COLL_SEND);
+    in.ring = coll_group_ring(in.group);
     in.phases = algos[in.choice.algo].phases;
     if (c->mode == COLL_MODE_DETAILED && in.choice.algo == ALGO_RING &&
         (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER)) {

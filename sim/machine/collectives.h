@@ -96,6 +96,15 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
 void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
                           int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
+/* The same as one flow for `copies` identical groups: copy j's members are members[i] + j x
+ * stride (GPU ids). For a representative rank standing for peers that run the same program on
+ * GPUs the topology treats alike (executor.c, exec_rep_index): by symmetry every copy moves at the
+ * same rate, so one flow whose loads are the sum of the copies' (a link two copies cross weighs
+ * both) gives each the rate and each link the bytes of the copies run apart. copies 1:
+ * coll_start_symmetric. */
+void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
+                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
+
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring);

@@ -14,17 +14,20 @@
 #include <string.h>
 
 typedef struct {
-    NetLoad *loads;
+    const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
     int n;
-    int cls;
+    uint8_t cls;
+    uint8_t owned;    /* loads is this flow's copy */
     double bytes;     /* per stream, in all */
     double remaining; /* per stream, bytes */
     double rate;      /* per stream, bytes/s; 0 until first solved */
     SimTime last;     /* when remaining was last brought up to date */
     uint32_t version;
-    uint32_t stamp; /* solver visit mark */
-    gboolean live;  /* on its links (after latency, until done) */
-    gboolean fixed; /* solver scratch */
+    uint32_t stamp;   /* solver visit mark */
+    uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
+    uint8_t ev_armed; /* ev is pending */
+    gboolean live;    /* on its links (after latency, until done) */
+    gboolean fixed;   /* solver scratch */
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
@@ -35,18 +38,45 @@ typedef struct {
     uint32_t weight;
 } Crossing;
 
+/* A link in use: in one array in the order first used (Network.lk), found through dense_of.
+ * The fields the solver walks come first; the byte counts live apart (LinkStat). */
 typedef struct {
-    GArray *flows; /* Crossing: live flows on this link */
-    double cap;    /* bytes/s */
-    double bytes[NET_CLASSES];
+    Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
+    uint32_t nfl, cfl;
+    uint32_t stamp;        /* solver visit mark */
+    int32_t id;            /* topology link id */
+    double cap;            /* bytes/s */
     double cap_left, wsum; /* solver scratch */
-    uint32_t stamp;
 } Link;
 
 typedef struct {
+    double bytes[NET_CLASSES]; /* carried, by traffic class */
+} LinkStat;
+
+typedef struct {
     double share;
-    int32_t link;
+    int32_t link; /* topology id: ties go to the lowest */
+    uint32_t d;   /* its index in Network.lk */
 } HeapItem;
+
+/* Growable arrays of plain values for the solver's inner loops (an inline push, no call). */
+typedef struct {
+    uint32_t *v;
+    uint32_t n, cap;
+} Vec;
+
+static inline void vec_push(Vec *a, uint32_t x) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(uint32_t, a->v, a->cap);
+    }
+    a->v[a->n++] = x;
+}
+
+typedef struct {
+    HeapItem *v;
+    uint32_t n, cap;
+} HeapVec;
 
 struct Network {
     Engine *eng;
@@ -54,20 +84,24 @@ struct Network {
     gboolean sharing;
     GArray *flows;      /* Flow, by slot */
     GArray *free_slots; /* guint32 */
-    Link **links;       /* by link id, allocated on first use */
+    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
+    Link *lk;           /* links in use, in the order first used */
+    LinkStat *lstat;    /* the same order */
+    uint32_t nlk, clk;  /* in use, allocated */
     int32_t nlinks;
-    GArray *touched; /* int32 ids of allocated links, for statistics */
-    GArray *dirty;   /* int32 link ids changed since the last solve */
+    Vec dirty; /* lk indices changed since the last solve */
     gboolean solve_pending;
     uint32_t stamp;
-    /* solver scratch */
-    GArray *stack, *comp_links, *comp_flows, *heap;
+    /* solver scratch: lk indices, flow slots, links by fair share */
+    Vec stack, comp_links, comp_flows;
+    HeapVec heap;
     /* load builder */
     int32_t *slot_of; /* link -> index in builder, -1 */
     GArray *builder;  /* NetLoad */
     uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
     double dunit;     /* the same, as a double */
     uint64_t started, solves;
+    GHashTable *lone_of; /* borrowed loads -> double *: their lone_rate (capacities never change) */
 };
 
 Network *net_new(Engine *eng, const Topology *topo) {
@@ -78,19 +112,15 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->nlinks = topo_links(topo);
-    net->links = g_new0(Link *, net->nlinks);
-    net->touched = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->dirty = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->stack = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->comp_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->heap = g_array_new(FALSE, FALSE, sizeof(HeapItem));
+    net->dense_of = g_new(int32_t, MAX(net->nlinks, 1));
+    memset(net->dense_of, 0xff, sizeof(int32_t) * MAX(net->nlinks, 1));
     net->slot_of = g_new(int32_t, net->nlinks);
     if (net->nlinks > 0) /* a one-GPU machine has no links, and g_new(.., 0) is NULL */
         memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
+    net->lone_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return net;
 }
 
@@ -98,22 +128,22 @@ void net_free(Network *net) {
     if (!net)
         return;
     for (guint i = 0; i < net->flows->len; i++)
-        g_free(g_array_index(net->flows, Flow, i).loads);
-    for (guint i = 0; i < net->touched->len; i++) {
-        Link *l = net->links[g_array_index(net->touched, int32_t, i)];
-        g_array_unref(l->flows);
-        g_free(l);
-    }
-    g_free(net->links);
+        if (g_array_index(net->flows, Flow, i).owned)
+            g_free((NetLoad *)g_array_index(net->flows, Flow, i).loads);
+    for (uint32_t i = 0; i < net->nlk; i++)
+        g_free(net->lk[i].fl);
+    g_free(net->lk);
+    g_free(net->lstat);
+    g_free(net->dense_of);
+    g_hash_table_unref(net->lone_of);
     g_free(net->slot_of);
     g_array_unref(net->flows);
     g_array_unref(net->free_slots);
-    g_array_unref(net->touched);
-    g_array_unref(net->dirty);
-    g_array_unref(net->stack);
-    g_array_unref(net->comp_links);
-    g_array_unref(net->comp_flows);
-    g_array_unref(net->heap);
+    g_free(net->dirty.v);
+    g_free(net->stack.v);
+    g_free(net->comp_links.v);
+    g_free(net->comp_flows.v);
+    g_free(net->heap.v);
     g_array_unref(net->builder);
     g_free(net);
 }
@@ -130,15 +160,34 @@ uint64_t net_solves(const Network *net) {
     return net->solves;
 }
 
-static Link *link_get(Network *net, int32_t id) {
-    Link *l = net->links[id];
-    if (!l) {
-        l = net->links[id] = g_new0(Link, 1);
-        l->flows = g_array_new(FALSE, FALSE, sizeof(Crossing));
-        l->cap = topo_link_capacity(net->topo, id);
-        g_array_append_val(net->touched, id);
+/* The lk index of link id, making it on first use (lk may move: hold indices, not pointers). */
+static uint32_t link_dense(Network *net, int32_t id) {
+    int32_t d = net->dense_of[id];
+    if (d >= 0)
+        return (uint32_t)d;
+    if (net->nlk == net->clk) {
+        net->clk = net->clk ? 2 * net->clk : 256;
+        net->lk = g_renew(Link, net->lk, net->clk);
+        net->lstat = g_renew(LinkStat, net->lstat, net->clk);
     }
-    return l;
+    d = (int32_t)net->nlk++;
+    net->lk[d] = (Link){.id = id, .cap = topo_link_capacity(net->topo, id)};
+    net->lstat[d] = (LinkStat){{0}};
+    net->dense_of[id] = d;
+    return (uint32_t)d;
+}
+
+/* A link already in use. */
+static inline Link *link_at(const Network *net, int32_t id) {
+    return &net->lk[net->dense_of[id]];
+}
+
+static void crossing_add(Link *l, Crossing c) {
+    if (l->nfl == l->cfl) {
+        l->cfl = l->cfl ? 2 * l->cfl : 4;
+        l->fl = g_renew(Crossing, l->fl, l->cfl);
+    }
+    l->fl[l->nfl++] = c;
 }
 
 /* --- load builder -------------------------------------------------------------------------- */
@@ -173,12 +222,22 @@ void net_loads_add_path(Network *net, const TopoPath *path) {
     load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
 }
 
+void net_loads_add(Network *net, const NetLoad *loads, int n) {
+    for (int i = 0; i < n; i++)
+        load_add(net, loads[i].link, loads[i].weight);
+}
+
 const NetLoad *net_loads_get(Network *net, int *n) {
     *n = (int)net->builder->len;
     return (const NetLoad *)net->builder->data;
 }
 
 /* --- flows --------------------------------------------------------------------------------- */
+
+/* x / unit: the division skipped where the unit is 1 (x / 1.0 is x exactly, so the same bits). */
+static inline double per_unit(const Network *net, double x) {
+    return net->unit == 1 ? x : x / net->dunit;
+}
 
 static SimTime secs_to_ps(double s) {
     return sim_time_from_ps(s * (double)SIM_PS_PER_S);
@@ -201,22 +260,49 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
 
+/* (Re)schedule a flow's completion; a pending one moves in place (no stale event left). */
 static void schedule_finish(Network *net, guint32 slot) {
     Flow *f = &g_array_index(net->flows, Flow, slot);
     f->version++;
     SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
-    engine_schedule(net->eng, dt, on_flow_done, net, (uint64_t)f->version << 32 | slot);
+    uint64_t arg = (uint64_t)f->version << 32 | slot;
+    if (f->ev_armed) {
+        engine_move(net->eng, f->ev, dt, arg);
+    } else {
+        f->ev = engine_schedule_movable(net->eng, dt, on_flow_done, net, arg);
+        f->ev_armed = 1;
+    }
 }
 
 static void on_solve(Engine *eng, void *ctx, uint64_t arg);
 
 static void mark_dirty(Network *net, const NetLoad *loads, int n) {
     for (int i = 0; i < n; i++)
-        g_array_append_val(net->dirty, loads[i].link);
+        vec_push(&net->dirty, (uint32_t)net->dense_of[loads[i].link]);
     if (!net->solve_pending) {
         net->solve_pending = TRUE;
         engine_schedule(net->eng, 0, on_solve, net, 0);
     }
+}
+
+/* The rate on_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
+ * the link of the smallest share capacity / weight (lowest id among equals) fills first and
+ * fixes it at capacity x unit / weight. O(loads). */
+static double lone_rate(const Network *net, const Flow *f) {
+    double best = 0;
+    int32_t best_link = -1;
+    for (int i = 0; i < f->n; i++) {
+        const Link *l = link_at(net, f->loads[i].link);
+        double share = l->cap / (double)f->loads[i].weight;
+        if (best_link < 0 || share < best || (share == best && f->loads[i].link < best_link)) {
+            best = share;
+            best_link = f->loads[i].link;
+        }
+    }
+    for (int i = 0; i < f->n; i++)
+        if (f->loads[i].link == best_link)
+            return MAX(link_at(net, best_link)->cap, 0.0) * net->dunit / (double)f->loads[i].weight;
+    g_assert_not_reached();
 }
 
 static void activate(Engine *eng, void *ctx, uint64_t slot) {
@@ -230,23 +316,45 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
+    gboolean alone = TRUE; /* no other flow on any of its links */
     for (int i = 0; i < f->n; i++) {
         Crossing c = {(uint32_t)slot, f->loads[i].weight};
-        g_array_append_val(link_get(net, f->loads[i].link)->flows, c);
+        uint32_t d = link_dense(net, f->loads[i].link); /* before reading lk: it may move */
+        Link *l = &net->lk[d];
+        crossing_add(l, c);
+        alone = alone && l->nfl == 1;
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
         return;
     }
+    if (alone) { /* its own component: what a solve would give it, without one */
+        double *r = f->owned ? NULL : g_hash_table_lookup(net->lone_of, f->loads);
+        if (!r) {
+            double lr = lone_rate(net, f);
+            if (f->owned) {
+                f->rate = lr;
+                schedule_finish(net, (guint32)slot);
+                return;
+            }
+            r = g_new(double, 1);
+            *r = lr;
+            g_hash_table_insert(net->lone_of, (gpointer)f->loads, r);
+        }
+        f->rate = *r;
+        schedule_finish(net, (guint32)slot);
+        return;
+    }
     mark_dirty(net, f->loads, f->n);
 }
 
-void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
-              NetDoneFn done, void *ctx, uint64_t arg) {
+static void flow_start(Network *net, const NetLoad *loads, gboolean owned, int n, double bytes,
+                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
-    f.loads = g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1));
+    f.loads = loads;
+    f.owned = (uint8_t)owned;
     f.n = n;
     f.cls = cls;
     f.bytes = f.remaining = bytes;
@@ -267,6 +375,17 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
     engine_schedule(net->eng, latency, activate, net, slot);
 }
 
+void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
+              NetDoneFn done, void *ctx, uint64_t arg) {
+    flow_start(net, g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1)), TRUE, n, bytes, latency,
+               cls, done, ctx, arg);
+}
+
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
+                       int cls, NetDoneFn done, void *ctx, uint64_t arg) {
+    flow_start(net, loads, FALSE, n, bytes, latency, cls, done, ctx, arg);
+}
+
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
                   NetDoneFn done, void *ctx, uint64_t arg) {
     TopoPath p;
@@ -284,99 +403,113 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     guint32 slot = (guint32)(arg & 0xffffffffu), version = (guint32)(arg >> 32);
     Flow *f = &g_array_index(net->flows, Flow, slot);
     if (f->version != version || f->done == NULL)
-        return; /* superseded by a rate change */
+        return; /* superseded (a rate change moves the event: not expected) */
+    f->ev_armed = 0;
     if (f->live) {
         for (int i = 0; i < f->n; i++) {
-            Link *l = net->links[f->loads[i].link];
-            l->bytes[f->cls] += f->bytes * f->loads[i].weight / net->dunit;
-            for (guint k = 0; k < l->flows->len; k++)
-                if (g_array_index(l->flows, Crossing, k).flow == slot) {
-                    g_array_remove_index_fast(l->flows, k);
+            uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
+            Link *l = &net->lk[d];
+            net->lstat[d].bytes[f->cls] += per_unit(net, f->bytes * f->loads[i].weight);
+            for (uint32_t k = 0; k < l->nfl; k++)
+                if (l->fl[k].flow == slot) { /* the last takes its place */
+                    l->fl[k] = l->fl[--l->nfl];
                     break;
                 }
         }
-        if (net->sharing)
-            mark_dirty(net, f->loads, f->n);
+        if (net->sharing) { /* a link it leaves empty changes nobody's rate */
+            gboolean others = FALSE;
+            for (int i = 0; i < f->n && !others; i++)
+                others = link_at(net, f->loads[i].link)->nfl > 0;
+            if (others)
+                mark_dirty(net, f->loads, f->n);
+        }
     }
     NetDoneFn done = f->done;
     void *dctx = f->ctx;
     uint64_t darg = f->arg;
     f->done = NULL;
     f->live = FALSE;
-    g_clear_pointer(&f->loads, g_free);
+    if (f->owned)
+        g_free((NetLoad *)f->loads);
+    f->loads = NULL;
     g_array_append_val(net->free_slots, slot);
     done(dctx, darg);
 }
 
 /* --- the solver ---------------------------------------------------------------------------- */
 
-static void heap_push(GArray *h, double share, int32_t link) {
-    HeapItem it = {share, link};
-    g_array_append_val(h, it);
-    HeapItem *a = (HeapItem *)h->data;
-    guint i = h->len - 1;
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (a[p].share < a[i].share || (a[p].share == a[i].share && a[p].link <= a[i].link))
-            break;
-        HeapItem t = a[p];
-        a[p] = a[i];
-        a[i] = t;
-        i = p;
-    }
+static inline gboolean item_before(const HeapItem *a, const HeapItem *b) {
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
 }
 
-static HeapItem heap_pop(GArray *h) {
-    HeapItem *a = (HeapItem *)h->data;
-    HeapItem top = a[0];
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    guint n = h->len, i = 0;
+static void heap_push(HeapVec *h, double share, int32_t link, uint32_t d) {
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 64;
+        h->v = g_renew(HeapItem, h->v, h->cap);
+    }
+    HeapItem *a = h->v, it = {share, link, d};
+    uint32_t i = h->n++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!item_before(&it, &a[p]))
+            break;
+        a[i] = a[p];
+        i = p;
+    }
+    a[i] = it;
+}
+
+static HeapItem heap_pop(HeapVec *h) {
+    HeapItem *a = h->v;
+    HeapItem top = a[0], last = a[--h->n];
+    uint32_t n = h->n, i = 0;
     for (;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n &&
-            (a[l].share < a[m].share || (a[l].share == a[m].share && a[l].link < a[m].link)))
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        const HeapItem *mp = &last;
+        if (l < n && item_before(&a[l], mp)) {
             m = l;
-        if (r < n &&
-            (a[r].share < a[m].share || (a[r].share == a[m].share && a[r].link < a[m].link)))
+            mp = &a[l];
+        }
+        if (r < n && item_before(&a[r], mp))
             m = r;
         if (m == i)
             break;
-        HeapItem t = a[m];
-        a[m] = a[i];
-        a[i] = t;
+        a[i] = a[m];
         i = m;
     }
+    if (n > 0)
+        a[i] = last;
     return top;
 }
 
 /* Collect the links and flows connected to the dirty links. */
 static void collect_component(Network *net) {
     uint32_t st = ++net->stamp;
-    g_array_set_size(net->comp_links, 0);
-    g_array_set_size(net->comp_flows, 0);
-    g_array_set_size(net->stack, 0);
-    for (guint i = 0; i < net->dirty->len; i++)
-        g_array_append_val(net->stack, g_array_index(net->dirty, int32_t, i));
-    g_array_set_size(net->dirty, 0);
-    while (net->stack->len) {
-        int32_t id = g_array_index(net->stack, int32_t, net->stack->len - 1);
-        g_array_set_size(net->stack, net->stack->len - 1);
-        Link *l = net->links[id];
+    net->comp_links.n = 0;
+    net->comp_flows.n = 0;
+    net->stack.n = 0;
+    for (uint32_t i = 0; i < net->dirty.n; i++)
+        vec_push(&net->stack, net->dirty.v[i]);
+    net->dirty.n = 0;
+    while (net->stack.n) {
+        uint32_t d = net->stack.v[--net->stack.n];
+        Link *l = &net->lk[d];
         if (l->stamp == st)
             continue;
         l->stamp = st;
-        g_array_append_val(net->comp_links, id);
-        for (guint k = 0; k < l->flows->len; k++) {
-            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+        vec_push(&net->comp_links, d);
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
             if (f->stamp == st)
                 continue;
             f->stamp = st;
-            g_array_append_val(net->comp_flows, fs);
-            for (int i = 0; i < f->n; i++)
-                if (net->links[f->loads[i].link]->stamp != st)
-                    g_array_append_val(net->stack, f->loads[i].link);
+            vec_push(&net->comp_flows, fs);
+            for (int i = 0; i < f->n; i++) {
+                uint32_t m = (uint32_t)net->dense_of[f->loads[i].link];
+                if (net->lk[m].stamp != st)
+                    vec_push(&net->stack, m);
+            }
         }
     }
 }
@@ -389,38 +522,38 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     net->solves++;
     collect_component(net);
     /* bring progress up to now, reset scratch */
-    for (guint i = 0; i < net->comp_flows->len; i++) {
-        Flow *f = &g_array_index(net->flows, Flow, g_array_index(net->comp_flows, guint32, i));
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
+        Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
         if (f->rate > 0 && now > f->last)
             f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
         f->last = now;
         f->fixed = FALSE;
     }
-    g_array_set_size(net->heap, 0);
-    for (guint i = 0; i < net->comp_links->len; i++) {
-        int32_t id = g_array_index(net->comp_links, int32_t, i);
-        Link *l = net->links[id];
+    HeapVec *h = &net->heap;
+    h->n = 0;
+    for (uint32_t i = 0; i < net->comp_links.n; i++) {
+        uint32_t d = net->comp_links.v[i];
+        Link *l = &net->lk[d];
         l->cap_left = l->cap;
         l->wsum = 0;
-        for (guint k = 0; k < l->flows->len; k++)
-            l->wsum += g_array_index(l->flows, Crossing, k).weight;
+        for (uint32_t k = 0; k < l->nfl; k++)
+            l->wsum += l->fl[k].weight;
         if (l->wsum > 0)
-            heap_push(net->heap, l->cap_left / l->wsum, id);
+            heap_push(h, l->cap_left / l->wsum, l->id, d);
     }
-    GArray *h = net->heap;
-    while (h->len) {
+    while (h->n) {
         HeapItem it = heap_pop(h);
-        Link *l = net->links[it.link];
+        Link *l = &net->lk[it.d];
         if (l->wsum <= 0)
             continue;
         double share = MAX(l->cap_left, 0.0) / l->wsum;
         double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
         if (share > it.share * (1 + 1e-12) + 1e-300) {              /* stale entry: re-file */
-            heap_push(h, share, it.link);
+            heap_push(h, share, it.link, it.d);
             continue;
         }
-        for (guint k = 0; k < l->flows->len; k++) {
-            guint32 fs = g_array_index(l->flows, Crossing, k).flow;
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
             if (f->fixed)
                 continue;
@@ -429,11 +562,12 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
             for (int i = 0; i < f->n; i++) {
-                Link *m = net->links[f->loads[i].link];
-                m->cap_left -= f->rate * f->loads[i].weight / net->dunit;
+                uint32_t md = (uint32_t)net->dense_of[f->loads[i].link];
+                Link *m = &net->lk[md];
+                m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0)
-                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link);
+                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
             }
             if (old != f->rate || old == 0)
                 schedule_finish(net, fs);
@@ -452,13 +586,12 @@ static gint cmp_stat(gconstpointer a, gconstpointer b) {
 
 GArray *net_busiest_links(const Network *net, int max) {
     GArray *all = g_array_new(FALSE, FALSE, sizeof(NetLinkStat));
-    for (guint i = 0; i < net->touched->len; i++) {
-        int32_t id = g_array_index(net->touched, int32_t, i);
-        const Link *l = net->links[id];
-        NetLinkStat s = {id, 0, 0, {0}};
+    for (uint32_t i = 0; i < net->nlk; i++) {
+        const Link *l = &net->lk[i];
+        NetLinkStat s = {l->id, 0, 0, {0}};
         for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = l->bytes[c];
-            s.bytes += l->bytes[c];
+            s.by_class[c] = net->lstat[i].bytes[c];
+            s.bytes += net->lstat[i].bytes[c];
         }
         s.busy_s = s.bytes / l->cap;
         if (s.bytes > 0)

@@ -42,6 +42,10 @@ void net_set_sharing(Network *net, gboolean on);
 void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
               NetDoneFn done, void *ctx, uint64_t arg);
 
+/* The same with loads the caller keeps unchanged until the flow is done (no copy). */
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
+                       int cls, NetDoneFn done, void *ctx, uint64_t arg);
+
 /* One transfer along the minimal path from GPU src to GPU dst, after `latency`. */
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
                   NetDoneFn done, void *ctx, uint64_t arg);
@@ -51,6 +55,8 @@ void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency,
  * net_loads_reset, then net_loads_add_path for each stream, then net_loads_get. */
 void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);
+/* Add loads (weights of links already in the builder add up). */
+void net_loads_add(Network *net, const NetLoad *loads, int n);
 const NetLoad *net_loads_get(Network *net, int *n);
 
 /* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),

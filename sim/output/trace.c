@@ -49,8 +49,7 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 static gboolean simulated(const Trace *t, int rank) {
-    return !t->dedup ||
-           layout_index(t->lay, DIM_DP, rank) < layout_group_size(t->lay, DIM_DP_INTRA);
+    return exec_rep_index(t->sc, t->lay, t->dedup, rank) >= 0;
 }
 
 /* "all" or "0-7,64,72-79" into a flag per rank. */
@@ -298,7 +297,10 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
         LayoutCoord c = layout_coord(t->lay, r);
         g_autofree char *name =
             g_strdup_printf("rank %d: stage %d, tp %d, dp %d%s", r, c.pp, c.tp, c.dp,
-                            t->dedup && sc->dp > 1 ? " (stands for every DP replica)" : "");
+                            !t->dedup                             ? ""
+                            : exec_tp_interchangeable(sc, t->lay) ? " (stands for its TP group)"
+                            : sc->dp > 1                          ? " (stands for every DP replica)"
+                                                                  : "");
         metadata(t, "process_name", r, -1, "name", name, 0);
         metadata(t, "process_sort_index", r, -1, "sort_index", NULL, r);
         for (int s = 0; s <= TRACE_HOST_TID; s++) {

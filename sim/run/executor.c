@@ -62,8 +62,10 @@ struct Executor {
     const Layout *lay;
     Stats *st;
     gboolean dedup;
+    gboolean dedup_tp; /* one rank per tensor-parallel group too (exec_tp_interchangeable) */
     int nsim;
     int *job_rank; /* simulated index -> job rank */
+    int *sim_of;   /* job rank -> simulated index, -1 when another stands for it (rep_index) */
     RankState *rs;
     int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
                                               members arrived at the stream's current call
@@ -82,18 +84,68 @@ struct Executor {
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
 
-static int sim_index(const Executor *ex, int rank) {
-    if (!ex->dedup)
+/* --- representatives ------------------------------------------------------------------------
+ * Which ranks a run simulates (the layout gives the coordinates). */
+
+gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
+    const TopologySpec *ts = &sc->topo;
+    int tp = layout_group_size(lay, DIM_TP), pp = layout_group_size(lay, DIM_PP);
+    /* no DP, and no context parallelism: tp x pp are all the ranks */
+    if (tp <= 1 || layout_group_size(lay, DIM_DP) != 1 || layout_ranks(lay) != tp * pp ||
+        ts->gpus_per_node % tp != 0)
+        return FALSE;
+    if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
+        return FALSE;
+    if (sc->nodes > 1) {
+        if (ts->nics != ts->gpus_per_node ||
+            (ts->fabric != FABRIC_FAT_TREE && ts->fabric != FABRIC_FLAT))
+            return FALSE;
+        for (int k = 0; k < ts->nics; k++)
+            if (ts->nic_gpu[k] != k)
+                return FALSE;
+    }
+    return TRUE;
+}
+
+/* exec_rep_index with exec_tp_interchangeable's answer given (tp_rep). */
+static int rep_index(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank) {
+    if (!dedup)
         return rank;
-    if (layout_index(ex->lay, DIM_DP, rank) >= ex->span)
+    /* with dedup: one DIM_DP_INTRA block of DP replicas (replica 0 without ZeRO++) */
+    if (layout_index(lay, DIM_DP, rank) >= layout_group_size(lay, DIM_DP_INTRA))
         return -1;
+    if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
+        return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
     /* one rank per DIM_DP_INTER group: the DP replicas of block 0 (replica 0 without ZeRO++, where
      * DIM_DP_INTER is DIM_DP) */
-    return layout_group_of(ex->lay, DIM_DP_INTER, rank);
+    return layout_group_of(lay, DIM_DP_INTER, rank);
+}
+
+int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank) {
+    return rep_index(lay, dedup, dedup && exec_tp_interchangeable(sc, lay), rank);
+}
+
+int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *weight) {
+    if (!dedup) {
+        *weight = 1;
+        return sc->gpus;
+    }
+    if (exec_tp_interchangeable(sc, lay)) {
+        *weight = sc->dp * sc->tp;
+        return layout_group_size(lay, DIM_PP);
+    }
+    /* each stands for dp / span replicas */
+    *weight = sc->dp / layout_group_size(lay, DIM_DP_INTRA);
+    return layout_group_count(lay, DIM_DP_INTER);
+}
+
+static int sim_index(const Executor *ex, int rank) {
+    return ex->sim_of[rank];
 }
 
 /* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
- * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one). */
+ * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one); one of
+ * a TP group where its ranks are interchangeable. */
 static int simulated_members(const Executor *ex, Dim dim, int n) {
     if (!ex->dedup)
         return n;
@@ -102,6 +154,8 @@ static int simulated_members(const Executor *ex, Dim dim, int n) {
         return ex->span;
     case DIM_DP_INTER:
         return 1;
+    case DIM_TP:
+        return ex->dedup_tp ? 1 : n;
     default:
         return n;
     }
@@ -117,11 +171,14 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->lay = workload_layout(wl);
     ex->st = st;
     ex->dedup = dedup;
+    ex->dedup_tp = dedup && exec_tp_interchangeable(sc, ex->lay);
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
-    ex->nsim = dedup ? layout_group_count(ex->lay, DIM_DP_INTER) : sc->gpus;
+    int weight;
+    ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
+    ex->sim_of = g_new(int, sc->gpus);
     for (int r = 0, i = 0; r < sc->gpus; r++)
-        if (sim_index(ex, r) >= 0)
+        if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
     ex->rs = g_new0(RankState, ex->nsim);
     ex->chan[0] = g_new0(Channel, ex->nsim);
@@ -156,6 +213,7 @@ void exec_free(Executor *ex) {
     if (!ex)
         return;
     g_free(ex->job_rank);
+    g_free(ex->sim_of);
     g_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
         for (int d = 0; d < DIM_COUNT; d++)
@@ -381,8 +439,9 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
     observe_begin(ex, recv_i, rs);
-    coll_start(ex->coll, COLL_SEND, ends, 2, t->bytes, DIM_PP, on_p2p_done, ex,
-               (uint64_t)recv_i << 1 | (uint64_t)dir);
+    /* one tensor-parallel representative: its peers' sends (the next GPUs) in the same flow */
+    coll_start_copies(ex->coll, COLL_SEND, ends, 2, ex->dedup_tp ? ex->sc->tp : 1, 1, t->bytes,
+                      DIM_PP, -1, on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.

@@ -8,7 +8,10 @@
  *
  * With dedup, only data-parallel replica 0 is simulated: the others run the same program at the
  * same times, so a DP collective starts when the representative reaches it, and its transfers
- * still load every member's links. */
+ * still load every member's links. Where the GPUs of a node are interchangeable
+ * (exec_tp_interchangeable), only tensor-parallel rank 0 of each group is simulated as well: a TP
+ * collective starts when it arrives and loads every member's links, and its pipeline sends carry
+ * its peers' in the same flow (coll_start_copies). */
 #ifndef SIM_EXECUTOR_H
 #define SIM_EXECUTOR_H
 
@@ -26,6 +29,18 @@ typedef enum {
     EXEC_ERROR_OVERFLOW, /* the simulated time passed SIM_TIME_MAX: bad input */
     EXEC_ERROR_DEADLOCK, /* a rank could not finish its program: internal error */
 } ExecError;
+
+/* Representatives (one place, so that a layout module can own it): whether the tensor-parallel
+ * ranks of a group are interchangeable, so that one stands for all: the node's GPUs meet through
+ * a switch (every pair alike), GPU k owns NIC k on a fabric that treats NIC k of every node alike
+ * (fat tree with rails, flat; not a dragonfly, whose links are picked per GPU pair), TP groups
+ * within a node, and no data or context parallelism (a DP ring's channels pick NICs by channel, not
+ * by GPU, so the TP peers' DP rings are not images of each other). */
+gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay);
+/* The simulated index of job rank `rank`, -1 when another rank stands for it (dedup). */
+int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank);
+/* Ranks a run simulates, and how many job ranks each stands for (*weight). */
+int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *weight);
 
 /* Optional callbacks for a trace: begin when a task starts running (a compute task starts, or a
  * communication starts moving data, i.e. when every member has arrived), end when it finishes.

@@ -79,12 +79,9 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
-    /* with dedup one DIM_DP_INTRA block of DP replicas (one replica without ZeRO++) per DP group,
-     * each standing for dp / span replicas */
-    const Layout *lay = workload_layout(run->wl);
-    int span = layout_group_size(lay, DIM_DP_INTRA);
-    int nsim = dd ? layout_group_count(lay, DIM_DP_INTER) : sc->gpus;
-    run->st = stats_new(nsim, dd ? sc->dp / span : 1, sc->gpus);
+    /* with dedup: representatives (exec_sim_count), each standing for `weight` job ranks */
+    int weight, nsim = exec_sim_count(sc, workload_layout(run->wl), dd, &weight);
+    run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
     if (!exec_run(run->ex, err))

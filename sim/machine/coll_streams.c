@@ -1,0 +1,395 @@
+/* coll_streams: rings and per-phase loads of collectives, cached per group (see coll_streams.h).
+ *
+ * A group is its member list as the caller gives it (hashed, FNV-1a, and compared whole); it
+ * keeps its ring order and a short list of the phases built for it. Building a phase costs
+ * O(edges x hops) paths (at 9,408 nodes a data-parallel ring is 37,632 channel edges); a lookup
+ * O(n) to hash and compare the members. */
+#include "coll_streams.h"
+
+#include <string.h>
+
+#include "coll_channels.h"
+
+typedef struct {
+    CollAlgo algo;
+    CollOp op;
+    int phase, rep_node;
+    int copies, stride; /* coll_streams_loads_copies; 1, 0 for one group */
+    CollShape shape;
+    NetLoad *loads; /* owned unless borrowed from another phase set of the group */
+    int nl;
+    gboolean owned;
+} PhaseSet;
+
+struct CollGroup {
+    uint64_t hash;
+    int n;
+    gboolean keep_order; /* send: the members are the ring as given */
+    int *members;        /* n, as given (owned) */
+    int *ring;           /* n, ring order (owned) */
+    GArray *phases;      /* PhaseSet */
+};
+typedef struct CollGroup Group;
+
+struct CollStreams {
+    const Topology *topo;
+    Network *net;
+    GHashTable *groups;      /* Group * (key and value), owned */
+    GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
+    GArray *scratch;         /* int */
+    int rep_node;            /* while building: the symmetric form's node, -1 = all */
+    gboolean shape_only;     /* while building: the shape, not the loads */
+};
+
+static guint group_hash(gconstpointer k) {
+    const Group *g = k;
+    return (guint)(g->hash ^ (g->hash >> 32));
+}
+
+static gboolean group_equal(gconstpointer a, gconstpointer b) {
+    const Group *x = a, *y = b;
+    return x->hash == y->hash && x->n == y->n && x->keep_order == y->keep_order &&
+           memcmp(x->members, y->members, sizeof(int) * x->n) == 0;
+}
+
+static void group_free(gpointer p) {
+    Group *g = p;
+    for (guint i = 0; i < g->phases->len; i++)
+        if (g_array_index(g->phases, PhaseSet, i).owned)
+            g_free(g_array_index(g->phases, PhaseSet, i).loads);
+    g_array_unref(g->phases);
+    g_free(g->members);
+    g_free(g->ring);
+    g_free(g);
+}
+
+CollStreams *coll_streams_new(const Topology *topo, Network *net) {
+    CollStreams *cs = g_new0(CollStreams, 1);
+    cs->topo = topo;
+    cs->net = net;
+    cs->groups = g_hash_table_new_full(group_hash, group_equal, group_free, NULL);
+    cs->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    cs->scratch = g_array_new(FALSE, FALSE, sizeof(int));
+    cs->rep_node = -1;
+    return cs;
+}
+
+void coll_streams_free(CollStreams *cs) {
+    if (!cs)
+        return;
+    g_hash_table_unref(cs->groups);
+    g_hash_table_unref(cs->local_rings);
+    g_array_unref(cs->scratch);
+    g_free(cs);
+}
+
+/* --- ring order ---------------------------------------------------------------------------- */
+
+/* Best ring over the local GPUs in mask; returns k local indices (cached). */
+static const int *local_ring(CollStreams *cs, guint mask, int *k_out) {
+    int *ring = g_hash_table_lookup(cs->local_rings, GUINT_TO_POINTER(mask + 1));
+    *k_out = __builtin_popcount(mask);
+    if (ring)
+        return ring;
+    ring = g_new(int, *k_out);
+    coll_best_local_ring(cs->topo, mask, ring);
+    g_hash_table_insert(cs->local_rings, GUINT_TO_POINTER(mask + 1), ring);
+    return ring;
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each node's members together, nodes in ascending order, a node's GPUs in its best local ring. */
+static void ring_order(CollStreams *cs, const int *members, int n, int *ring) {
+    int g = topo_gpus_per_node(cs->topo);
+    g_array_set_size(cs->scratch, n);
+    int *sorted = (int *)cs->scratch->data;
+    memcpy(sorted, members, sizeof(int) * n);
+    qsort(sorted, n, sizeof(int), cmp_int);
+    int out = 0;
+    for (int i = 0; i < n;) {
+        int node = sorted[i] / g;
+        guint mask = 0;
+        int j = i;
+        for (; j < n && sorted[j] / g == node; j++)
+            mask |= 1u << (sorted[j] % g);
+        int k;
+        const int *lr = local_ring(cs, mask, &k);
+        for (int x = 0; x < k; x++)
+            ring[out++] = node * g + lr[x];
+        i = j;
+    }
+}
+
+const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
+                                    gboolean keep_order) {
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uint32_t)members[i]) * 1099511628211u;
+    Group key = {h, n, keep_order, (int *)members, NULL, NULL};
+    Group *g = g_hash_table_lookup(cs->groups, &key);
+    if (g)
+        return g;
+    g = g_new0(Group, 1);
+    *g = key;
+    g->members = g_memdup2(members, sizeof(int) * n);
+    g->ring = g_new(int, n);
+    if (keep_order)
+        memcpy(g->ring, members, sizeof(int) * n);
+    else
+        ring_order(cs, members, n, g->ring);
+    g->phases = g_array_new(FALSE, FALSE, sizeof(PhaseSet));
+    g_hash_table_add(cs->groups, g);
+    return g;
+}
+
+const int *coll_group_ring(const CollGroup *g) {
+    return g->ring;
+}
+
+/* --- streams ------------------------------------------------------------------------------- */
+
+void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node) {
+    if (a == b)
+        return;
+    TopoPath p;
+    topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
+    if (rep_node >= 0) { /* symmetric form: drop other nodes' local links */
+        int k = 0;
+        for (int i = 0; i < p.n; i++) {
+            int node = topo_link_node(cs->topo, p.link[i]);
+            if (node < 0 || node == rep_node)
+                p.link[k++] = p.link[i];
+        }
+        p.n = k;
+    }
+    net_loads_add_path(cs->net, &p);
+}
+
+static void add_edge_nics(CollStreams *cs, int a, int b, int nic_out, int nic_in) {
+    if (!cs->shape_only)
+        coll_streams_edge(cs, a, b, nic_out, nic_in, cs->rep_node);
+}
+
+static void add_edge(CollStreams *cs, int a, int b) {
+    add_edge_nics(cs, a, b, -1, -1);
+}
+
+/* Tree allreduce: per channel k and per tree t of NCCL's double binary tree over the nodes, a
+ * chain through each node's GPUs in channel k's ring order, from its head (the first) down, and
+ * the tree's edges between heads through channel k's NIC at both ends; reduce up and broadcast
+ * down run at once, so every edge carries one stream each way. 2C streams of m/(2C) per edge
+ * direction: an interior node's NICs send m/2 to its parent and m/2 to each of two children in
+ * one tree, and m/2 up as a leaf of the other, 2m in all (the single tree of m sent 3m).
+ * Returns the channel count C. */
+static int tree_streams(CollStreams *c, const int *ring, int n, int nodes) {
+    int g = topo_gpus_per_node(c->topo);
+    CollChannels ch;
+    coll_channels_build(c->topo, ring, n, &ch);
+    int *head = g_new(int, nodes), *start = g_new(int, nodes + 1);
+    for (int k = 0; k < ch.C; k++) {
+        const int *r = ch.ring + k * n;
+        int nic = ch.nic[2 * k + 1]; /* the NIC the channel enters a node by */
+        for (int j = 0, i = 0; i < n; j++) {
+            start[j] = i;
+            head[j] = r[i];
+            while (i < n && r[i] / g == head[j] / g)
+                i++;
+        }
+        start[nodes] = n;
+        for (int t = 0; t < 2; t++) {
+            for (int j = 0; j < nodes; j++) {
+                for (int x = start[j]; x + 1 < start[j + 1]; x++) {
+                    add_edge(c, r[x], r[x + 1]);
+                    add_edge(c, r[x + 1], r[x]);
+                }
+                int p = coll_dtree_parent(t, j, nodes);
+                if (p >= 0) {
+                    add_edge_nics(c, head[j], head[p], nic, nic);
+                    add_edge_nics(c, head[p], head[j], nic, nic);
+                }
+            }
+        }
+    }
+    g_free(head);
+    g_free(start);
+    int C = ch.C;
+    coll_channels_clear(&ch);
+    return C; /* channels */
+}
+
+/* Fill the network's load builder with the streams of one phase; return its shape (the
+ * formulas' stream bytes: ring m steps / n / C, tree m / streams, hierarchical m (ppn - 1) / ppn
+ * inside nodes and 2m (nodes - 1) / nodes / ppn across, chains m, all-to-all m / n).
+ * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
+static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const int *ring, int n,
+                               int phase) {
+    net_loads_reset(c->net);
+    CollShape s = {1.0, 1, 1, 0, 0};
+    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
+    if (op == COLL_SEND) {
+        add_edge(c, ring[0], ring[1]);
+        s.inter_steps = ring[0] / g != ring[1] / g;
+        s.intra_steps = 1 - s.inter_steps;
+        return s;
+    }
+    if (algo == ALGO_HIER) {
+        int ppn = n / nodes; /* members per node (equal by construction) */
+        if (phase == 1) {    /* allreduce of m/ppn across nodes, one ring per local position */
+            for (int p = 0; p < ppn; p++)
+                for (int j = 0; j < nodes; j++)
+                    add_edge(c, ring[j * ppn + p], ring[(j + 1) % nodes * ppn + p]);
+            s.per_m = 2.0 * (nodes - 1) / nodes; /* x m / ppn */
+            s.div = ppn;
+            s.inter_steps = 2 * (nodes - 1);
+        } else { /* reduce-scatter (0) or allgather (2) inside each node */
+            for (int j = 0; j < nodes; j++)
+                for (int p = 0; p < ppn; p++)
+                    add_edge(c, ring[j * ppn + p], ring[j * ppn + (p + 1) % ppn]);
+            s.per_m = (double)(ppn - 1) / ppn;
+            s.intra_steps = ppn - 1;
+        }
+        return s;
+    }
+    if (algo == ALGO_TREE) { /* allreduce only */
+        int first = 0;
+        for (int i = 0; i < n;) {
+            int k = i;
+            while (k < n && ring[k] / g == ring[i] / g)
+                k++;
+            first = MAX(first, k - i);
+            i = k;
+        }
+        s.streams = 2 * tree_streams(c, ring, n, nodes);
+        s.div = s.streams; /* m / streams */
+        s.intra_steps = 2 * (first - 1);
+        s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
+        return s;
+    }
+    int steps = coll_ring_steps(op, n);
+    switch (op) {
+    case COLL_ALLREDUCE:
+    case COLL_ALLGATHER:
+    case COLL_REDUCE_SCATTER: {
+        CollChannels ch = {0};
+        if (c->shape_only) /* the count alone */
+            ch.C = coll_channels_count(c->topo, ring, n);
+        else
+            coll_channels_build(c->topo, ring, n, &ch);
+        for (int k = 0; k < ch.C; k++)
+            for (int i = 0; i < n && ch.ring; i++)
+                add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
+                              ch.nic[2 * k + 1]);
+        s.streams = ch.C;
+        s.per_m = (double)steps / n; /* x m / C */
+        s.div = ch.C;
+        coll_channels_clear(&ch);
+        s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
+        break;
+    }
+    case COLL_BROADCAST: /* pipelined chain from ring[0] */
+    case COLL_REDUCE:    /* pipelined chain into ring[0] */
+        for (int i = 0; i + 1 < n; i++)
+            add_edge(c, op == COLL_BROADCAST ? ring[i] : ring[i + 1],
+                     op == COLL_BROADCAST ? ring[i + 1] : ring[i]);
+        s.inter_steps = nodes - 1;
+        break;
+    case COLL_ALL_TO_ALL:
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                add_edge(c, ring[i], ring[j]);
+        s.div = n; /* m / n */
+        steps = 1;
+        s.inter_steps = nodes > 1;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    s.inter_steps = MIN(s.inter_steps, steps);
+    s.intra_steps = steps - s.inter_steps;
+    return s;
+}
+
+/* Ring allreduce, allgather and reduce-scatter move over the same edges (the channels' rings),
+ * so they load the same links alike; only their shapes differ. */
+static gboolean ring_edges(CollAlgo algo, CollOp op) {
+    return algo == ALGO_RING &&
+           (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER);
+}
+
+const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
+                                  int phase, int rep_node, CollShape *shape, int *nl) {
+    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
+}
+
+const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, CollAlgo algo,
+                                         CollOp op, int phase, int rep_node, int copies, int stride,
+                                         CollShape *shape, int *nl) {
+    Group *g = (Group *)cg; /* its phase list grows */
+    if (copies <= 1)
+        stride = 0;
+    for (guint i = 0; i < g->phases->len; i++) {
+        const PhaseSet *ps = &g_array_index(g->phases, PhaseSet, i);
+        if (ps->algo == algo && ps->op == op && ps->phase == phase && ps->rep_node == rep_node &&
+            ps->copies == MAX(copies, 1) && ps->stride == stride) {
+            *shape = ps->shape;
+            *nl = ps->nl;
+            return ps->loads;
+        }
+    }
+    PhaseSet ps = {.algo = algo,
+                   .op = op,
+                   .phase = phase,
+                   .rep_node = rep_node,
+                   .copies = MAX(copies, 1),
+                   .stride = stride};
+    const PhaseSet *twin = NULL; /* a phase set over the same edges */
+    for (guint i = 0; i < g->phases->len && ring_edges(algo, op); i++) {
+        const PhaseSet *o = &g_array_index(g->phases, PhaseSet, i);
+        if (ring_edges(o->algo, o->op) && o->rep_node == rep_node && o->copies == ps.copies &&
+            o->stride == stride && o->owned)
+            twin = o;
+    }
+    if (twin) {
+        cs->shape_only = TRUE;
+        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        cs->shape_only = FALSE;
+        ps.loads = twin->loads;
+        ps.nl = twin->nl;
+    } else if (copies <= 1) {
+        cs->rep_node = rep_node;
+        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        cs->rep_node = -1;
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
+    } else { /* each copy's own loads (cached with its group), summed */
+        g_autofree int *m = g_new(int, g->n);
+        GArray *parts = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+        for (int j = 0; j < copies; j++) {
+            for (int i = 0; i < g->n; i++)
+                m[i] = g->members[i] + j * stride;
+            const CollGroup *gj = coll_streams_group(cs, m, g->n, g->keep_order);
+            CollShape sj;
+            int nj;
+            const NetLoad *lj = coll_streams_loads(cs, gj, algo, op, phase, rep_node, &sj, &nj);
+            if (j == 0)
+                ps.shape = sj;
+            g_array_append_vals(parts, lj, (guint)nj);
+        }
+        net_loads_reset(cs->net);
+        net_loads_add(cs->net, (const NetLoad *)parts->data, (int)parts->len);
+        g_array_unref(parts);
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
+        g = (Group *)cg; /* the table may have grown; the group itself did not move */
+    }
+    g_array_append_val(g->phases, ps);
+    *shape = ps.shape;
+    *nl = ps.nl;
+    return ps.loads;
+}
