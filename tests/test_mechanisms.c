@@ -38,20 +38,6 @@ static double unit_params(const Scenario *sc, UnitKind kind) {
     return 0;
 }
 
-/* Sum of the alone times of one allgather per tensor of every unit, for one use of each. */
-static double gathers_alone(const Scenario *sc, const int *dp) {
-    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
-    double total = 0;
-    for (guint i = 0; i < units->len; i++) {
-        double sizes[32];
-        int n = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
-                                   sc->tp, sizes, 32);
-        for (int k = 0; k < n; k++)
-            total += ps(coll_time_alone(sc, COLL_ALLGATHER, dp, sc->dp, sizes[k] * E));
-    }
-    return total;
-}
-
 /* Compute idle time of rank 0 between the start of layer 1's forward and the end of layer 1's
  * backward (the steady state, past the first units and before the last). */
 typedef struct {
@@ -109,7 +95,8 @@ START_TEST(test_zero3_on_demand) {
     const SimSummary *s = sim_summary(run);
     g_autofree int *dp = dp_group(sc);
     double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 1, 0);
-    double want = ps(s->critical.compute) + 2 * gathers_alone(sc, dp) + /* forward, backward */
+    double want = ps(s->critical.compute) +
+                  2 * gathers_alone(sc, dp, sc->dp, E) + /* forward, backward */
                   ps(coll_time_alone(sc, COLL_REDUCE_SCATTER, dp, sc->dp, P * E));
     ck_assert_msg(ps(s->iteration) == want, "iteration %.0f ps, closed form %.0f ps",
                   ps(s->iteration), want);

@@ -275,15 +275,7 @@ START_TEST(test_qgz_closed_form) {
         dp[i] = i;
     for (int i = 0; i < 8; i++)
         node[i] = i;
-    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
-    double gathers = 0;
-    for (guint i = 0; i < units->len; i++) {
-        double sizes[32];
-        int n = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
-                                   sc->tp, sizes, 32);
-        for (int k = 0; k < n; k++)
-            gathers += (double)coll_time_alone(sc, COLL_ALLGATHER, dp, 16, sizes[k] * E);
-    }
+    double gathers = gathers_alone(sc, dp, 16, E);
     double P = stage_params(sc), h = sc->model.hidden, q = 8;
     double v1 = P / 2, s1 = 4 * P / h, v2 = v1 / q, s2 = s1 / q;
     double chain = kernel_ps(sc, P * E + v1 + s1) +

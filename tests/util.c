@@ -72,3 +72,32 @@ int run_suite(Suite *s) {
     srunner_free(sr);
     return failed ? 1 : 0;
 }
+
+double gathers_alone(const Scenario *sc, const int *members, int n, int elem) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double total = 0;
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32];
+        int k = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
+                                   sc->tp, sizes, 32);
+        for (int j = 0; j < k; j++)
+            total += (double)coll_time_alone(sc, COLL_ALLGATHER, members, n, sizes[j] * elem);
+    }
+    return total;
+}
+
+void assert_same_inventory(const SimRun *one, const SimRun *all) {
+    ck_assert_int_eq(sim_summary(one)->iteration, sim_summary(all)->iteration);
+    GArray *ra = stats_comm_rows(sim_stats(one), 0), *rb = stats_comm_rows(sim_stats(all), 0);
+    ck_assert_uint_eq(ra->len, rb->len);
+    for (guint i = 0; i < ra->len; i++) {
+        CommRow *x = &g_array_index(ra, CommRow, i), *y = &g_array_index(rb, CommRow, i);
+        ck_assert_int_eq(x->op, y->op);
+        ck_assert_int_eq(x->dim, y->dim);
+        ck_assert_double_eq_tol(x->total_volume_bytes, y->total_volume_bytes,
+                                1e-9 * y->total_volume_bytes);
+        ck_assert_double_eq_tol(x->calls, y->calls, 1e-9);
+    }
+    stats_rows_free(ra);
+    stats_rows_free(rb);
+}

@@ -22,6 +22,12 @@ char *json_of(const SimRun *run);
 /* Time of one collective of `bytes` over members on the scenario's machine, alone on an idle
  * network, as the simulation would run it (picoseconds). */
 SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n, double bytes);
+/* Sum of the alone times (picoseconds) of one allgather over members (n of them) per parameter
+ * tensor of every unit of stage 0, at elem bytes per parameter: one ZeRO-3 gather of the stage. */
+double gathers_alone(const Scenario *sc, const int *members, int n, int elem);
+/* The deduplicated run one and the all-ranks run all agree: the same iteration and the same
+ * communication inventory (op, dim, calls and total volume per row). */
+void assert_same_inventory(const SimRun *one, const SimRun *all);
 /* Run a suite; returns the process exit status. */
 int run_suite(Suite *s);
 
