@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "coll_channels.h"
+#include "coll_streams.h"
 #include "collectives.h"
 #include "util.h"
 
@@ -408,6 +410,59 @@ START_TEST(test_lone_flow_needs_no_solve) {
 }
 END_TEST
 
+/* A ring with one GPU per node (a DP group): its channels are all the same ring, so
+ * coll_streams builds one and scales it; the loads must equal every channel's edges added one by
+ * one (links, weights and order), in full and in the symmetric form. */
+START_TEST(test_alike_channels_built_once) {
+    const char *sets[] = {"nodes=300", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    CollStreams *cs = coll_streams_new(topo, net);
+    int n = 300, g = topo_gpus_per_node(topo);
+    g_autofree int *members = g_new(int, n);
+    for (int gpu = 0; gpu < g; gpu += 3) {
+        for (int i = 0; i < n; i++)
+            members[i] = i * g + gpu;
+        const CollGroup *grp = coll_streams_group(cs, members, n, FALSE);
+        for (int rep = -1; rep < 1; rep++) {
+            CollShape shape;
+            int nl;
+            const NetLoad *got =
+                coll_streams_loads(cs, grp, ALGO_RING, COLL_ALLREDUCE, 0, rep, &shape, &nl);
+            CollChannels ch;
+            coll_channels_build(topo, coll_group_ring(grp), n, &ch);
+            ck_assert_int_gt(ch.C, 1);
+            ck_assert(coll_channels_alike(&ch));
+            net_loads_reset(net);
+            for (int k = 0; k < ch.C; k++)
+                for (int i = 0; i < n; i++)
+                    coll_streams_edge(cs, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n],
+                                      ch.nic[2 * k], ch.nic[2 * k + 1], rep);
+            int want_n;
+            const NetLoad *want = net_loads_get(net, &want_n);
+            ck_assert_int_eq(nl, want_n);
+            ck_assert_int_eq(shape.streams, ch.C);
+            for (int i = 0; i < nl; i++) {
+                ck_assert_int_eq(got[i].link, want[i].link);
+                ck_assert_uint_eq(got[i].weight, want[i].weight);
+            }
+            coll_channels_clear(&ch);
+        }
+    }
+    /* a group with two GPUs per node: channels differ */
+    int two[] = {0, 1, 8, 9, 16, 17};
+    CollChannels ch2;
+    coll_channels_build(topo, two, 6, &ch2);
+    ck_assert(!coll_channels_alike(&ch2));
+    coll_channels_clear(&ch2);
+    coll_streams_free(cs);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -423,6 +478,7 @@ int main(void) {
     tcase_add_test(tc, test_other_machines);
     tcase_add_test(tc, test_backend_table);
     tcase_add_test(tc, test_lone_flow_needs_no_solve);
+    tcase_add_test(tc, test_alike_channels_built_once);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

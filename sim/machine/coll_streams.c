@@ -108,7 +108,11 @@ static void ring_order(CollStreams *cs, const int *members, int n, int *ring) {
     g_array_set_size(cs->scratch, n);
     int *sorted = (int *)cs->scratch->data;
     memcpy(sorted, members, sizeof(int) * n);
-    qsort(sorted, n, sizeof(int), cmp_int);
+    gboolean ascending = TRUE; /* the usual case (a DP group): no sort */
+    for (int i = 1; i < n && ascending; i++)
+        ascending = sorted[i - 1] < sorted[i];
+    if (!ascending)
+        qsort(sorted, n, sizeof(int), cmp_int);
     int out = 0;
     for (int i = 0; i < n;) {
         int node = sorted[i] / g;
@@ -279,10 +283,15 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const i
             ch.C = coll_channels_count(c->topo, ring, n);
         else
             coll_channels_build(c->topo, ring, n, &ch);
-        for (int k = 0; k < ch.C; k++)
+        /* channels that all cross the same edges by the same NICs (one GPU per node: every
+         * rotation is the ring) load the same links in the same order: build one, scale it */
+        int built = ch.ring && coll_channels_alike(&ch) ? 1 : ch.C;
+        for (int k = 0; k < built; k++)
             for (int i = 0; i < n && ch.ring; i++)
                 add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
                               ch.nic[2 * k + 1]);
+        if (built < ch.C)
+            net_loads_scale(c->net, (uint32_t)ch.C);
         s.streams = ch.C;
         s.per_m = (double)steps / n; /* x m / C */
         s.div = ch.C;

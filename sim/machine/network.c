@@ -222,6 +222,11 @@ void net_loads_add_path(Network *net, const TopoPath *path) {
     load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
 }
 
+void net_loads_scale(Network *net, uint32_t factor) {
+    for (guint i = 0; i < net->builder->len; i++)
+        g_array_index(net->builder, NetLoad, i).weight *= factor;
+}
+
 void net_loads_add(Network *net, const NetLoad *loads, int n) {
     for (int i = 0; i < n; i++)
         load_add(net, loads[i].link, loads[i].weight);

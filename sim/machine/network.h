@@ -57,6 +57,9 @@ void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);
 /* Add loads (weights of links already in the builder add up). */
 void net_loads_add(Network *net, const NetLoad *loads, int n);
+/* Multiply every weight in the builder by factor: the same as adding its contents factor - 1
+ * more times (integer weights, the same order of first use). */
+void net_loads_scale(Network *net, uint32_t factor);
 const NetLoad *net_loads_get(Network *net, int *n);
 
 /* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),
