@@ -34,6 +34,9 @@ Network *net_new(Engine *eng, const Topology *topo);
 void net_free(Network *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
 
+/* Testing: off, the solver puts every link in its heap instead of one per flow's private links
+ * and one per link class (on_solve); the rates must come out the same, bit for bit. */
+void net_set_solver_classes(Network *net, gboolean on);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
 
