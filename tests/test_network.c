@@ -531,6 +531,13 @@ START_TEST(test_solver_classes_change_nothing) {
             engine_run(eng);
             memcpy(at[on], fm.at, sizeof at[on]);
             busiest[on] = net_busiest_links(net, 1 << 20);
+            for (int max = 0; max < 12; max += 3) { /* the few: the first of the full list */
+                GArray *few = net_busiest_links(net, max);
+                ck_assert_uint_eq(few->len, MIN((guint)max, busiest[on]->len));
+                ck_assert(memcmp(few->data, busiest[on]->data, sizeof(NetLinkStat) * few->len) ==
+                          0);
+                g_array_unref(few);
+            }
         }
         for (int f = 0; f < nflows; f++)
             ck_assert_int_eq(at[0][f], at[1][f]);

@@ -714,8 +714,22 @@ GArray *net_busiest_links(const Network *net, int max) {
             s.bytes += net->lstat[i].bytes[c];
         }
         s.busy_s = s.bytes / l->cap;
-        if (s.bytes > 0)
+        if (s.bytes <= 0)
+            continue;
+        if (max > 64) {
             g_array_append_val(all, s);
+            continue;
+        }
+        /* the few first kept in order as they come: cmp_stat is a total order (link ids are
+         * unique), so the same list as sorting all and keeping the first max */
+        guint at = all->len;
+        while (at > 0 && cmp_stat(&s, &g_array_index(all, NetLinkStat, at - 1)) < 0)
+            at--;
+        if ((int)at < max) {
+            g_array_insert_val(all, at, s);
+            if ((int)all->len > max)
+                g_array_set_size(all, max);
+        }
     }
     g_array_sort(all, cmp_stat);
     if ((int)all->len > max)
