@@ -27,6 +27,7 @@ struct CollGroup {
     gboolean keep_order; /* send: the members are the ring as given */
     int *members;        /* n, as given (owned) */
     int *ring;           /* n, ring order (owned) */
+    int nodes;           /* nodes the ring crosses (coll_count_nodes) */
     GArray *phases;      /* PhaseSet */
 };
 typedef struct CollGroup Group;
@@ -133,7 +134,7 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
     uint64_t h = 1469598103934665603u;
     for (int i = 0; i < n; i++)
         h = (h ^ (uint64_t)(uint32_t)members[i]) * 1099511628211u;
-    Group key = {h, n, keep_order, (int *)members, NULL, NULL};
+    Group key = {.hash = h, .n = n, .keep_order = keep_order, .members = (int *)members};
     Group *g = g_hash_table_lookup(cs->groups, &key);
     if (g)
         return g;
@@ -145,6 +146,7 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
         memcpy(g->ring, members, sizeof(int) * n);
     else
         ring_order(cs, members, n, g->ring);
+    g->nodes = coll_count_nodes(cs->topo, g->ring, n);
     g->phases = g_array_new(FALSE, FALSE, sizeof(PhaseSet));
     g_hash_table_add(cs->groups, g);
     return g;
@@ -152,6 +154,10 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
 
 const int *coll_group_ring(const CollGroup *g) {
     return g->ring;
+}
+
+int coll_group_nodes(const CollGroup *g) {
+    return g->nodes;
 }
 
 /* --- streams ------------------------------------------------------------------------------- */
@@ -229,11 +235,12 @@ static int tree_streams(CollStreams *c, const int *ring, int n, int nodes) {
  * formulas' stream bytes: ring m steps / n / C, tree m / streams, hierarchical m (ppn - 1) / ppn
  * inside nodes and 2m (nodes - 1) / nodes / ppn across, chains m, all-to-all m / n).
  * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
-static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const int *ring, int n,
+static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const Group *grp,
                                int phase) {
     net_loads_reset(c->net);
     CollShape s = {1.0, 1, 1, 0, 0};
-    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
+    const int *ring = grp->ring;
+    int n = grp->n, g = topo_gpus_per_node(c->topo), nodes = grp->nodes;
     if (op == COLL_SEND) {
         add_edge(c, ring[0], ring[1]);
         s.inter_steps = ring[0] / g != ring[1] / g;
@@ -364,13 +371,13 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
     }
     if (twin) {
         cs->shape_only = TRUE;
-        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        ps.shape = build_streams(cs, algo, op, g, phase);
         cs->shape_only = FALSE;
         ps.loads = twin->loads;
         ps.nl = twin->nl;
     } else if (copies <= 1) {
         cs->rep_node = rep_node;
-        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        ps.shape = build_streams(cs, algo, op, g, phase);
         cs->rep_node = -1;
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
