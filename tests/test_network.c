@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "coll_channels.h"
+#include "coll_streams.h"
 #include "collectives.h"
 #include "util.h"
 
@@ -408,6 +410,154 @@ START_TEST(test_lone_flow_needs_no_solve) {
 }
 END_TEST
 
+/* A ring with one GPU per node (a DP group): its channels are all the same ring, so
+ * coll_streams builds one and scales it; the loads must equal every channel's edges added one by
+ * one (links, weights and order), in full and in the symmetric form. */
+START_TEST(test_alike_channels_built_once) {
+    const char *sets[] = {"nodes=300", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    CollStreams *cs = coll_streams_new(topo, net);
+    int n = 300, g = topo_gpus_per_node(topo);
+    g_autofree int *members = g_new(int, n);
+    for (int gpu = 0; gpu < g; gpu += 3) {
+        for (int i = 0; i < n; i++)
+            members[i] = i * g + gpu;
+        const CollGroup *grp = coll_streams_group(cs, members, n, FALSE);
+        for (int rep = -1; rep < 1; rep++) {
+            CollShape shape;
+            int nl;
+            const NetLoad *got =
+                coll_streams_loads(cs, grp, ALGO_RING, COLL_ALLREDUCE, 0, rep, &shape, &nl);
+            CollChannels ch;
+            coll_channels_build(topo, coll_group_ring(grp), n, &ch);
+            ck_assert_int_gt(ch.C, 1);
+            ck_assert(coll_channels_alike(&ch));
+            net_loads_reset(net);
+            for (int k = 0; k < ch.C; k++)
+                for (int i = 0; i < n; i++)
+                    coll_streams_edge(cs, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n],
+                                      ch.nic[2 * k], ch.nic[2 * k + 1], rep);
+            int want_n;
+            const NetLoad *want = net_loads_get(net, &want_n);
+            ck_assert_int_eq(nl, want_n);
+            ck_assert_int_eq(shape.streams, ch.C);
+            for (int i = 0; i < nl; i++) {
+                ck_assert_int_eq(got[i].link, want[i].link);
+                ck_assert_uint_eq(got[i].weight, want[i].weight);
+            }
+            coll_channels_clear(&ch);
+        }
+    }
+    /* a group with two GPUs per node: channels differ */
+    int two[] = {0, 1, 8, 9, 16, 17};
+    CollChannels ch2;
+    coll_channels_build(topo, two, 6, &ch2);
+    ck_assert(!coll_channels_alike(&ch2));
+    coll_channels_clear(&ch2);
+    coll_streams_free(cs);
+}
+END_TEST
+
+typedef struct {
+    SimTime at[64];
+    Engine *eng;
+} FinishMany;
+
+static void on_done_many(void *ctx, uint64_t i) {
+    FinishMany *f = ctx;
+    f->at[i] = engine_now(f->eng);
+}
+
+/* Random flow sets on a dragonfly's links, solved with and without the solver's private links
+ * and link classes: every flow ends at the same picosecond and every link carries the same
+ * bytes. Flows copy parts of each other's link sets so that classes form, with weights 1-3 and
+ * links of unequal capacity. */
+START_TEST(test_solver_classes_change_nothing) {
+    const char *sets[] = {"nodes=64", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    int nlinks = topo_links(topo);
+    GRand *rng = g_rand_new_with_seed(7);
+    int classes_seen = 0;
+    for (int round = 0; round < 40; round++) {
+        int nflows = g_rand_int_range(rng, 2, 64), pool = g_rand_int_range(rng, 4, 80);
+        int32_t *links = g_new(int32_t, pool);
+        for (int i = 0; i < pool; i++)
+            links[i] = g_rand_int_range(rng, 0, nlinks);
+        GArray *flows[64];
+        for (int f = 0; f < nflows; f++) {
+            flows[f] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+            int n = g_rand_int_range(rng, 1, 24);
+            gboolean *used = g_new0(gboolean, nlinks);
+            for (int i = 0; i < n; i++) {
+                int32_t id = f > 0 && g_rand_boolean(rng)
+                                 ? (g_array_index(flows[f - 1], NetLoad,
+                                                  g_rand_int_range(rng, 0, (int)flows[f - 1]->len)))
+                                       .link
+                                 : links[g_rand_int_range(rng, 0, pool)];
+                if (used[id])
+                    continue;
+                used[id] = TRUE;
+                NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, 4)};
+                if (g_rand_int_range(rng, 0, 3))
+                    ld.weight = 1;
+                g_array_append_val(flows[f], ld);
+            }
+            g_free(used);
+        }
+        double bytes[64];
+        SimTime lat[64];
+        for (int f = 0; f < nflows; f++) {
+            bytes[f] = 1e6 * g_rand_int_range(rng, 1, 1000);
+            lat[f] = (SimTime)g_rand_int_range(rng, 0, 4) * 1000000;
+        }
+        SimTime at[2][64];
+        GArray *busiest[2];
+        for (int on = 0; on < 2; on++) {
+            g_autoptr(Engine) eng = engine_new();
+            g_autoptr(Network) net = net_new(eng, topo);
+            net_set_solver_classes(net, on);
+            FinishMany fm = {{0}, eng};
+            for (int f = 0; f < nflows; f++)
+                net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], lat[f],
+                         f % NET_CLASSES, on_done_many, &fm, (uint64_t)f);
+            engine_run(eng);
+            memcpy(at[on], fm.at, sizeof at[on]);
+            busiest[on] = net_busiest_links(net, 1 << 20);
+            for (int max = 0; max < 12; max += 3) { /* the few: the first of the full list */
+                GArray *few = net_busiest_links(net, max);
+                ck_assert_uint_eq(few->len, MIN((guint)max, busiest[on]->len));
+                ck_assert(few->len == 0 || memcmp(few->data, busiest[on]->data,
+                                                  sizeof(NetLinkStat) * few->len) == 0);
+                g_array_unref(few);
+            }
+        }
+        for (int f = 0; f < nflows; f++)
+            ck_assert_int_eq(at[0][f], at[1][f]);
+        ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
+        ck_assert(busiest[0]->len == 0 || memcmp(busiest[0]->data, busiest[1]->data,
+                                                 sizeof(NetLinkStat) * busiest[0]->len) == 0);
+        for (int on = 0; on < 2; on++)
+            g_array_unref(busiest[on]);
+        for (int f = 0; f < nflows; f++) {
+            for (int g2 = 0; g2 < f && !classes_seen; g2++)
+                classes_seen += flows[f]->len > 1 && flows[g2]->len > 1;
+            g_array_unref(flows[f]);
+        }
+        g_free(links);
+    }
+    ck_assert_int_gt(classes_seen, 0);
+    g_rand_free(rng);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -423,6 +573,8 @@ int main(void) {
     tcase_add_test(tc, test_other_machines);
     tcase_add_test(tc, test_backend_table);
     tcase_add_test(tc, test_lone_flow_needs_no_solve);
+    tcase_add_test(tc, test_alike_channels_built_once);
+    tcase_add_test(tc, test_solver_classes_change_nothing);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -110,6 +110,11 @@ int coll_count_nodes(const Topology *t, const int *ring, int n) {
  * leaves by it, else a shift by k/C of the part. */
 static void rotated_rings(const Topology *t, const int *ring, int n, int C, int *rot) {
     int g = topo_gpus_per_node(t), nics = topo_spec(t)->nics;
+    if (coll_count_nodes(t, ring, n) == n) { /* one GPU per node: every rotation is the ring */
+        for (int k = 0; k < C; k++)
+            memcpy(rot + (size_t)k * n, ring, sizeof(int) * n);
+        return;
+    }
     for (int k = 0; k < C; k++)
         for (int i = 0; i < n;) {
             int j = i;
@@ -165,6 +170,14 @@ void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels
     }
     if (!list)
         rotated_rings(t, ring, n, out->C, out->ring);
+}
+
+gboolean coll_channels_alike(const CollChannels *ch) {
+    for (int k = 1; k < ch->C; k++)
+        if (ch->nic[2 * k] != ch->nic[0] || ch->nic[2 * k + 1] != ch->nic[1] ||
+            memcmp(ch->ring + (size_t)k * ch->n, ch->ring, sizeof(int) * ch->n) != 0)
+            return FALSE;
+    return TRUE;
 }
 
 void coll_channels_clear(CollChannels *ch) {

@@ -30,6 +30,8 @@ typedef struct {
  * other), one channel per listed ring, with its NICs. Otherwise `channels` rings (1 inside a node)
  * that each rotate every node's part so that channel k enters and leaves by NIC k mod nics. */
 void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out);
+/* Every channel the same ring by the same NICs as channel 0 (loads the same links alike). */
+gboolean coll_channels_alike(const CollChannels *ch);
 void coll_channels_clear(CollChannels *ch);
 /* The channel count C that coll_channels_build gives, without building them. O(n). */
 int coll_channels_count(const Topology *t, const int *ring, int n);

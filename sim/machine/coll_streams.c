@@ -27,6 +27,7 @@ struct CollGroup {
     gboolean keep_order; /* send: the members are the ring as given */
     int *members;        /* n, as given (owned) */
     int *ring;           /* n, ring order (owned) */
+    int nodes;           /* nodes the ring crosses (coll_count_nodes) */
     GArray *phases;      /* PhaseSet */
 };
 typedef struct CollGroup Group;
@@ -108,7 +109,11 @@ static void ring_order(CollStreams *cs, const int *members, int n, int *ring) {
     g_array_set_size(cs->scratch, n);
     int *sorted = (int *)cs->scratch->data;
     memcpy(sorted, members, sizeof(int) * n);
-    qsort(sorted, n, sizeof(int), cmp_int);
+    gboolean ascending = TRUE; /* the usual case (a DP group): no sort */
+    for (int i = 1; i < n && ascending; i++)
+        ascending = sorted[i - 1] < sorted[i];
+    if (!ascending)
+        qsort(sorted, n, sizeof(int), cmp_int);
     int out = 0;
     for (int i = 0; i < n;) {
         int node = sorted[i] / g;
@@ -129,7 +134,7 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
     uint64_t h = 1469598103934665603u;
     for (int i = 0; i < n; i++)
         h = (h ^ (uint64_t)(uint32_t)members[i]) * 1099511628211u;
-    Group key = {h, n, keep_order, (int *)members, NULL, NULL};
+    Group key = {.hash = h, .n = n, .keep_order = keep_order, .members = (int *)members};
     Group *g = g_hash_table_lookup(cs->groups, &key);
     if (g)
         return g;
@@ -141,6 +146,7 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
         memcpy(g->ring, members, sizeof(int) * n);
     else
         ring_order(cs, members, n, g->ring);
+    g->nodes = coll_count_nodes(cs->topo, g->ring, n);
     g->phases = g_array_new(FALSE, FALSE, sizeof(PhaseSet));
     g_hash_table_add(cs->groups, g);
     return g;
@@ -148,6 +154,10 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
 
 const int *coll_group_ring(const CollGroup *g) {
     return g->ring;
+}
+
+int coll_group_nodes(const CollGroup *g) {
+    return g->nodes;
 }
 
 /* --- streams ------------------------------------------------------------------------------- */
@@ -225,11 +235,12 @@ static int tree_streams(CollStreams *c, const int *ring, int n, int nodes) {
  * formulas' stream bytes: ring m steps / n / C, tree m / streams, hierarchical m (ppn - 1) / ppn
  * inside nodes and 2m (nodes - 1) / nodes / ppn across, chains m, all-to-all m / n).
  * phase: 0 for single-phase algorithms; 0, 1, 2 for hierarchical. */
-static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const int *ring, int n,
+static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const Group *grp,
                                int phase) {
     net_loads_reset(c->net);
     CollShape s = {1.0, 1, 1, 0, 0};
-    int g = topo_gpus_per_node(c->topo), nodes = coll_count_nodes(c->topo, ring, n);
+    const int *ring = grp->ring;
+    int n = grp->n, g = topo_gpus_per_node(c->topo), nodes = grp->nodes;
     if (op == COLL_SEND) {
         add_edge(c, ring[0], ring[1]);
         s.inter_steps = ring[0] / g != ring[1] / g;
@@ -279,10 +290,15 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const i
             ch.C = coll_channels_count(c->topo, ring, n);
         else
             coll_channels_build(c->topo, ring, n, &ch);
-        for (int k = 0; k < ch.C; k++)
+        /* channels that all cross the same edges by the same NICs (one GPU per node: every
+         * rotation is the ring) load the same links in the same order: build one, scale it */
+        int built = ch.ring && coll_channels_alike(&ch) ? 1 : ch.C;
+        for (int k = 0; k < built; k++)
             for (int i = 0; i < n && ch.ring; i++)
                 add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
                               ch.nic[2 * k + 1]);
+        if (built < ch.C)
+            net_loads_scale(c->net, (uint32_t)ch.C);
         s.streams = ch.C;
         s.per_m = (double)steps / n; /* x m / C */
         s.div = ch.C;
@@ -355,13 +371,13 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
     }
     if (twin) {
         cs->shape_only = TRUE;
-        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        ps.shape = build_streams(cs, algo, op, g, phase);
         cs->shape_only = FALSE;
         ps.loads = twin->loads;
         ps.nl = twin->nl;
     } else if (copies <= 1) {
         cs->rep_node = rep_node;
-        ps.shape = build_streams(cs, algo, op, g->ring, g->n, phase);
+        ps.shape = build_streams(cs, algo, op, g, phase);
         cs->rep_node = -1;
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));

@@ -43,6 +43,8 @@ typedef struct CollGroup CollGroup;
 const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
                                     gboolean keep_order);
 const int *coll_group_ring(const CollGroup *g);
+/* The nodes its ring crosses (coll_count_nodes of the ring, counted once). */
+int coll_group_nodes(const CollGroup *g);
 
 /* The loads of phase `phase` (0; 0..2 for the hierarchical algorithm) of op by algo over the
  * group, in the symmetric form for rep_node (collectives.h, coll_start_symmetric; -1: every

@@ -367,7 +367,7 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     if (hit)
         return *hit;
     const CollGroup *g = coll_streams_group(c->streams, members, n, op == COLL_SEND);
-    int nodes = coll_count_nodes(c->topo, coll_group_ring(g), n);
+    int nodes = coll_group_nodes(g);
     gboolean found = FALSE;
     double best_model = G_MAXDOUBLE;
     for (int a = 0; a < ALGO_COUNT; a++) {

@@ -28,6 +28,10 @@ typedef struct {
     uint8_t ev_armed; /* ev is pending */
     gboolean live;    /* on its links (after latency, until done) */
     gboolean fixed;   /* solver scratch */
+    /* solver scratch: its best private link (no other flow on it), by (share, link id) */
+    double own_share;
+    int32_t own_link; /* -1: none */
+    uint32_t own_d;
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
@@ -44,6 +48,7 @@ typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
     uint32_t stamp;        /* solver visit mark */
+    uint8_t skip;          /* solver scratch: another link of its class stands for it */
     int32_t id;            /* topology link id */
     double cap;            /* bytes/s */
     double cap_left, wsum; /* solver scratch */
@@ -78,10 +83,18 @@ typedef struct {
     uint32_t n, cap;
 } HeapVec;
 
+/* A link class in the solver's open-addressed table: its representative (lk index, UINT32_MAX
+ * for an empty slot) and its sorted crossings at off in Network.cls_key. */
+typedef struct {
+    uint64_t hash;
+    uint32_t d, off;
+} ClassSlot;
+
 struct Network {
     Engine *eng;
     const Topology *topo;
     gboolean sharing;
+    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
     GArray *flows;      /* Flow, by slot */
     GArray *free_slots; /* guint32 */
     int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
@@ -93,8 +106,10 @@ struct Network {
     gboolean solve_pending;
     uint32_t stamp;
     /* solver scratch: lk indices, flow slots, links by fair share */
-    Vec stack, comp_links, comp_flows;
+    Vec stack, comp_links, comp_flows, cls_key;
     HeapVec heap;
+    ClassSlot *cls;
+    uint32_t ccls;
     /* load builder */
     int32_t *slot_of; /* link -> index in builder, -1 */
     GArray *builder;  /* NetLoad */
@@ -109,6 +124,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->eng = eng;
     net->topo = topo;
     net->sharing = TRUE;
+    net->classes = TRUE;
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->nlinks = topo_links(topo);
@@ -143,9 +159,15 @@ void net_free(Network *net) {
     g_free(net->stack.v);
     g_free(net->comp_links.v);
     g_free(net->comp_flows.v);
+    g_free(net->cls_key.v);
+    g_free(net->cls);
     g_free(net->heap.v);
     g_array_unref(net->builder);
     g_free(net);
+}
+
+void net_set_solver_classes(Network *net, gboolean on) {
+    net->classes = on;
 }
 
 void net_set_sharing(Network *net, gboolean on) {
@@ -220,6 +242,11 @@ void net_loads_add_path(Network *net, const TopoPath *path) {
     load_add(net, topo_local_link(net->topo, g, a, b), 1);
     load_add(net, topo_port_link(net->topo, g, a, TRUE), net->unit - 1);
     load_add(net, topo_port_link(net->topo, g, b, FALSE), net->unit - 1);
+}
+
+void net_loads_scale(Network *net, uint32_t factor) {
+    for (guint i = 0; i < net->builder->len; i++)
+        g_array_index(net->builder, NetLoad, i).weight *= factor;
 }
 
 void net_loads_add(Network *net, const NetLoad *loads, int n) {
@@ -514,6 +541,75 @@ static void collect_component(Network *net) {
     }
 }
 
+/* Links of one class: the same capacity and the same flows crossing them with the same weights.
+ * Through a solve they keep the same remaining capacity and weight, bit for bit (the same
+ * subtractions in the same order), so the same share: every time the heap would give one of them,
+ * it gives the lowest id first, which fixes every flow on it and leaves the others spent (weight
+ * exactly 0: integer sums) or re-filed stale exactly as it is. Only that one needs to be in the
+ * heap; the others get skip. Classes of 2 to CLASS_MAX_FLOWS flows (a link one flow crosses is
+ * its flow's: see on_solve; a crowded link stays alone). */
+#define CLASS_MAX_FLOWS 8
+
+static void link_classes(Network *net) {
+    uint32_t size = 4;
+    while (size < 2 * net->comp_links.n)
+        size *= 2;
+    if (net->ccls < size) {
+        net->cls = g_renew(ClassSlot, net->cls, size);
+        net->ccls = size;
+    }
+    for (uint32_t i = 0; i < size; i++)
+        net->cls[i].d = UINT32_MAX;
+    net->cls_key.n = 0;
+    for (uint32_t c = 0; c < net->comp_links.n; c++) {
+        uint32_t d = net->comp_links.v[c];
+        Link *l = &net->lk[d];
+        l->skip = 0;
+        if (!net->classes || l->nfl < 2 || l->nfl > CLASS_MAX_FLOWS)
+            continue;
+        uint32_t off = net->cls_key.n, n = l->nfl;
+        for (uint32_t k = 0; k < n; k++) {
+            vec_push(&net->cls_key, l->fl[k].flow);
+            vec_push(&net->cls_key, l->fl[k].weight);
+        }
+        uint32_t *kv = net->cls_key.v + off;
+        for (uint32_t i = 1; i < n; i++) { /* by flow slot */
+            uint32_t f = kv[2 * i], w = kv[2 * i + 1], j = i;
+            for (; j > 0 && kv[2 * (j - 1)] > f; j--) {
+                kv[2 * j] = kv[2 * (j - 1)];
+                kv[2 * j + 1] = kv[2 * j - 1];
+            }
+            kv[2 * j] = f;
+            kv[2 * j + 1] = w;
+        }
+        uint64_t h;
+        memcpy(&h, &l->cap, sizeof h);
+        h = (h ^ n) * 1099511628211u;
+        for (uint32_t i = 0; i < 2 * n; i++)
+            h = (h ^ kv[i]) * 1099511628211u;
+        h ^= h >> 29;
+        for (uint32_t i = (uint32_t)h & (size - 1);; i = (i + 1) & (size - 1)) {
+            ClassSlot *s = &net->cls[i];
+            if (s->d == UINT32_MAX) {
+                *s = (ClassSlot){h, d, off};
+                break;
+            }
+            Link *r = &net->lk[s->d];
+            if (s->hash == h && r->nfl == n && r->cap == l->cap &&
+                memcmp(net->cls_key.v + s->off, kv, sizeof(uint32_t) * 2 * n) == 0) {
+                net->cls_key.n = off; /* the class's key is there already */
+                if (l->id < r->id) {
+                    r->skip = 1;
+                    s->d = d;
+                } else {
+                    l->skip = 1;
+                }
+                break;
+            }
+        }
+    }
+}
+
 static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     (void)arg;
     Network *net = ctx;
@@ -528,9 +624,11 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
         f->last = now;
         f->fixed = FALSE;
+        f->own_link = -1;
     }
     HeapVec *h = &net->heap;
     h->n = 0;
+    link_classes(net);
     for (uint32_t i = 0; i < net->comp_links.n; i++) {
         uint32_t d = net->comp_links.v[i];
         Link *l = &net->lk[d];
@@ -538,8 +636,30 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
         l->wsum = 0;
         for (uint32_t k = 0; k < l->nfl; k++)
             l->wsum += l->fl[k].weight;
-        if (l->wsum > 0)
-            heap_push(h, l->cap_left / l->wsum, l->id, d);
+        if (l->wsum <= 0 || l->skip)
+            continue;
+        double share = l->cap_left / l->wsum;
+        if (l->nfl == 1 && net->classes) { /* private: see below */
+            Flow *f = &g_array_index(net->flows, Flow, l->fl[0].flow);
+            if (f->own_link < 0 || share < f->own_share ||
+                (share == f->own_share && l->id < f->own_link)) {
+                f->own_share = share;
+                f->own_link = l->id;
+                f->own_d = d;
+            }
+        } else {
+            heap_push(h, share, l->id, d);
+        }
+    }
+    /* A link only one flow crosses keeps its share until that flow is fixed, and is spent then
+     * (its weight drops to 0): of a flow's private links only the first in the heap's order can
+     * fix it, the rest would pop as spent. So only that one goes in: the same pops that matter,
+     * in the same order, on heaps a fraction of the size (a DP ring's flow crosses thousands of
+     * fabric links alone). */
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
+        const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
+        if (f->own_link >= 0)
+            heap_push(h, f->own_share, f->own_link, f->own_d);
     }
     while (h->n) {
         HeapItem it = heap_pop(h);
@@ -566,7 +686,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
                 Link *m = &net->lk[md];
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
-                if (m != l && m->wsum > 0)
+                if (m != l && m->wsum > 0 && !m->skip)
                     heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
             }
             if (old != f->rate || old == 0)
@@ -594,8 +714,22 @@ GArray *net_busiest_links(const Network *net, int max) {
             s.bytes += net->lstat[i].bytes[c];
         }
         s.busy_s = s.bytes / l->cap;
-        if (s.bytes > 0)
+        if (s.bytes <= 0)
+            continue;
+        if (max > 64) {
             g_array_append_val(all, s);
+            continue;
+        }
+        /* the few first kept in order as they come: cmp_stat is a total order (link ids are
+         * unique), so the same list as sorting all and keeping the first max */
+        guint at = all->len;
+        while (at > 0 && cmp_stat(&s, &g_array_index(all, NetLinkStat, at - 1)) < 0)
+            at--;
+        if ((int)at < max) {
+            g_array_insert_val(all, at, s);
+            if ((int)all->len > max)
+                g_array_set_size(all, max);
+        }
     }
     g_array_sort(all, cmp_stat);
     if ((int)all->len > max)

@@ -34,6 +34,9 @@ Network *net_new(Engine *eng, const Topology *topo);
 void net_free(Network *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
 
+/* Testing: off, the solver puts every link in its heap instead of one per flow's private links
+ * and one per link class (on_solve); the rates must come out the same, bit for bit. */
+void net_set_solver_classes(Network *net, gboolean on);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
 
@@ -57,6 +60,9 @@ void net_loads_reset(Network *net);
 void net_loads_add_path(Network *net, const TopoPath *path);
 /* Add loads (weights of links already in the builder add up). */
 void net_loads_add(Network *net, const NetLoad *loads, int n);
+/* Multiply every weight in the builder by factor: the same as adding its contents factor - 1
+ * more times (integer weights, the same order of first use). */
+void net_loads_scale(Network *net, uint32_t factor);
 const NetLoad *net_loads_get(Network *net, int *n);
 
 /* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),
