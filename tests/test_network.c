@@ -28,7 +28,7 @@ static TopologySpec spec_with(int g, const int *pairs, int npairs, double nic_bw
 }
 
 typedef struct {
-    SimTime at[8];
+    SimTime at[64]; /* finish time of flow i */
     Engine *eng;
 } Finish;
 
@@ -463,16 +463,6 @@ START_TEST(test_alike_channels_built_once) {
 }
 END_TEST
 
-typedef struct {
-    SimTime at[64];
-    Engine *eng;
-} FinishMany;
-
-static void on_done_many(void *ctx, uint64_t i) {
-    FinishMany *f = ctx;
-    f->at[i] = engine_now(f->eng);
-}
-
 /* Random flow sets on a dragonfly's links, solved with and without the solver's private links
  * and link classes: every flow ends at the same picosecond and every link carries the same
  * bytes. Flows copy parts of each other's link sets so that classes form, with weights 1-3 and
@@ -524,10 +514,10 @@ START_TEST(test_solver_classes_change_nothing) {
             g_autoptr(Engine) eng = engine_new();
             g_autoptr(Network) net = net_new(eng, topo);
             net_set_solver_classes(net, on);
-            FinishMany fm = {{0}, eng};
+            Finish fm = {{0}, eng};
             for (int f = 0; f < nflows; f++)
                 net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], lat[f],
-                         f % NET_CLASSES, on_done_many, &fm, (uint64_t)f);
+                         f % NET_CLASSES, on_done, &fm, (uint64_t)f);
             engine_run(eng);
             memcpy(at[on], fm.at, sizeof at[on]);
             busiest[on] = net_busiest_links(net, 1 << 20);

@@ -36,7 +36,8 @@ int cmd_validate(int argc, char **argv) {
         ctx,
         "Reads validation CSV files (a folder: its *.csv but baseline*.csv; default validation/,\n"
         "here or in the source tree), simulates every row and prints predicted against measured\n"
-        "with the signed error, then per group the mean and max |error|. docs/validation.md \"Validation\".\n\n"
+        "with the signed error, then per group the mean and max |error|. docs/validation.md "
+        "\"Validation\".\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;
