@@ -291,6 +291,34 @@ START_TEST(test_tp_head_and_cross_entropy) {
 }
 END_TEST
 
+/* Sequence parallelism (emit_tp.c, tp_sp): per layer an allgather before and a reduce-scatter
+ * after each block, forward, in recomputation and (as conjugates) in backward, each blocking the
+ * compute; the embedding reduce-scatters its output and gathers its gradient, the head gathers
+ * its input and reduce-scatters its input gradient, the cross entropy keeps three allreduces. The
+ * weight-gradient re-gathers run under the block's backward and hide. TP alone, every collective
+ * alone: the iteration is compute plus (6 L + 2) (allgather + reduce-scatter) of b s h plus the
+ * three b s fp32 allreduces, to the picosecond. */
+START_TEST(test_sequence_parallel_timing) {
+    const char *sets[] = {"parallel.sequence_parallel=true", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    double L = sc->model.layers, b = sc->micro_batch, sl = sc->seq_len;
+    g_autofree int *tp = tp_group(sc);
+    double bsh = b * sl * sc->model.hidden * E, ce = b * sl * 4;
+    double ag = ps(coll_time_alone(sc, COLL_ALLGATHER, tp, sc->tp, bsh));
+    double rs = ps(coll_time_alone(sc, COLL_REDUCE_SCATTER, tp, sc->tp, bsh));
+    double want = ps(s->critical.compute) + (6 * L + 2) * (ag + rs) +
+                  3 * ps(coll_time_alone(sc, COLL_ALLREDUCE, tp, sc->tp, ce));
+    ck_assert_msg(ps(s->iteration) == want,
+                  "iteration %.0f ps, closed form %.0f ps (ag %.0f, rs %.0f)", ps(s->iteration),
+                  want, ag, rs);
+    /* and the re-gathers were issued: 2 L + 1 more allgathers than the blocking ones */
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_TP),
+                        (6 * L + 2) + (2 * L + 1));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("mechanisms");
     TCase *tc = tcase_create("core");
@@ -302,6 +330,7 @@ int main(void) {
     tcase_add_test(tc, test_pytorch_and_megatron_buckets);
     tcase_add_test(tc, test_parallel_residual);
     tcase_add_test(tc, test_tp_head_and_cross_entropy);
+    tcase_add_test(tc, test_sequence_parallel_timing);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
