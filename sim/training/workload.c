@@ -560,6 +560,21 @@ const Program *workload_program(const Workload *wl, int stage) {
     return &wl->programs[stage];
 }
 
+/* The DP replicas simulated together when replicas are deduplicated (one DIM_DP_INTRA block).
+ * ZeRO++ names its own (one node's replicas). With pipeline parallelism, replicas that share a
+ * node send their activations through the same node links and NICs, which one replica standing
+ * for the others would leave idle: then one node's worth of replicas is simulated, all of them
+ * where a node's share does not divide dp (ranks fill nodes in layout order, layout.h). */
+static int replica_span(const Scenario *sc) {
+    int z = zeropp_replica_span(sc);
+    if (z > 1 || sc->pp == 1 || sc->topo.gpus_per_node <= sc->tp)
+        return z;
+    int per_node = sc->topo.gpus_per_node / sc->tp; /* replicas of a stage a node can hold */
+    if (sc->topo.gpus_per_node % sc->tp != 0 || per_node >= sc->dp || sc->dp % per_node != 0)
+        return sc->dp;
+    return per_node;
+}
+
 LayoutShape workload_layout_shape(const Scenario *sc) {
     return (LayoutShape){.tp = sc->tp,
                          .cp = 1,
@@ -567,7 +582,7 @@ LayoutShape workload_layout_shape(const Scenario *sc) {
                          .ep = sc->ep,
                          .pp = sc->pp,
                          .vpp = sc->virtual_stages,
-                         .dp_local = zeropp_replica_span(sc)}; /* ZeRO++: DP_INTRA blocks */
+                         .dp_local = replica_span(sc)};
 }
 
 const Layout *workload_layout(const Workload *wl) {
