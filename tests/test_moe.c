@@ -243,36 +243,30 @@ static void expect_error(const char *const *sets, const char *const *needles) {
     g_unlink(path);
 }
 
+/* A scenario text that fails to load, its message starting FILE:at and holding needle. */
+static void expect_text_error(const char *text, const char *at, const char *needle) {
+    g_autofree char *path = write_temp_yaml(text);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
+    ck_assert(sc == NULL);
+    g_autofree char *want = g_strconcat(path, at, NULL);
+    ck_assert_msg(strstr(err->message, want) && strstr(err->message, needle),
+                  "message '%s' lacks '%s' or '%s'", err->message, want, needle);
+    g_unlink(path);
+}
+
 START_TEST(test_bad_input) {
     /* the file's positions: moe is on line 7, parallel on line 10 */
     expect_error((const char *const[]){"parallel.ep=3", NULL},
                  (const char *const[]){"does not divide DP 8", NULL});
-    {
-        g_autofree char *path = write_temp_yaml(
-            "model:\n  name: x\n  layers: 4\n  hidden: 1024\n  heads: 8\n  vocab: 50257\n"
-            "  moe: {experts: 8, top_k: 9}\n"
-            "topology: frontier\nnodes: 1\nparallel: {tp: 1}\ntraining: {}\n");
-        g_autoptr(GError) err = NULL;
-        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
-        ck_assert(sc == NULL);
-        g_autofree char *want = g_strdup_printf("%s:7:", path);
-        ck_assert_msg(strstr(err->message, want) && strstr(err->message, "top_k 9 exceeds"),
-                      "message '%s'", err->message);
-        g_unlink(path);
-    }
-    {
-        g_autofree char *path = write_temp_yaml(
-            "model:\n  name: x\n  layers: 4\n  hidden: 1024\n  heads: 8\n  vocab: 50257\n"
-            "  moe:\n    experts: 8\n    capacity_factor: 0\n"
-            "topology: frontier\nnodes: 1\nparallel:\n  tp: 1\n  ep: 16\ntraining: {}\n");
-        g_autoptr(GError) err = NULL;
-        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
-        ck_assert(sc == NULL);
-        g_autofree char *want = g_strdup_printf("%s:9:22", path);
-        ck_assert_msg(strstr(err->message, want) && strstr(err->message, "capacity_factor"),
-                      "message '%s' lacks '%s'", err->message, want);
-        g_unlink(path);
-    }
+    expect_text_error("model:\n  name: x\n  layers: 4\n  hidden: 1024\n  heads: 8\n  vocab: 50257\n"
+                      "  moe: {experts: 8, top_k: 9}\n"
+                      "topology: frontier\nnodes: 1\nparallel: {tp: 1}\ntraining: {}\n",
+                      ":7:", "top_k 9 exceeds");
+    expect_text_error("model:\n  name: x\n  layers: 4\n  hidden: 1024\n  heads: 8\n  vocab: 50257\n"
+                      "  moe:\n    experts: 8\n    capacity_factor: 0\n"
+                      "topology: frontier\nnodes: 1\nparallel:\n  tp: 1\n  ep: 16\ntraining: {}\n",
+                      ":9:22", "capacity_factor");
     expect_error((const char *const[]){"model.moe.imbalance=0.5", NULL},
                  (const char *const[]){"imbalance", "[1, 4]", NULL});
     expect_error(
@@ -286,18 +280,10 @@ START_TEST(test_bad_input) {
                  (const char *const[]){"needs a model with moe", NULL});
     expect_error((const char *const[]){"model.moe.expert=4", NULL},
                  (const char *const[]){"expert", NULL});
-    { /* a base: overlay names a file that is not there: its position */
-        g_autofree char *path = write_temp_yaml("model: {base: no-such-model, moe: {experts: 8}}\n"
-                                                "topology: frontier\nnodes: 1\nparallel: {}\n"
-                                                "training: {}\n");
-        g_autoptr(GError) err = NULL;
-        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
-        ck_assert(sc == NULL);
-        g_autofree char *want = g_strdup_printf("%s:1:15", path);
-        ck_assert_msg(strstr(err->message, want) && strstr(err->message, "no-such-model"),
-                      "message '%s' lacks '%s'", err->message, want);
-        g_unlink(path);
-    }
+    expect_text_error("model: {base: no-such-model, moe: {experts: 8}}\n"
+                      "topology: frontier\nnodes: 1\nparallel: {}\n"
+                      "training: {}\n",
+                      ":1:15", "no-such-model");
     { /* base: with keys laid over it: the shipped model with another imbalance */
         g_autofree char *path =
             write_temp_yaml("model: {base: mixtral-8x7b, moe: {imbalance: 1.5}}\n"

@@ -179,9 +179,7 @@ END_TEST
 START_TEST(test_frontier_routes) {
     const char *sets[] = {"nodes=300", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
-    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Topology) topo = topo_ok(sc);
     /* no direct 0-3 link: two hops, widest minimal path 0-1-3, 50 GB/s */
     TopoRoute r = topo_route(topo, 0, 3);
     ck_assert_int_eq(r.hops, 2);
@@ -209,7 +207,7 @@ START_TEST(test_frontier_routes) {
     /* minimal: one local link */
     const char *msets[] = {"nodes=300", "topology.fabric.routing=minimal", NULL};
     g_autoptr(Scenario) ms = load_ok("20B_tp8.yaml", msets);
-    g_autoptr(Topology) mt = topo_new(&ms->topo, ms->nodes, &err);
+    g_autoptr(Topology) mt = topo_ok(ms);
     topo_path(mt, 1, 20 * 8 + 1, 0, &p);
     fabric = 0;
     for (int i = 0; i < p.n; i++)
@@ -235,7 +233,7 @@ START_TEST(test_frontier_routes) {
     /* Valiant: through a third group, two global links */
     const char *vsets[] = {"nodes=300", "topology.fabric.routing=valiant", NULL};
     g_autoptr(Scenario) vs = load_ok("20B_tp8.yaml", vsets);
-    g_autoptr(Topology) vt = topo_new(&vs->topo, vs->nodes, &err);
+    g_autoptr(Topology) vt = topo_ok(vs);
     topo_path(vt, 1, 200 * 8 + 3, 5, &p);
     globals = 0;
     for (int i = 0; i < p.n; i++)
@@ -416,9 +414,7 @@ END_TEST
 START_TEST(test_alike_channels_built_once) {
     const char *sets[] = {"nodes=300", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
-    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Topology) topo = topo_ok(sc);
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, topo);
     CollStreams *cs = coll_streams_new(topo, net);
@@ -470,9 +466,7 @@ END_TEST
 START_TEST(test_solver_classes_change_nothing) {
     const char *sets[] = {"nodes=64", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
-    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Topology) topo = topo_ok(sc);
     int nlinks = topo_links(topo);
     GRand *rng = g_rand_new_with_seed(7);
     int classes_seen = 0;

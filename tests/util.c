@@ -49,10 +49,15 @@ static void count_done(void *ctx, uint64_t arg) {
     (*(int *)ctx)++;
 }
 
-SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n, double bytes) {
+Topology *topo_ok(const Scenario *sc) {
     g_autoptr(GError) err = NULL;
-    g_autoptr(Topology) topo = topo_new(&sc->topo, sc->nodes, &err);
+    Topology *topo = topo_new(&sc->topo, sc->nodes, &err);
     ck_assert_msg(topo, "%s", err ? err->message : "");
+    return topo;
+}
+
+SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n, double bytes) {
+    g_autoptr(Topology) topo = topo_ok(sc);
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, topo);
     net_set_sharing(net, sc->contention);

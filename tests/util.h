@@ -17,6 +17,8 @@ char *write_temp_yaml(const char *text);
 Scenario *load_ok(const char *file, const char *const *sets);
 /* Load and simulate; fails the test on error. */
 SimRun *run_ok(const Scenario *sc, int dedup);
+/* The scenario's machine at its node count, failing the test on error. */
+Topology *topo_ok(const Scenario *sc);
 /* The JSON report of a run, timing off. g_free it. */
 char *json_of(const SimRun *run);
 /* Time of one collective of `bytes` over members on the scenario's machine, alone on an idle
