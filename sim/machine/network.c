@@ -21,7 +21,7 @@ typedef struct {
     double bytes;     /* per stream, in all */
     double remaining; /* per stream, bytes */
     double rate;      /* per stream, bytes/s; 0 until first solved */
-    SimTime last;     /* when remaining was last brought up to date */
+    SimTime last;     /* when remaining was last brought up to date (its rate's last change) */
     uint32_t version;
     uint32_t stamp;   /* solver visit mark */
     uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
@@ -610,6 +610,15 @@ static void link_classes(Network *net) {
     }
 }
 
+/* Bring remaining up to now at the rate it has moved at since `last`. Only a rate change calls
+ * this, so a flow's remaining bytes depend on its rates over time alone, not on how often a solve
+ * happened to look at it (a solve that finds the same rate leaves it be). */
+static inline void rebase(Flow *f, SimTime now) {
+    if (f->rate > 0 && now > f->last)
+        f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
+    f->last = now;
+}
+
 static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     (void)arg;
     Network *net = ctx;
@@ -617,12 +626,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     net->solve_pending = FALSE;
     net->solves++;
     collect_component(net);
-    /* bring progress up to now, reset scratch */
-    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
         Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
-        if (f->rate > 0 && now > f->last)
-            f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
-        f->last = now;
         f->fixed = FALSE;
         f->own_link = -1;
     }
@@ -679,6 +684,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
                 continue;
             f->fixed = TRUE;
             double old = f->rate;
+            if (old != rate || old == 0) /* progress at the old rate, up to now */
+                rebase(f, now);
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
             for (int i = 0; i < f->n; i++) {
