@@ -21,6 +21,7 @@ typedef struct {
     double bytes;     /* per stream, in all */
     double remaining; /* per stream, bytes */
     double rate;      /* per stream, bytes/s; 0 until first solved */
+    uint64_t ub;      /* its rate alone (per stream, bytes/s, rounded up): no solve gives more */
     SimTime last;     /* when remaining was last brought up to date (its rate's last change) */
     uint32_t version;
     uint32_t stamp;   /* solver visit mark */
@@ -47,11 +48,14 @@ typedef struct {
 typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
-    uint32_t stamp;        /* solver visit mark */
-    uint8_t skip;          /* solver scratch: another link of its class stands for it */
-    int32_t id;            /* topology link id */
-    double cap;            /* bytes/s */
-    double cap_left, wsum; /* solver scratch */
+    uint32_t stamp;          /* solver visit mark */
+    uint8_t skip;            /* solver scratch: another link of its class stands for it */
+    uint8_t tight;           /* not slack: see SLACK_MARGIN */
+    int32_t id;              /* topology link id */
+    double cap;              /* bytes/s */
+    double cap_left, wsum;   /* solver scratch */
+    double slack_below;      /* slack while ubsum < this (-1: never) */
+    unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
 } Link;
 
 typedef struct {
@@ -115,7 +119,7 @@ struct Network {
     GArray *builder;  /* NetLoad */
     uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
     double dunit;     /* the same, as a double */
-    uint64_t started, solves;
+    uint64_t started, solves, solved_links;
     GHashTable *lone_of; /* borrowed loads -> double *: their lone_rate (capacities never change) */
 };
 
@@ -182,6 +186,27 @@ uint64_t net_solves(const Network *net) {
     return net->solves;
 }
 
+uint64_t net_solved_links(const Network *net) {
+    return net->solved_links;
+}
+
+/* Slack links. A flow never moves faster than alone: ub, the smallest capacity x unit / weight
+ * over its links. A link whose capacity exceeds the sum of ub x weight / unit of its flows (by
+ * more than SLACK_MARGIN) cannot fill before its flows are fixed elsewhere: while a solve is at
+ * level s, every unfixed flow on it has ub >= s, so its share, (capacity - the fixed flows' use) /
+ * unfixed weight, stays above s (1 + SLACK_MARGIN); the heap only ever finds it stale or spent. A
+ * slack link changes no rate, in any bit, so it does not join its flows into one component: the
+ * solver follows tight links only. On Frontier the 200 GB/s link between a GCD and the GCD that
+ * owns its NIC carries both a TP ring and pipeline sends bound by the 25 GB/s NIC; slack, it no
+ * longer ties every node's TP flows to the whole fabric's pipeline traffic. The margin is far
+ * above the rounding of a solve's sums (relative 1e-13 for thousands of terms) and far below any
+ * difference that matters. */
+#define SLACK_MARGIN 1e-9
+
+static inline void link_set_tight(Link *l) {
+    l->tight = !((double)l->ubsum < l->slack_below);
+}
+
 /* The lk index of link id, making it on first use (lk may move: hold indices, not pointers). */
 static uint32_t link_dense(Network *net, int32_t id) {
     int32_t d = net->dense_of[id];
@@ -193,7 +218,11 @@ static uint32_t link_dense(Network *net, int32_t id) {
         net->lstat = g_renew(LinkStat, net->lstat, net->clk);
     }
     d = (int32_t)net->nlk++;
-    net->lk[d] = (Link){.id = id, .cap = topo_link_capacity(net->topo, id)};
+    double cap = topo_link_capacity(net->topo, id);
+    /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (see flow_bound) */
+    double lim = cap * net->dunit;
+    net->lk[d] =
+        (Link){.id = id, .cap = cap, .slack_below = lim < 0x1p61 ? lim * (1 - SLACK_MARGIN) : -1};
     net->lstat[d] = (LinkStat){{0}};
     net->dense_of[id] = d;
     return (uint32_t)d;
@@ -303,9 +332,15 @@ static void schedule_finish(Network *net, guint32 slot) {
 
 static void on_solve(Engine *eng, void *ctx, uint64_t arg);
 
-static void mark_dirty(Network *net, const NetLoad *loads, int n) {
-    for (int i = 0; i < n; i++)
-        vec_push(&net->dirty, (uint32_t)net->dense_of[loads[i].link]);
+/* A link that joins its flows into one component: a tight one, or any with the shortcuts off. */
+static inline gboolean couples(const Network *net, const Link *l) {
+    return l->tight || !net->classes;
+}
+
+/* Solve the component of lk index d (all its flows, then on through coupling links) at the end
+ * of this instant. */
+static void mark_dirty(Network *net, uint32_t d) {
+    vec_push(&net->dirty, d);
     if (!net->solve_pending) {
         net->solve_pending = TRUE;
         engine_schedule(net->eng, 0, on_solve, net, 0);
@@ -343,37 +378,44 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
-    gboolean alone = TRUE; /* no other flow on any of its links */
     for (int i = 0; i < f->n; i++) {
         Crossing c = {(uint32_t)slot, f->loads[i].weight};
         uint32_t d = link_dense(net, f->loads[i].link); /* before reading lk: it may move */
-        Link *l = &net->lk[d];
-        crossing_add(l, c);
-        alone = alone && l->nfl == 1;
+        crossing_add(&net->lk[d], c);
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
         return;
     }
+    double lr; /* its rate alone: borrowed loads' is kept (capacities never change) */
+    double *r = f->owned ? NULL : g_hash_table_lookup(net->lone_of, f->loads);
+    if (r) {
+        lr = *r;
+    } else {
+        lr = lone_rate(net, f);
+        if (!f->owned)
+            g_hash_table_insert(net->lone_of, (gpointer)f->loads, g_memdup2(&lr, sizeof lr));
+    }
+    /* rounded up, and capped where no link can be slack (link_dense) */
+    f->ub = lr < 0x1p62 ? (uint64_t)ceil(lr) : (uint64_t)1 << 62;
+    gboolean alone = TRUE; /* no other flow on a link that couples */
+    for (int i = 0; i < f->n; i++) {
+        Link *l = link_at(net, f->loads[i].link);
+        l->ubsum += (unsigned __int128)f->ub * f->loads[i].weight;
+        link_set_tight(l);
+        alone = alone && (l->nfl == 1 || !couples(net, l));
+    }
     if (alone) { /* its own component: what a solve would give it, without one */
-        double *r = f->owned ? NULL : g_hash_table_lookup(net->lone_of, f->loads);
-        if (!r) {
-            double lr = lone_rate(net, f);
-            if (f->owned) {
-                f->rate = lr;
-                schedule_finish(net, (guint32)slot);
-                return;
-            }
-            r = g_new(double, 1);
-            *r = lr;
-            g_hash_table_insert(net->lone_of, (gpointer)f->loads, r);
-        }
-        f->rate = *r;
+        f->rate = lr;
         schedule_finish(net, (guint32)slot);
         return;
     }
-    mark_dirty(net, f->loads, f->n);
+    for (int i = 0; i < f->n; i++) {
+        uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
+        if (couples(net, &net->lk[d]))
+            mark_dirty(net, d);
+    }
 }
 
 static void flow_start(Network *net, const NetLoad *loads, gboolean owned, int n, double bytes,
@@ -442,13 +484,14 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
                     l->fl[k] = l->fl[--l->nfl];
                     break;
                 }
-        }
-        if (net->sharing) { /* a link it leaves empty changes nobody's rate */
-            gboolean others = FALSE;
-            for (int i = 0; i < f->n && !others; i++)
-                others = link_at(net, f->loads[i].link)->nfl > 0;
-            if (others)
-                mark_dirty(net, f->loads, f->n);
+            if (!net->sharing)
+                continue;
+            /* the flows left on a link that coupled them to this one (slack now or not) are
+             * solved again; a link it leaves empty, or that was slack, changes nobody's rate */
+            if (l->nfl > 0 && couples(net, l))
+                mark_dirty(net, d);
+            l->ubsum -= (unsigned __int128)f->ub * f->loads[i].weight;
+            link_set_tight(l);
         }
     }
     NetDoneFn done = f->done;
@@ -509,7 +552,9 @@ static HeapItem heap_pop(HeapVec *h) {
     return top;
 }
 
-/* Collect the links and flows connected to the dirty links. */
+/* Collect the links and flows connected to the dirty links: every flow on a dirty link, and on
+ * from them through links that couple (SLACK_MARGIN). Every flow on a collected link is collected.
+ */
 static void collect_component(Network *net) {
     uint32_t st = ++net->stamp;
     net->comp_links.n = 0;
@@ -534,7 +579,7 @@ static void collect_component(Network *net) {
             vec_push(&net->comp_flows, fs);
             for (int i = 0; i < f->n; i++) {
                 uint32_t m = (uint32_t)net->dense_of[f->loads[i].link];
-                if (net->lk[m].stamp != st)
+                if (net->lk[m].stamp != st && couples(net, &net->lk[m]))
                     vec_push(&net->stack, m);
             }
         }
@@ -626,6 +671,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
     net->solve_pending = FALSE;
     net->solves++;
     collect_component(net);
+    net->solved_links += net->comp_links.n;
     for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
         Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
         f->fixed = FALSE;
@@ -691,6 +737,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             for (int i = 0; i < f->n; i++) {
                 uint32_t md = (uint32_t)net->dense_of[f->loads[i].link];
                 Link *m = &net->lk[md];
+                if (m->stamp != net->stamp) /* slack, outside this solve */
+                    continue;
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0 && !m->skip)

@@ -35,7 +35,8 @@ void net_free(Network *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
 
 /* Testing: off, the solver puts every link in its heap instead of one per flow's private links
- * and one per link class (on_solve); the rates must come out the same, bit for bit. */
+ * and one per link class (on_solve), and slack links join components like any other; the rates
+ * must come out the same, bit for bit. */
 void net_set_solver_classes(Network *net, gboolean on);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
@@ -84,5 +85,7 @@ GArray *net_busiest_links(const Network *net, int max);
 /* Flows started, and rate recomputations (solver runs), so far. */
 uint64_t net_flows_started(const Network *net);
 uint64_t net_solves(const Network *net);
+/* Links the solves have looked at, in all (the sizes of the components they solved). */
+uint64_t net_solved_links(const Network *net);
 
 #endif
