@@ -719,10 +719,11 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             continue;
         double share = MAX(l->cap_left, 0.0) / l->wsum;
         double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
-        if (share > it.share * (1 + 1e-12) + 1e-300) {              /* stale entry: re-file */
-            heap_push(h, share, it.link, it.d);
+        /* A stale entry: its share has grown since. Every change to a link in the heap pushes
+         * it again at its new share (below), so a later entry with the current share, bit for
+         * bit, is already waiting; re-filing this one would add a twin that pops spent. */
+        if (share > it.share * (1 + 1e-12) + 1e-300)
             continue;
-        }
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
