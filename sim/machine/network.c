@@ -15,6 +15,8 @@
 
 typedef struct {
     const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
+    const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
+    double lone;          /* its rate alone on its links (lone_rate) */
     int n;
     uint8_t cls;
     uint8_t owned;    /* loads is this flow's copy */
@@ -120,7 +122,7 @@ struct Network {
     uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
     double dunit;     /* the same, as a double */
     uint64_t started, solves, solved_links;
-    GHashTable *lone_of; /* borrowed loads -> double *: their lone_rate (capacities never change) */
+    GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
 };
 
 Network *net_new(Engine *eng, const Topology *topo) {
@@ -140,7 +142,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
-    net->lone_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    net->info_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return net;
 }
 
@@ -155,7 +157,7 @@ void net_free(Network *net) {
     g_free(net->lk);
     g_free(net->lstat);
     g_free(net->dense_of);
-    g_hash_table_unref(net->lone_of);
+    g_hash_table_unref(net->info_of);
     g_free(net->slot_of);
     g_array_unref(net->flows);
     g_array_unref(net->free_slots);
@@ -226,11 +228,6 @@ static uint32_t link_dense(Network *net, int32_t id) {
     net->lstat[d] = (LinkStat){{0}};
     net->dense_of[id] = d;
     return (uint32_t)d;
-}
-
-/* A link already in use. */
-static inline Link *link_at(const Network *net, int32_t id) {
-    return &net->lk[net->dense_of[id]];
 }
 
 static void crossing_add(Link *l, Crossing c) {
@@ -350,22 +347,28 @@ static void mark_dirty(Network *net, uint32_t d) {
 /* The rate on_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
  * the link of the smallest share capacity / weight (lowest id among equals) fills first and
  * fixes it at capacity x unit / weight. O(loads). */
-static double lone_rate(const Network *net, const Flow *f) {
+static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n) {
     double best = 0;
     int32_t best_link = -1;
-    for (int i = 0; i < f->n; i++) {
-        const Link *l = link_at(net, f->loads[i].link);
-        double share = l->cap / (double)f->loads[i].weight;
-        if (best_link < 0 || share < best || (share == best && f->loads[i].link < best_link)) {
+    for (int i = 0; i < n; i++) {
+        double share = net->lk[dl[i]].cap / (double)loads[i].weight;
+        if (best_link < 0 || share < best || (share == best && loads[i].link < best_link)) {
             best = share;
-            best_link = f->loads[i].link;
+            best_link = loads[i].link;
         }
     }
-    for (int i = 0; i < f->n; i++)
-        if (f->loads[i].link == best_link)
-            return MAX(link_at(net, best_link)->cap, 0.0) * net->dunit / (double)f->loads[i].weight;
-    g_assert_not_reached();
+    for (int i = 0; i < n; i++)
+        if (loads[i].link == best_link)
+            return MAX(net->lk[dl[i]].cap, 0.0) * net->dunit / (double)loads[i].weight;
+    return G_MAXDOUBLE; /* no loads */
 }
+
+/* What a borrowed load set needs, worked out on its first flow and kept: the lk index of each
+ * load's link and the rate alone. */
+typedef struct {
+    double lone;
+    uint32_t dl[];
+} LoadInfo;
 
 static void activate(Engine *eng, void *ctx, uint64_t slot) {
     Network *net = ctx;
@@ -378,51 +381,40 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
-    for (int i = 0; i < f->n; i++) {
-        Crossing c = {(uint32_t)slot, f->loads[i].weight};
-        uint32_t d = link_dense(net, f->loads[i].link); /* before reading lk: it may move */
-        crossing_add(&net->lk[d], c);
-    }
+    for (int i = 0; i < f->n; i++)
+        crossing_add(&net->lk[f->dl[i]], (Crossing){(uint32_t)slot, f->loads[i].weight});
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
         return;
     }
-    double lr; /* its rate alone: borrowed loads' is kept (capacities never change) */
-    double *r = f->owned ? NULL : g_hash_table_lookup(net->lone_of, f->loads);
-    if (r) {
-        lr = *r;
-    } else {
-        lr = lone_rate(net, f);
-        if (!f->owned)
-            g_hash_table_insert(net->lone_of, (gpointer)f->loads, g_memdup2(&lr, sizeof lr));
-    }
     /* rounded up, and capped where no link can be slack (link_dense) */
-    f->ub = lr < 0x1p62 ? (uint64_t)ceil(lr) : (uint64_t)1 << 62;
+    f->ub = f->lone < 0x1p62 ? (uint64_t)ceil(f->lone) : (uint64_t)1 << 62;
     gboolean alone = TRUE; /* no other flow on a link that couples */
     for (int i = 0; i < f->n; i++) {
-        Link *l = link_at(net, f->loads[i].link);
+        Link *l = &net->lk[f->dl[i]];
         l->ubsum += (unsigned __int128)f->ub * f->loads[i].weight;
         link_set_tight(l);
         alone = alone && (l->nfl == 1 || !couples(net, l));
     }
     if (alone) { /* its own component: what a solve would give it, without one */
-        f->rate = lr;
+        f->rate = f->lone;
         schedule_finish(net, (guint32)slot);
         return;
     }
-    for (int i = 0; i < f->n; i++) {
-        uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
-        if (couples(net, &net->lk[d]))
-            mark_dirty(net, d);
-    }
+    for (int i = 0; i < f->n; i++)
+        if (couples(net, &net->lk[f->dl[i]]))
+            mark_dirty(net, f->dl[i]);
 }
 
-static void flow_start(Network *net, const NetLoad *loads, gboolean owned, int n, double bytes,
-                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
+static void flow_start(Network *net, const NetLoad *loads, const uint32_t *dl, double lone,
+                       gboolean owned, int n, double bytes, SimTime latency, int cls,
+                       NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
     f.loads = loads;
+    f.dl = dl;
+    f.lone = lone;
     f.owned = (uint8_t)owned;
     f.n = n;
     f.cls = cls;
@@ -444,15 +436,35 @@ static void flow_start(Network *net, const NetLoad *loads, gboolean owned, int n
     engine_schedule(net->eng, latency, activate, net, slot);
 }
 
+/* The lk index of each load's link, making links on first use. */
+static void dense_all(Network *net, const NetLoad *loads, int n, uint32_t *dl) {
+    for (int i = 0; i < n; i++)
+        dl[i] = link_dense(net, loads[i].link);
+}
+
 void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
               NetDoneFn done, void *ctx, uint64_t arg) {
-    flow_start(net, g_memdup2(loads, sizeof(NetLoad) * (n > 0 ? n : 1)), TRUE, n, bytes, latency,
-               cls, done, ctx, arg);
+    /* one block: the loads' copy, then their lk indices */
+    size_t nn = (size_t)MAX(n, 0);
+    NetLoad *copy = g_malloc(MAX(nn * (sizeof(NetLoad) + sizeof(uint32_t)), 1));
+    if (nn)
+        memcpy(copy, loads, nn * sizeof(NetLoad));
+    uint32_t *dl = (uint32_t *)(copy + nn);
+    dense_all(net, copy, n, dl);
+    flow_start(net, copy, dl, lone_rate(net, copy, dl, n), TRUE, n, bytes, latency, cls, done, ctx,
+               arg);
 }
 
 void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
                        int cls, NetDoneFn done, void *ctx, uint64_t arg) {
-    flow_start(net, loads, FALSE, n, bytes, latency, cls, done, ctx, arg);
+    LoadInfo *info = g_hash_table_lookup(net->info_of, loads);
+    if (!info) {
+        info = g_malloc(sizeof(LoadInfo) + sizeof(uint32_t) * (size_t)MAX(n, 0));
+        dense_all(net, loads, n, info->dl);
+        info->lone = lone_rate(net, loads, info->dl, n);
+        g_hash_table_insert(net->info_of, (gpointer)loads, info);
+    }
+    flow_start(net, loads, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx, arg);
 }
 
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
@@ -476,7 +488,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     f->ev_armed = 0;
     if (f->live) {
         for (int i = 0; i < f->n; i++) {
-            uint32_t d = (uint32_t)net->dense_of[f->loads[i].link];
+            uint32_t d = f->dl[i];
             Link *l = &net->lk[d];
             net->lstat[d].bytes[f->cls] += per_unit(net, f->bytes * f->loads[i].weight);
             for (uint32_t k = 0; k < l->nfl; k++)
@@ -502,6 +514,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     if (f->owned)
         g_free((NetLoad *)f->loads);
     f->loads = NULL;
+    f->dl = NULL;
     g_array_append_val(net->free_slots, slot);
     done(dctx, darg);
 }
@@ -578,7 +591,7 @@ static void collect_component(Network *net) {
             f->stamp = st;
             vec_push(&net->comp_flows, fs);
             for (int i = 0; i < f->n; i++) {
-                uint32_t m = (uint32_t)net->dense_of[f->loads[i].link];
+                uint32_t m = f->dl[i];
                 if (net->lk[m].stamp != st && couples(net, &net->lk[m]))
                     vec_push(&net->stack, m);
             }
@@ -736,7 +749,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
             for (int i = 0; i < f->n; i++) {
-                uint32_t md = (uint32_t)net->dense_of[f->loads[i].link];
+                uint32_t md = f->dl[i];
                 Link *m = &net->lk[md];
                 if (m->stamp != net->stamp) /* slack, outside this solve */
                     continue;
