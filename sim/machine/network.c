@@ -725,7 +725,10 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
         if (f->own_link >= 0)
             heap_push(h, f->own_share, f->own_link, f->own_d);
     }
-    while (h->n) {
+    /* Once every flow is fixed, every link's weight is exactly 0 (integer sums) and what is left
+     * in the heap would pop spent: stop there (most of a solve's pops, on 1T_full_frontier). */
+    uint32_t unfixed = net->comp_flows.n;
+    while (h->n && unfixed > 0) {
         HeapItem it = heap_pop(h);
         Link *l = &net->lk[it.d];
         if (l->wsum <= 0)
@@ -743,6 +746,7 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
             if (f->fixed)
                 continue;
             f->fixed = TRUE;
+            unfixed--;
             double old = f->rate;
             if (old != rate || old == 0) /* progress at the old rate, up to now */
                 rebase(f, now);
