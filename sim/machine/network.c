@@ -50,6 +50,7 @@ typedef struct {
 typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
+    uint64_t wtot;           /* the sum of their weights (exact: a solve starts from it) */
     uint32_t stamp;          /* solver visit mark */
     uint8_t skip;            /* solver scratch: another link of its class stands for it */
     uint8_t tight;           /* not slack: see SLACK_MARGIN */
@@ -381,8 +382,10 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
-    for (int i = 0; i < f->n; i++)
+    for (int i = 0; i < f->n; i++) {
         crossing_add(&net->lk[f->dl[i]], (Crossing){(uint32_t)slot, f->loads[i].weight});
+        net->lk[f->dl[i]].wtot += f->loads[i].weight;
+    }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
@@ -496,6 +499,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
                     l->fl[k] = l->fl[--l->nfl];
                     break;
                 }
+            l->wtot -= f->loads[i].weight;
             if (!net->sharing)
                 continue;
             /* the flows left on a link that coupled them to this one (slack now or not) are
@@ -697,9 +701,8 @@ static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
         uint32_t d = net->comp_links.v[i];
         Link *l = &net->lk[d];
         l->cap_left = l->cap;
-        l->wsum = 0;
-        for (uint32_t k = 0; k < l->nfl; k++)
-            l->wsum += l->fl[k].weight;
+        /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
+        l->wsum = (double)l->wtot;
         if (l->wsum <= 0 || l->skip)
             continue;
         double share = l->cap_left / l->wsum;
