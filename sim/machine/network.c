@@ -57,7 +57,7 @@ typedef struct {
     int32_t id;              /* topology link id */
     double cap;              /* bytes/s */
     double cap_left, wsum;   /* solver scratch */
-    double slack_below;      /* slack while ubsum < this (-1: never) */
+    uint64_t slack_below;    /* slack while ubsum < this (0: never) */
     unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
 } Link;
 
@@ -207,7 +207,7 @@ uint64_t net_solved_links(const Network *net) {
 #define SLACK_MARGIN 1e-9
 
 static inline void link_set_tight(Link *l) {
-    l->tight = !((double)l->ubsum < l->slack_below);
+    l->tight = !(l->ubsum < l->slack_below);
 }
 
 /* The lk index of link id, making it on first use (lk may move: hold indices, not pointers). */
@@ -222,10 +222,13 @@ static uint32_t link_dense(Network *net, int32_t id) {
     }
     d = (int32_t)net->nlk++;
     double cap = topo_link_capacity(net->topo, id);
-    /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (see flow_bound) */
+    /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (see activate) */
     double lim = cap * net->dunit;
-    net->lk[d] =
-        (Link){.id = id, .cap = cap, .slack_below = lim < 0x1p61 ? lim * (1 - SLACK_MARGIN) : -1};
+    net->lk[d] = (Link){.id = id,
+                        .cap = cap,
+                        /* an integer below x is below ceil(x), and x < 2^61 fits */
+                        .slack_below =
+                            lim > 0 && lim < 0x1p61 ? (uint64_t)ceil(lim * (1 - SLACK_MARGIN)) : 0};
     net->lstat[d] = (LinkStat){{0}};
     net->dense_of[id] = d;
     return (uint32_t)d;
