@@ -385,23 +385,24 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
+    /* its rate alone, rounded up, and capped where no link can be slack (link_dense) */
+    f->ub = f->lone < 0x1p62 ? (uint64_t)ceil(f->lone) : (uint64_t)1 << 62;
+    gboolean alone = TRUE; /* no other flow on a link that couples */
     for (int i = 0; i < f->n; i++) {
-        crossing_add(&net->lk[f->dl[i]], (Crossing){(uint32_t)slot, f->loads[i].weight});
-        net->lk[f->dl[i]].wtot += f->loads[i].weight;
+        Link *l = &net->lk[f->dl[i]];
+        uint32_t w = f->loads[i].weight;
+        crossing_add(l, (Crossing){(uint32_t)slot, w});
+        l->wtot += w;
+        if (!net->sharing)
+            continue;
+        l->ubsum += (unsigned __int128)f->ub * w;
+        link_set_tight(l);
+        alone = alone && (l->nfl == 1 || !couples(net, l));
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         schedule_finish(net, (guint32)slot);
         return;
-    }
-    /* rounded up, and capped where no link can be slack (link_dense) */
-    f->ub = f->lone < 0x1p62 ? (uint64_t)ceil(f->lone) : (uint64_t)1 << 62;
-    gboolean alone = TRUE; /* no other flow on a link that couples */
-    for (int i = 0; i < f->n; i++) {
-        Link *l = &net->lk[f->dl[i]];
-        l->ubsum += (unsigned __int128)f->ub * f->loads[i].weight;
-        link_set_tight(l);
-        alone = alone && (l->nfl == 1 || !couples(net, l));
     }
     if (alone) { /* its own component: what a solve would give it, without one */
         f->rate = f->lone;
