@@ -167,7 +167,7 @@ void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, i
         return;
     TopoPath p;
     topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
-    if (rep_node >= 0) { /* symmetric form: drop other nodes' local links */
+    if (rep_node != COLL_NODES_ALL) { /* symmetric form: drop other nodes' local links */
         int k = 0;
         for (int i = 0; i < p.n; i++) {
             int node = topo_link_node(cs->topo, p.link[i]);
@@ -371,6 +371,14 @@ static NetLoad *fold_onto_node(CollStreams *cs, const NetLoad *loads, int *nl, i
     return out;
 }
 
+/* The nodes whose local links copy j loads (coll_streams_loads_copies): COLL_NODES_NONE means
+ * copy 0 whole and the others' fabric links alone. */
+static int copy_nodes(int rep_node, int j) {
+    if (rep_node != COLL_NODES_NONE)
+        return rep_node;
+    return j == 0 ? COLL_NODES_ALL : COLL_NODES_NONE;
+}
+
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
     return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
@@ -418,6 +426,18 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = fold ? fold_onto_node(cs, built, &ps.nl, rep_node)
                         : g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
+    } else if (op == COLL_SEND) { /* each copy's path straight into the builder (no group per
+                                     copy: DP replicas' copies are hundreds per send) */
+        cs->shape_only = TRUE;
+        ps.shape = build_streams(cs, algo, op, g, phase);
+        cs->shape_only = FALSE;
+        net_loads_reset(cs->net);
+        for (int j = 0; j < copies; j++)
+            coll_streams_edge(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
+                              copy_nodes(rep_node, j));
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;
     } else { /* each copy's own loads (cached with its group), summed */
         g_autofree int *m = g_new(int, g->n);

@@ -101,7 +101,11 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
  * GPUs the topology treats alike (executor.c, exec_rep_index): by symmetry every copy moves at the
  * same rate, so one flow whose loads are the sum of the copies' (a link two copies cross weighs
  * both) gives each the rate and each link the bytes of the copies run apart. copies 1:
- * coll_start_symmetric. */
+ * coll_start_symmetric. rep COLL_REP_IMAGES: the GPUs of copies 1.. are images of simulated ones
+ * (the data-parallel replicas a simulated one stands for: executor.c, arrive_p2p), whose own
+ * traffic loads the node-local links of their nodes as it loads the simulated ones', so those
+ * copies load fabric links alone (the symmetric form's rule); copy 0 loads all of its links. */
+#define COLL_REP_IMAGES (-2)
 void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
                        double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
