@@ -92,7 +92,10 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
 /* The same for a group whose members all run identical programs at identical times (data-parallel
  * replicas simulated once): only the representative GPU rep's node carries node-local links (GPU
  * links, PCIe, NICs), since every other member's node carries the same traffic by symmetry; the
- * fabric links of every edge stay. The same rates as the full form, with far fewer loads. */
+ * fabric links of every edge stay. The same rates as the full form, with far fewer loads. Where
+ * the algorithm is not alike on every node (NCCL's double binary tree, the broadcast and reduce
+ * chains), rep's node carries on each link the busiest node's weight (coll_streams.c,
+ * fold_onto_node), so the pace is still the full form's. */
 void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
                           int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
