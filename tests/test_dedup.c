@@ -97,10 +97,12 @@ END_TEST
  * - DGX A100, TP 8 x PP 2 x DP 4 on 8 nodes, 4 nodes per leaf and a 4:1 taper: stage 0's nodes
  *   on one leaf of each rail, stage 1's on the next, so the 4 replicas' sends share each rail's
  *   leaf uplink (25 GB/s). One replica alone went 3.2% fast.
- * - Frontier, 1T_full_frontier's layout (TP 8 x PP 32) on 64 to 256 nodes with dragonfly
- *   groups whose boundaries every replica crosses at the same stage boundary, over one global
- *   link per group pair (or on 16-node groups, where the 4 global links by salt fall alike):
- *   one replica alone went 0.7% to 17.5% fast. */
+ * - Frontier, 1T_full_frontier's layout (TP 8 x PP 32), where every replica crosses a dragonfly
+ *   group boundary at the same stage boundary: on 256 nodes (DP 8) with one global link per
+ *   group pair, which every crossing shares; on 64 nodes (DP 2) in 16-node groups of 4 switches
+ *   with the usual 4 global links, where the two replicas' crossings come out alike. One replica
+ *   alone went 17.5% and 0.7% fast. With 4 global links picked per GPU pair on 256 nodes (128-node
+ *   groups) the replicas are not alike and dedup is 1.0% slow (docs/speed.md); not tested here. */
 START_TEST(test_pipeline_dedup_matches_all_ranks) {
     const char *dgx[] = {"nodes=8", "training.global_batch=64", "topology.fabric.nodes_per_leaf=4",
                          "topology.fabric.taper=4", NULL};
