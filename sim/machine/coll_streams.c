@@ -167,7 +167,7 @@ void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, i
         return;
     TopoPath p;
     topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
-    if (rep_node >= 0) { /* symmetric form: drop other nodes' local links */
+    if (rep_node != COLL_NODES_ALL) { /* symmetric form: drop other nodes' local links */
         int k = 0;
         for (int i = 0; i < p.n; i++) {
             int node = topo_link_node(cs->topo, p.link[i]);
@@ -336,6 +336,49 @@ static gboolean ring_edges(CollAlgo algo, CollOp op) {
            (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER);
 }
 
+/* Whether every node of a group carries the same streams on its node-local links, so that one
+ * node stands for all (the symmetric form): a ring's channels cross every node alike, and so do
+ * the hierarchical phases and the all-to-all. NCCL's double binary tree does not (src/graph/
+ * trees.cc: a node with two children in one tree is a leaf in the other, and the roots and the
+ * one-child nodes move less; at 4 nodes node 0 moves m each way, node 2 moves 2m), nor do the
+ * broadcast and reduce chains (their ends move less). */
+static gboolean node_symmetric(CollAlgo algo, CollOp op) {
+    return algo != ALGO_TREE && op != COLL_BROADCAST && op != COLL_REDUCE;
+}
+
+/* The symmetric form of loads that differ between nodes: each node-local link of rep_node
+ * weighs the most that its image on any node does (the busiest node's load, which bounds the
+ * collective's pace: one flow moves at its slowest link's rate); fabric links stay. Every node
+ * of a data-parallel group runs the same program, so rep_node's other traffic is every node's,
+ * and the flow's rate is that of the full form when it is limited on a node, exactly where
+ * nothing else runs on the other nodes' links. Returns an owned copy; *nl is updated. O(nl). */
+static NetLoad *fold_onto_node(CollStreams *cs, const NetLoad *loads, int *nl, int rep_node) {
+    NetLoad *out = g_new(NetLoad, *nl > 0 ? *nl : 1);
+    g_autoptr(GHashTable) at = g_hash_table_new(g_direct_hash, g_direct_equal); /* link -> k+1 */
+    int k = 0;
+    for (int i = 0; i < *nl; i++) {
+        int32_t link = topo_link_on_node(cs->topo, loads[i].link, rep_node);
+        int j = GPOINTER_TO_INT(g_hash_table_lookup(at, GINT_TO_POINTER(link))) - 1;
+        if (j >= 0) {
+            out[j].weight = MAX(out[j].weight, loads[i].weight);
+            continue;
+        }
+        out[k] = (NetLoad){link, loads[i].weight};
+        g_hash_table_insert(at, GINT_TO_POINTER(link), GINT_TO_POINTER(k + 1));
+        k++;
+    }
+    *nl = k;
+    return out;
+}
+
+/* The nodes whose local links copy j loads (coll_streams_loads_copies): COLL_NODES_NONE means
+ * copy 0 whole and the others' fabric links alone. */
+static int copy_nodes(int rep_node, int j) {
+    if (rep_node != COLL_NODES_NONE)
+        return rep_node;
+    return j == 0 ? COLL_NODES_ALL : COLL_NODES_NONE;
+}
+
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
     return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
@@ -376,9 +419,23 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         ps.loads = twin->loads;
         ps.nl = twin->nl;
     } else if (copies <= 1) {
-        cs->rep_node = rep_node;
+        gboolean fold = rep_node >= 0 && !node_symmetric(algo, op);
+        cs->rep_node = fold ? -1 : rep_node;
         ps.shape = build_streams(cs, algo, op, g, phase);
         cs->rep_node = -1;
+        const NetLoad *built = net_loads_get(cs->net, &ps.nl);
+        ps.loads = fold ? fold_onto_node(cs, built, &ps.nl, rep_node)
+                        : g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.owned = TRUE;
+    } else if (op == COLL_SEND) { /* each copy's path straight into the builder (no group per
+                                     copy: DP replicas' copies are hundreds per send) */
+        cs->shape_only = TRUE;
+        ps.shape = build_streams(cs, algo, op, g, phase);
+        cs->shape_only = FALSE;
+        net_loads_reset(cs->net);
+        for (int j = 0; j < copies; j++)
+            coll_streams_edge(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
+                              copy_nodes(rep_node, j));
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;

@@ -52,11 +52,18 @@ int coll_group_nodes(const CollGroup *g);
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl);
 
+/* rep_node values besides a node: every node's links (the full form), or no node's (fabric
+ * links alone). */
+#define COLL_NODES_ALL (-1)
+#define COLL_NODES_NONE (-2)
+
 /* The same for `copies` groups run as one flow: copy j's members are the group's plus j x stride
  * (GPU ids), in the same order; the loads are the sum of every copy's (a link two copies cross
  * weighs both), the shape copy 0's. For ranks simulated by one representative whose peers run
  * the same program on GPUs the topology treats alike (executor.c, exec_rep_index). copies 1 is
- * coll_streams_loads. */
+ * coll_streams_loads. rep_node COLL_NODES_NONE: copy 0 loads all of its links and copies 1..
+ * their fabric links alone (their nodes are images of simulated ones, whose own traffic loads
+ * those nodes' links: collectives.h, COLL_REP_IMAGES). */
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, CollAlgo algo,
                                          CollOp op, int phase, int rep_node, int copies, int stride,
                                          CollShape *shape, int *nl);

@@ -30,9 +30,10 @@ typedef struct {
     CollOp op;
     CollChoice choice;
     int cls;
-    int phase, phases;  /* hierarchical: 3 */
-    int step, steps;    /* detailed ring */
-    int rep_node;       /* symmetric form: the only node whose local links are loaded, or -1 */
+    int phase, phases; /* hierarchical: 3 */
+    int step, steps;   /* detailed ring */
+    int rep_node; /* symmetric form: the only node whose local links are loaded, COLL_NODES_ALL,
+                     or COLL_NODES_NONE (copies of images: coll_start_copies) */
     int copies, stride; /* coll_start_copies: the group and copies - 1 shifted by stride GPUs */
     int pending;        /* flows in flight of the current phase or step */
     int n;
@@ -495,7 +496,9 @@ void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int
     Instance in = {0};
     in.copies = copies;
     in.stride = copies > 1 ? stride : 0;
-    in.rep_node = rep >= 0 ? rep / topo_gpus_per_node(c->topo) : -1;
+    in.rep_node = rep >= 0                               ? rep / topo_gpus_per_node(c->topo)
+                  : rep == COLL_REP_IMAGES && copies > 1 ? COLL_NODES_NONE
+                                                         : COLL_NODES_ALL;
     in.op = op;
     in.cls = cls;
     in.n = n;
@@ -516,7 +519,7 @@ void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int
         engine_schedule(c->eng, 0, on_trivial, c, slot);
         return;
     }
-    c->rep_node = in.rep_node;
+    c->rep_node = in.rep_node >= 0 ? in.rep_node : COLL_NODES_ALL; /* copy 0: every node */
     in.choice = coll_choose(c, op, members, n, bytes);
     c->rep_node = -1;
     in.group = coll_streams_group(c->streams, members, n, op == COLL_SEND);

@@ -92,7 +92,10 @@ void coll_start(Collectives *c, CollOp op, const int *members, int n, double byt
 /* The same for a group whose members all run identical programs at identical times (data-parallel
  * replicas simulated once): only the representative GPU rep's node carries node-local links (GPU
  * links, PCIe, NICs), since every other member's node carries the same traffic by symmetry; the
- * fabric links of every edge stay. The same rates as the full form, with far fewer loads. */
+ * fabric links of every edge stay. The same rates as the full form, with far fewer loads. Where
+ * the algorithm is not alike on every node (NCCL's double binary tree, the broadcast and reduce
+ * chains), rep's node carries on each link the busiest node's weight (coll_streams.c,
+ * fold_onto_node), so the pace is still the full form's. */
 void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
                           int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
@@ -101,7 +104,11 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
  * GPUs the topology treats alike (executor.c, exec_rep_index): by symmetry every copy moves at the
  * same rate, so one flow whose loads are the sum of the copies' (a link two copies cross weighs
  * both) gives each the rate and each link the bytes of the copies run apart. copies 1:
- * coll_start_symmetric. */
+ * coll_start_symmetric. rep COLL_REP_IMAGES: the GPUs of copies 1.. are images of simulated ones
+ * (the data-parallel replicas a simulated one stands for: executor.c, arrive_p2p), whose own
+ * traffic loads the node-local links of their nodes as it loads the simulated ones', so those
+ * copies load fabric links alone (the symmetric form's rule); copy 0 loads all of its links. */
+#define COLL_REP_IMAGES (-2)
 void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
                        double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 

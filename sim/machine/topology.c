@@ -328,6 +328,10 @@ int topo_link_node(const Topology *t, int32_t link) {
     return link < t->fabric0 ? link / t->lpn : -1;
 }
 
+int32_t topo_link_on_node(const Topology *t, int32_t link, int node) {
+    return link < t->fabric0 ? (int32_t)node * t->lpn + link % t->lpn : link;
+}
+
 LinkKind topo_link_kind(const Topology *t, int32_t link) {
     g_assert(link >= 0 && link < t->nlinks);
     if (link < t->fabric0) {

@@ -144,6 +144,8 @@ double topo_link_capacity(const Topology *t, int32_t link); /* bytes/s */
 LinkKind topo_link_kind(const Topology *t, int32_t link);
 /* The node a node-local link (GPU, NVSwitch, PCIe, NIC) belongs to; -1 for fabric links. */
 int topo_link_node(const Topology *t, int32_t link);
+/* The same node-local link on node `node` (every node is built alike); a fabric link unchanged. */
+int32_t topo_link_on_node(const Topology *t, int32_t link, int node);
 const char *topo_link_kind_name(LinkKind k);
 /* "node 0 GPU 0->1", "group 3 switch 4->9", ... into buf. */
 void topo_link_describe(const Topology *t, int32_t link, char *buf, size_t size);

@@ -71,7 +71,8 @@ struct Executor {
                                               members arrived at the stream's current call
                                               (allocated at the pair's first collective) */
     int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
-    int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
+    int span;      /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
+    int dp_stride; /* GPU ids between DP replicas' corresponding ranks (layout.h) */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
     const ExecObserver *obs; /* NULL: nobody is watching */
@@ -173,6 +174,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->dedup = dedup;
     ex->dedup_tp = dedup && exec_tp_interchangeable(sc, ex->lay);
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
+    ex->dp_stride =
+        layout_rank(ex->lay, (LayoutCoord){.dp = 1}) - layout_rank(ex->lay, (LayoutCoord){.dp = 0});
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
@@ -439,9 +442,25 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
     observe_begin(ex, recv_i, rs);
-    /* one tensor-parallel representative: its peers' sends (the next GPUs) in the same flow */
-    coll_start_copies(ex->coll, COLL_SEND, ends, 2, ex->dedup_tp ? ex->sc->tp : 1, 1, t->bytes,
-                      DIM_PP, -1, on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
+    /* one tensor-parallel representative: its peers' sends (the next GPUs) in the same flow;
+     * deduplicated DP replicas: the sends of the replicas this one stands for (the same stages
+     * and TP index, DP index + k x span) in the same flow, so that their paths load the fabric
+     * links the replicas' pipelines share (the switches, a dragonfly group's local and global
+     * links); their node-local links are images of simulated ones and stay out
+     * (COLL_REP_IMAGES). Where their paths differ (some replicas' stage boundary crosses a
+     * dragonfly group, others' not) the flow moves at the slowest copy's pace: see docs/speed.md
+     * for what that costs against --all-ranks. */
+    int copies = 1, stride = 0, rep = -1;
+    if (ex->dedup_tp) {
+        copies = ex->sc->tp;
+        stride = 1;
+    } else if (ex->dedup && ex->sc->dp > ex->span) {
+        copies = ex->sc->dp / ex->span;
+        stride = ex->span * ex->dp_stride;
+        rep = COLL_REP_IMAGES;
+    }
+    coll_start_copies(ex->coll, COLL_SEND, ends, 2, copies, stride, t->bytes, DIM_PP, rep,
+                      on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.
