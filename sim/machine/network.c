@@ -97,6 +97,8 @@ typedef struct {
     uint32_t d, off;
 } ClassSlot;
 
+#define INFO_HOT 256 /* a power of 2 */
+
 struct Network {
     Engine *eng;
     const Topology *topo;
@@ -124,6 +126,10 @@ struct Network {
     double dunit;     /* the same, as a double */
     uint64_t started, solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
+    struct {
+        const NetLoad *loads;
+        void *info;
+    } info_hot[INFO_HOT]; /* the last seen by address: most starts skip the hash table */
 };
 
 Network *net_new(Engine *eng, const Topology *topo) {
@@ -464,13 +470,19 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
 
 void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
                        int cls, NetDoneFn done, void *ctx, uint64_t arg) {
-    LoadInfo *info = g_hash_table_lookup(net->info_of, loads);
+    uintptr_t a = (uintptr_t)loads;
+    uint32_t h = (uint32_t)((a >> 4) ^ (a >> 12)) & (INFO_HOT - 1);
+    LoadInfo *info = net->info_hot[h].loads == loads ? net->info_hot[h].info : NULL;
+    if (!info)
+        info = g_hash_table_lookup(net->info_of, loads);
     if (!info) {
         info = g_malloc(sizeof(LoadInfo) + sizeof(uint32_t) * (size_t)MAX(n, 0));
         dense_all(net, loads, n, info->dl);
         info->lone = lone_rate(net, loads, info->dl, n);
         g_hash_table_insert(net->info_of, (gpointer)loads, info);
     }
+    net->info_hot[h].loads = loads;
+    net->info_hot[h].info = info;
     flow_start(net, loads, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx, arg);
 }
 
