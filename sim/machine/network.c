@@ -1,136 +1,14 @@
-/* network: flows, per-link flow lists, and a max-min fair solver over connected components.
+/* network: flows, the links in use and their flow lists, the load builder, link statistics.
+ * The max-min solver that sets the flows' rates is net_solver.c.
  *
- * Progressive filling (Bertsekas and Gallager, Data Networks, Sec. 6.5.2): raise every unfixed
- * flow's rate together; the first link to fill fixes the flows crossing it at its fair share
- * (remaining capacity / remaining weight); repeat. A heap of links by fair share finds the next
- * link to fill; shares are re-pushed when they change (lazy deletion). Cost per solve is
- * O(E log E) in the loads E of the component the change touches; flows elsewhere keep their rates
- * and completion events. Changes at one instant are solved once (a zero-delay solve event).
- * A flow's completion event carries its version; a rate change bumps the version and schedules a
- * new event, so stale ones are ignored. */
-#include "network.h"
+ * A flow's completion event carries its version; a rate change bumps the version and moves the
+ * event, so a superseded one is ignored. A flow alone on the links that couple (SLACK_MARGIN)
+ * gets its rate here without a solve; otherwise the links it changes are marked dirty and solved
+ * once at the end of the instant (a zero-delay solve event). */
+#include "network_internal.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct {
-    const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
-    const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
-    double lone;          /* its rate alone on its links (lone_rate) */
-    int n;
-    uint8_t cls;
-    uint8_t owned;    /* loads is this flow's copy */
-    double bytes;     /* per stream, in all */
-    double remaining; /* per stream, bytes */
-    double rate;      /* per stream, bytes/s; 0 until first solved */
-    uint64_t ub;      /* its rate alone (per stream, bytes/s, rounded up): no solve gives more */
-    SimTime last;     /* when remaining was last brought up to date (its rate's last change) */
-    uint32_t version;
-    uint32_t stamp;   /* solver visit mark */
-    uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
-    uint8_t ev_armed; /* ev is pending */
-    gboolean live;    /* on its links (after latency, until done) */
-    gboolean fixed;   /* solver scratch */
-    /* solver scratch: its best private link (no other flow on it), by (share, link id) */
-    double own_share;
-    int32_t own_link; /* -1: none */
-    uint32_t own_d;
-    NetDoneFn done;
-    void *ctx;
-    uint64_t arg;
-} Flow;
-
-typedef struct {
-    uint32_t flow;
-    uint32_t weight;
-} Crossing;
-
-/* A link in use: in one array in the order first used (Network.lk), found through dense_of.
- * The fields the solver walks come first; the byte counts live apart (LinkStat). */
-typedef struct {
-    Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
-    uint32_t nfl, cfl;
-    uint64_t wtot;           /* the sum of their weights (exact: a solve starts from it) */
-    uint32_t stamp;          /* solver visit mark */
-    uint8_t skip;            /* solver scratch: another link of its class stands for it */
-    uint8_t tight;           /* not slack: see SLACK_MARGIN */
-    int32_t id;              /* topology link id */
-    double cap;              /* bytes/s */
-    double cap_left, wsum;   /* solver scratch */
-    uint64_t slack_below;    /* slack while ubsum < this (0: never) */
-    unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
-} Link;
-
-typedef struct {
-    double bytes[NET_CLASSES]; /* carried, by traffic class */
-} LinkStat;
-
-typedef struct {
-    double share;
-    int32_t link; /* topology id: ties go to the lowest */
-    uint32_t d;   /* its index in Network.lk */
-} HeapItem;
-
-/* Growable arrays of plain values for the solver's inner loops (an inline push, no call). */
-typedef struct {
-    uint32_t *v;
-    uint32_t n, cap;
-} Vec;
-
-static inline void vec_push(Vec *a, uint32_t x) {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? 2 * a->cap : 64;
-        a->v = g_renew(uint32_t, a->v, a->cap);
-    }
-    a->v[a->n++] = x;
-}
-
-typedef struct {
-    HeapItem *v;
-    uint32_t n, cap;
-} HeapVec;
-
-/* A link class in the solver's open-addressed table: its representative (lk index, UINT32_MAX
- * for an empty slot) and its sorted crossings at off in Network.cls_key. */
-typedef struct {
-    uint64_t hash;
-    uint32_t d, off;
-} ClassSlot;
-
-#define INFO_HOT 256 /* a power of 2 */
-
-struct Network {
-    Engine *eng;
-    const Topology *topo;
-    gboolean sharing;
-    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
-    GArray *flows;      /* Flow, by slot */
-    GArray *free_slots; /* guint32 */
-    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
-    Link *lk;           /* links in use, in the order first used */
-    LinkStat *lstat;    /* the same order */
-    uint32_t nlk, clk;  /* in use, allocated */
-    int32_t nlinks;
-    Vec dirty; /* lk indices changed since the last solve */
-    gboolean solve_pending;
-    uint32_t stamp;
-    /* solver scratch: lk indices, flow slots, links by fair share */
-    Vec stack, comp_links, comp_flows, cls_key;
-    HeapVec heap;
-    ClassSlot *cls;
-    uint32_t ccls;
-    /* load builder */
-    int32_t *slot_of; /* link -> index in builder, -1 */
-    GArray *builder;  /* NetLoad */
-    uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
-    double dunit;     /* the same, as a double */
-    uint64_t started, solves, solved_links;
-    GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
-    struct {
-        const NetLoad *loads;
-        void *info;
-    } info_hot[INFO_HOT]; /* the last seen by address: most starts skip the hash table */
-};
 
 Network *net_new(Engine *eng, const Topology *topo) {
     Network *net = g_new0(Network, 1);
@@ -297,11 +175,6 @@ const NetLoad *net_loads_get(Network *net, int *n) {
 
 /* --- flows --------------------------------------------------------------------------------- */
 
-/* x / unit: the division skipped where the unit is 1 (x / 1.0 is x exactly, so the same bits). */
-static inline double per_unit(const Network *net, double x) {
-    return net->unit == 1 ? x : x / net->dunit;
-}
-
 static SimTime secs_to_ps(double s) {
     return sim_time_from_ps(s * (double)SIM_PS_PER_S);
 }
@@ -323,8 +196,7 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
 
-/* (Re)schedule a flow's completion; a pending one moves in place (no stale event left). */
-static void schedule_finish(Network *net, guint32 slot) {
+void net_schedule_finish(Network *net, guint32 slot) {
     Flow *f = &g_array_index(net->flows, Flow, slot);
     f->version++;
     SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
@@ -337,24 +209,17 @@ static void schedule_finish(Network *net, guint32 slot) {
     }
 }
 
-static void on_solve(Engine *eng, void *ctx, uint64_t arg);
-
-/* A link that joins its flows into one component: a tight one, or any with the shortcuts off. */
-static inline gboolean couples(const Network *net, const Link *l) {
-    return l->tight || !net->classes;
-}
-
 /* Solve the component of lk index d (all its flows, then on through coupling links) at the end
  * of this instant. */
 static void mark_dirty(Network *net, uint32_t d) {
     vec_push(&net->dirty, d);
     if (!net->solve_pending) {
         net->solve_pending = TRUE;
-        engine_schedule(net->eng, 0, on_solve, net, 0);
+        engine_schedule(net->eng, 0, net_solve, net, 0);
     }
 }
 
-/* The rate on_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
+/* The rate net_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
  * the link of the smallest share capacity / weight (lowest id among equals) fills first and
  * fixes it at capacity x unit / weight. O(loads). */
 static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n) {
@@ -387,7 +252,7 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     if (f->n == 0 || f->bytes <= 0) { /* nothing to move: done now */
         f->rate = G_MAXDOUBLE;
         f->remaining = 0;
-        schedule_finish(net, (guint32)slot);
+        net_schedule_finish(net, (guint32)slot);
         return;
     }
     f->live = TRUE;
@@ -407,12 +272,12 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     }
     if (!net->sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
-        schedule_finish(net, (guint32)slot);
+        net_schedule_finish(net, (guint32)slot);
         return;
     }
     if (alone) { /* its own component: what a solve would give it, without one */
         f->rate = f->lone;
-        schedule_finish(net, (guint32)slot);
+        net_schedule_finish(net, (guint32)slot);
         return;
     }
     for (int i = 0; i < f->n; i++)
@@ -537,254 +402,6 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     f->dl = NULL;
     g_array_append_val(net->free_slots, slot);
     done(dctx, darg);
-}
-
-/* --- the solver ---------------------------------------------------------------------------- */
-
-static inline gboolean item_before(const HeapItem *a, const HeapItem *b) {
-    return a->share < b->share || (a->share == b->share && a->link < b->link);
-}
-
-static void heap_push(HeapVec *h, double share, int32_t link, uint32_t d) {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 64;
-        h->v = g_renew(HeapItem, h->v, h->cap);
-    }
-    HeapItem *a = h->v, it = {share, link, d};
-    uint32_t i = h->n++;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!item_before(&it, &a[p]))
-            break;
-        a[i] = a[p];
-        i = p;
-    }
-    a[i] = it;
-}
-
-static HeapItem heap_pop(HeapVec *h) {
-    HeapItem *a = h->v;
-    HeapItem top = a[0], last = a[--h->n];
-    uint32_t n = h->n, i = 0;
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        const HeapItem *mp = &last;
-        if (l < n && item_before(&a[l], mp)) {
-            m = l;
-            mp = &a[l];
-        }
-        if (r < n && item_before(&a[r], mp))
-            m = r;
-        if (m == i)
-            break;
-        a[i] = a[m];
-        i = m;
-    }
-    if (n > 0)
-        a[i] = last;
-    return top;
-}
-
-/* Collect the links and flows connected to the dirty links: every flow on a dirty link, and on
- * from them through links that couple (SLACK_MARGIN). Every flow on a collected link is collected.
- */
-static void collect_component(Network *net) {
-    uint32_t st = ++net->stamp;
-    net->comp_links.n = 0;
-    net->comp_flows.n = 0;
-    net->stack.n = 0;
-    for (uint32_t i = 0; i < net->dirty.n; i++)
-        vec_push(&net->stack, net->dirty.v[i]);
-    net->dirty.n = 0;
-    while (net->stack.n) {
-        uint32_t d = net->stack.v[--net->stack.n];
-        Link *l = &net->lk[d];
-        if (l->stamp == st)
-            continue;
-        l->stamp = st;
-        vec_push(&net->comp_links, d);
-        for (uint32_t k = 0; k < l->nfl; k++) {
-            uint32_t fs = l->fl[k].flow;
-            Flow *f = &g_array_index(net->flows, Flow, fs);
-            if (f->stamp == st)
-                continue;
-            f->stamp = st;
-            vec_push(&net->comp_flows, fs);
-            for (int i = 0; i < f->n; i++) {
-                uint32_t m = f->dl[i];
-                if (net->lk[m].stamp != st && couples(net, &net->lk[m]))
-                    vec_push(&net->stack, m);
-            }
-        }
-    }
-}
-
-/* Links of one class: the same capacity and the same flows crossing them with the same weights.
- * Through a solve they keep the same remaining capacity and weight, bit for bit (the same
- * subtractions in the same order), so the same share: every time the heap would give one of them,
- * it gives the lowest id first, which fixes every flow on it and leaves the others spent (weight
- * exactly 0: integer sums) or re-filed stale exactly as it is. Only that one needs to be in the
- * heap; the others get skip. Classes of 2 to CLASS_MAX_FLOWS flows (a link one flow crosses is
- * its flow's: see on_solve; a crowded link stays alone). */
-#define CLASS_MAX_FLOWS 8
-
-static void link_classes(Network *net) {
-    uint32_t size = 4;
-    while (size < 2 * net->comp_links.n)
-        size *= 2;
-    if (net->ccls < size) {
-        net->cls = g_renew(ClassSlot, net->cls, size);
-        net->ccls = size;
-    }
-    for (uint32_t i = 0; i < size; i++)
-        net->cls[i].d = UINT32_MAX;
-    net->cls_key.n = 0;
-    for (uint32_t c = 0; c < net->comp_links.n; c++) {
-        uint32_t d = net->comp_links.v[c];
-        Link *l = &net->lk[d];
-        l->skip = 0;
-        if (!net->classes || l->nfl < 2 || l->nfl > CLASS_MAX_FLOWS)
-            continue;
-        uint32_t off = net->cls_key.n, n = l->nfl;
-        for (uint32_t k = 0; k < n; k++) {
-            vec_push(&net->cls_key, l->fl[k].flow);
-            vec_push(&net->cls_key, l->fl[k].weight);
-        }
-        uint32_t *kv = net->cls_key.v + off;
-        for (uint32_t i = 1; i < n; i++) { /* by flow slot */
-            uint32_t f = kv[2 * i], w = kv[2 * i + 1], j = i;
-            for (; j > 0 && kv[2 * (j - 1)] > f; j--) {
-                kv[2 * j] = kv[2 * (j - 1)];
-                kv[2 * j + 1] = kv[2 * j - 1];
-            }
-            kv[2 * j] = f;
-            kv[2 * j + 1] = w;
-        }
-        uint64_t h;
-        memcpy(&h, &l->cap, sizeof h);
-        h = (h ^ n) * 1099511628211u;
-        for (uint32_t i = 0; i < 2 * n; i++)
-            h = (h ^ kv[i]) * 1099511628211u;
-        h ^= h >> 29;
-        for (uint32_t i = (uint32_t)h & (size - 1);; i = (i + 1) & (size - 1)) {
-            ClassSlot *s = &net->cls[i];
-            if (s->d == UINT32_MAX) {
-                *s = (ClassSlot){h, d, off};
-                break;
-            }
-            Link *r = &net->lk[s->d];
-            if (s->hash == h && r->nfl == n && r->cap == l->cap &&
-                memcmp(net->cls_key.v + s->off, kv, sizeof(uint32_t) * 2 * n) == 0) {
-                net->cls_key.n = off; /* the class's key is there already */
-                if (l->id < r->id) {
-                    r->skip = 1;
-                    s->d = d;
-                } else {
-                    l->skip = 1;
-                }
-                break;
-            }
-        }
-    }
-}
-
-/* Bring remaining up to now at the rate it has moved at since `last`. Only a rate change calls
- * this, so a flow's remaining bytes depend on its rates over time alone, not on how often a solve
- * happened to look at it (a solve that finds the same rate leaves it be). */
-static inline void rebase(Flow *f, SimTime now) {
-    if (f->rate > 0 && now > f->last)
-        f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
-    f->last = now;
-}
-
-static void on_solve(Engine *eng, void *ctx, uint64_t arg) {
-    (void)arg;
-    Network *net = ctx;
-    SimTime now = engine_now(eng);
-    net->solve_pending = FALSE;
-    net->solves++;
-    collect_component(net);
-    net->solved_links += net->comp_links.n;
-    for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
-        Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
-        f->fixed = FALSE;
-        f->own_link = -1;
-    }
-    HeapVec *h = &net->heap;
-    h->n = 0;
-    link_classes(net);
-    for (uint32_t i = 0; i < net->comp_links.n; i++) {
-        uint32_t d = net->comp_links.v[i];
-        Link *l = &net->lk[d];
-        l->cap_left = l->cap;
-        /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
-        l->wsum = (double)l->wtot;
-        if (l->wsum <= 0 || l->skip)
-            continue;
-        double share = l->cap_left / l->wsum;
-        if (l->nfl == 1 && net->classes) { /* private: see below */
-            Flow *f = &g_array_index(net->flows, Flow, l->fl[0].flow);
-            if (f->own_link < 0 || share < f->own_share ||
-                (share == f->own_share && l->id < f->own_link)) {
-                f->own_share = share;
-                f->own_link = l->id;
-                f->own_d = d;
-            }
-        } else {
-            heap_push(h, share, l->id, d);
-        }
-    }
-    /* A link only one flow crosses keeps its share until that flow is fixed, and is spent then
-     * (its weight drops to 0): of a flow's private links only the first in the heap's order can
-     * fix it, the rest would pop as spent. So only that one goes in: the same pops that matter,
-     * in the same order, on heaps a fraction of the size (a DP ring's flow crosses thousands of
-     * fabric links alone). */
-    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
-        const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
-        if (f->own_link >= 0)
-            heap_push(h, f->own_share, f->own_link, f->own_d);
-    }
-    /* Once every flow is fixed, every link's weight is exactly 0 (integer sums) and what is left
-     * in the heap would pop spent: stop there (most of a solve's pops, on 1T_full_frontier). */
-    uint32_t unfixed = net->comp_flows.n;
-    while (h->n && unfixed > 0) {
-        HeapItem it = heap_pop(h);
-        Link *l = &net->lk[it.d];
-        if (l->wsum <= 0)
-            continue;
-        double share = MAX(l->cap_left, 0.0) / l->wsum;
-        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
-        /* A stale entry: its share has grown since. Every change to a link in the heap pushes
-         * it again at its new share (below), so a later entry with the current share, bit for
-         * bit, is already waiting; re-filing this one would add a twin that pops spent. */
-        if (share > it.share * (1 + 1e-12) + 1e-300)
-            continue;
-        for (uint32_t k = 0; k < l->nfl; k++) {
-            uint32_t fs = l->fl[k].flow;
-            Flow *f = &g_array_index(net->flows, Flow, fs);
-            if (f->fixed)
-                continue;
-            f->fixed = TRUE;
-            unfixed--;
-            double old = f->rate;
-            if (old != rate || old == 0) /* progress at the old rate, up to now */
-                rebase(f, now);
-            /* share is per unit of weight, rate per stream (unit 1: the same number) */
-            f->rate = rate;
-            for (int i = 0; i < f->n; i++) {
-                uint32_t md = f->dl[i];
-                Link *m = &net->lk[md];
-                if (m->stamp != net->stamp) /* slack, outside this solve */
-                    continue;
-                m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
-                m->wsum -= f->loads[i].weight;
-                if (m != l && m->wsum > 0 && !m->skip)
-                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
-            }
-            if (old != f->rate || old == 0)
-                schedule_finish(net, fs);
-        }
-    }
 }
 
 /* --- statistics ---------------------------------------------------------------------------- */

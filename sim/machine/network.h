@@ -35,7 +35,7 @@ void net_free(Network *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
 
 /* Testing: off, the solver puts every link in its heap instead of one per flow's private links
- * and one per link class (on_solve), and slack links join components like any other; the rates
+ * and one per link class (net_solve), and slack links join components like any other; the rates
  * must come out the same, bit for bit. */
 void net_set_solver_classes(Network *net, gboolean on);
 /* Contention on (default) or off. */

@@ -1,0 +1,258 @@
+/* net_solver: max-min fair rates for the flows of one connected component of tight links.
+ *
+ * Progressive filling (Bertsekas and Gallager, Data Networks, Sec. 6.5.2): raise every unfixed
+ * flow's rate together; the first link to fill fixes the flows crossing it at its fair share
+ * (remaining capacity / remaining weight); repeat. A heap of links by fair share finds the next
+ * link to fill; shares are re-pushed when they change (lazy deletion). Cost per solve is
+ * O(E log E) in the loads E of the component the change touches; flows elsewhere keep their rates
+ * and completion events. Slack links (SLACK_MARGIN in network.c) cannot fill and stay out.
+ * For: network.c, which schedules a solve (net_solve) when flows start or end on tight links. */
+#include "network_internal.h"
+
+#include <string.h>
+
+static inline gboolean item_before(const HeapItem *a, const HeapItem *b) {
+    return a->share < b->share || (a->share == b->share && a->link < b->link);
+}
+
+static void heap_push(HeapVec *h, double share, int32_t link, uint32_t d) {
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 64;
+        h->v = g_renew(HeapItem, h->v, h->cap);
+    }
+    HeapItem *a = h->v, it = {share, link, d};
+    uint32_t i = h->n++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!item_before(&it, &a[p]))
+            break;
+        a[i] = a[p];
+        i = p;
+    }
+    a[i] = it;
+}
+
+static HeapItem heap_pop(HeapVec *h) {
+    HeapItem *a = h->v;
+    HeapItem top = a[0], last = a[--h->n];
+    uint32_t n = h->n, i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        const HeapItem *mp = &last;
+        if (l < n && item_before(&a[l], mp)) {
+            m = l;
+            mp = &a[l];
+        }
+        if (r < n && item_before(&a[r], mp))
+            m = r;
+        if (m == i)
+            break;
+        a[i] = a[m];
+        i = m;
+    }
+    if (n > 0)
+        a[i] = last;
+    return top;
+}
+
+/* Collect the links and flows connected to the dirty links: every flow on a dirty link, and on
+ * from them through links that couple (SLACK_MARGIN). Every flow on a collected link is collected.
+ */
+static void collect_component(Network *net) {
+    uint32_t st = ++net->stamp;
+    net->comp_links.n = 0;
+    net->comp_flows.n = 0;
+    net->stack.n = 0;
+    for (uint32_t i = 0; i < net->dirty.n; i++)
+        vec_push(&net->stack, net->dirty.v[i]);
+    net->dirty.n = 0;
+    while (net->stack.n) {
+        uint32_t d = net->stack.v[--net->stack.n];
+        Link *l = &net->lk[d];
+        if (l->stamp == st)
+            continue;
+        l->stamp = st;
+        vec_push(&net->comp_links, d);
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
+            Flow *f = &g_array_index(net->flows, Flow, fs);
+            if (f->stamp == st)
+                continue;
+            f->stamp = st;
+            vec_push(&net->comp_flows, fs);
+            for (int i = 0; i < f->n; i++) {
+                uint32_t m = f->dl[i];
+                if (net->lk[m].stamp != st && couples(net, &net->lk[m]))
+                    vec_push(&net->stack, m);
+            }
+        }
+    }
+}
+
+/* Links of one class: the same capacity and the same flows crossing them with the same weights.
+ * Through a solve they keep the same remaining capacity and weight, bit for bit (the same
+ * subtractions in the same order), so the same share: every time the heap would give one of them,
+ * it gives the lowest id first, which fixes every flow on it and leaves the others spent (weight
+ * exactly 0: integer sums) or re-filed stale exactly as it is. Only that one needs to be in the
+ * heap; the others get skip. Classes of 2 to CLASS_MAX_FLOWS flows (a link one flow crosses is
+ * its flow's: see net_solve; a crowded link stays alone). */
+#define CLASS_MAX_FLOWS 8
+
+static void link_classes(Network *net) {
+    uint32_t size = 4;
+    while (size < 2 * net->comp_links.n)
+        size *= 2;
+    if (net->ccls < size) {
+        net->cls = g_renew(ClassSlot, net->cls, size);
+        net->ccls = size;
+    }
+    for (uint32_t i = 0; i < size; i++)
+        net->cls[i].d = UINT32_MAX;
+    net->cls_key.n = 0;
+    for (uint32_t c = 0; c < net->comp_links.n; c++) {
+        uint32_t d = net->comp_links.v[c];
+        Link *l = &net->lk[d];
+        l->skip = 0;
+        if (!net->classes || l->nfl < 2 || l->nfl > CLASS_MAX_FLOWS)
+            continue;
+        uint32_t off = net->cls_key.n, n = l->nfl;
+        for (uint32_t k = 0; k < n; k++) {
+            vec_push(&net->cls_key, l->fl[k].flow);
+            vec_push(&net->cls_key, l->fl[k].weight);
+        }
+        uint32_t *kv = net->cls_key.v + off;
+        for (uint32_t i = 1; i < n; i++) { /* by flow slot */
+            uint32_t f = kv[2 * i], w = kv[2 * i + 1], j = i;
+            for (; j > 0 && kv[2 * (j - 1)] > f; j--) {
+                kv[2 * j] = kv[2 * (j - 1)];
+                kv[2 * j + 1] = kv[2 * j - 1];
+            }
+            kv[2 * j] = f;
+            kv[2 * j + 1] = w;
+        }
+        uint64_t h;
+        memcpy(&h, &l->cap, sizeof h);
+        h = (h ^ n) * 1099511628211u;
+        for (uint32_t i = 0; i < 2 * n; i++)
+            h = (h ^ kv[i]) * 1099511628211u;
+        h ^= h >> 29;
+        for (uint32_t i = (uint32_t)h & (size - 1);; i = (i + 1) & (size - 1)) {
+            ClassSlot *s = &net->cls[i];
+            if (s->d == UINT32_MAX) {
+                *s = (ClassSlot){h, d, off};
+                break;
+            }
+            Link *r = &net->lk[s->d];
+            if (s->hash == h && r->nfl == n && r->cap == l->cap &&
+                memcmp(net->cls_key.v + s->off, kv, sizeof(uint32_t) * 2 * n) == 0) {
+                net->cls_key.n = off; /* the class's key is there already */
+                if (l->id < r->id) {
+                    r->skip = 1;
+                    s->d = d;
+                } else {
+                    l->skip = 1;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/* Bring remaining up to now at the rate it has moved at since `last`. Only a rate change calls
+ * this, so a flow's remaining bytes depend on its rates over time alone, not on how often a solve
+ * happened to look at it (a solve that finds the same rate leaves it be). */
+static inline void rebase(Flow *f, SimTime now) {
+    if (f->rate > 0 && now > f->last)
+        f->remaining -= f->rate * (double)(now - f->last) / (double)SIM_PS_PER_S;
+    f->last = now;
+}
+
+void net_solve(Engine *eng, void *ctx, uint64_t arg) {
+    (void)arg;
+    Network *net = ctx;
+    SimTime now = engine_now(eng);
+    net->solve_pending = FALSE;
+    net->solves++;
+    collect_component(net);
+    net->solved_links += net->comp_links.n;
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
+        Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
+        f->fixed = FALSE;
+        f->own_link = -1;
+    }
+    HeapVec *h = &net->heap;
+    h->n = 0;
+    link_classes(net);
+    for (uint32_t i = 0; i < net->comp_links.n; i++) {
+        uint32_t d = net->comp_links.v[i];
+        Link *l = &net->lk[d];
+        l->cap_left = l->cap;
+        /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
+        l->wsum = (double)l->wtot;
+        if (l->wsum <= 0 || l->skip)
+            continue;
+        double share = l->cap_left / l->wsum;
+        if (l->nfl == 1 && net->classes) { /* private: see below */
+            Flow *f = &g_array_index(net->flows, Flow, l->fl[0].flow);
+            if (f->own_link < 0 || share < f->own_share ||
+                (share == f->own_share && l->id < f->own_link)) {
+                f->own_share = share;
+                f->own_link = l->id;
+                f->own_d = d;
+            }
+        } else {
+            heap_push(h, share, l->id, d);
+        }
+    }
+    /* A link only one flow crosses keeps its share until that flow is fixed, and is spent then
+     * (its weight drops to 0): of a flow's private links only the first in the heap's order can
+     * fix it, the rest would pop as spent. So only that one goes in: the same pops that matter,
+     * in the same order, on heaps a fraction of the size (a DP ring's flow crosses thousands of
+     * fabric links alone). */
+    for (uint32_t i = 0; i < net->comp_flows.n; i++) {
+        const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
+        if (f->own_link >= 0)
+            heap_push(h, f->own_share, f->own_link, f->own_d);
+    }
+    /* Once every flow is fixed, every link's weight is exactly 0 (integer sums) and what is left
+     * in the heap would pop spent: stop there (most of a solve's pops, on 1T_full_frontier). */
+    uint32_t unfixed = net->comp_flows.n;
+    while (h->n && unfixed > 0) {
+        HeapItem it = heap_pop(h);
+        Link *l = &net->lk[it.d];
+        if (l->wsum <= 0)
+            continue;
+        double share = MAX(l->cap_left, 0.0) / l->wsum;
+        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
+        /* A stale entry: its share has grown since. Every change to a link in the heap pushes
+         * it again at its new share (below), so a later entry with the current share, bit for
+         * bit, is already waiting; re-filing this one would add a twin that pops spent. */
+        if (share > it.share * (1 + 1e-12) + 1e-300)
+            continue;
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            uint32_t fs = l->fl[k].flow;
+            Flow *f = &g_array_index(net->flows, Flow, fs);
+            if (f->fixed)
+                continue;
+            f->fixed = TRUE;
+            unfixed--;
+            double old = f->rate;
+            if (old != rate || old == 0) /* progress at the old rate, up to now */
+                rebase(f, now);
+            /* share is per unit of weight, rate per stream (unit 1: the same number) */
+            f->rate = rate;
+            for (int i = 0; i < f->n; i++) {
+                uint32_t md = f->dl[i];
+                Link *m = &net->lk[md];
+                if (m->stamp != net->stamp) /* slack, outside this solve */
+                    continue;
+                m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
+                m->wsum -= f->loads[i].weight;
+                if (m != l && m->wsum > 0 && !m->skip)
+                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
+            }
+            if (old != f->rate || old == 0)
+                net_schedule_finish(net, fs);
+        }
+    }
+}

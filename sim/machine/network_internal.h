@@ -1,0 +1,144 @@
+/* network_internal: the network's state, shared by network.c (flows, links, statistics) and
+ * net_solver.c (the max-min solver). Nothing else includes it. */
+#ifndef SIM_NETWORK_INTERNAL_H
+#define SIM_NETWORK_INTERNAL_H
+
+#include "network.h"
+
+typedef struct {
+    const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
+    const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
+    double lone;          /* its rate alone on its links (lone_rate) */
+    int n;
+    uint8_t cls;
+    uint8_t owned;    /* loads is this flow's copy */
+    double bytes;     /* per stream, in all */
+    double remaining; /* per stream, bytes */
+    double rate;      /* per stream, bytes/s; 0 until first solved */
+    uint64_t ub;      /* its rate alone (per stream, bytes/s, rounded up): no solve gives more */
+    SimTime last;     /* when remaining was last brought up to date (its rate's last change) */
+    uint32_t version;
+    uint32_t stamp;   /* solver visit mark */
+    uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
+    uint8_t ev_armed; /* ev is pending */
+    gboolean live;    /* on its links (after latency, until done) */
+    gboolean fixed;   /* solver scratch */
+    /* solver scratch: its best private link (no other flow on it), by (share, link id) */
+    double own_share;
+    int32_t own_link; /* -1: none */
+    uint32_t own_d;
+    NetDoneFn done;
+    void *ctx;
+    uint64_t arg;
+} Flow;
+
+typedef struct {
+    uint32_t flow;
+    uint32_t weight;
+} Crossing;
+
+/* A link in use: in one array in the order first used (Network.lk), found through dense_of.
+ * The fields the solver walks come first; the byte counts live apart (LinkStat). */
+typedef struct {
+    Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
+    uint32_t nfl, cfl;
+    uint64_t wtot;           /* the sum of their weights (exact: a solve starts from it) */
+    uint32_t stamp;          /* solver visit mark */
+    uint8_t skip;            /* solver scratch: another link of its class stands for it */
+    uint8_t tight;           /* not slack: see SLACK_MARGIN */
+    int32_t id;              /* topology link id */
+    double cap;              /* bytes/s */
+    double cap_left, wsum;   /* solver scratch */
+    uint64_t slack_below;    /* slack while ubsum < this (0: never) */
+    unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
+} Link;
+
+typedef struct {
+    double bytes[NET_CLASSES]; /* carried, by traffic class */
+} LinkStat;
+
+typedef struct {
+    double share;
+    int32_t link; /* topology id: ties go to the lowest */
+    uint32_t d;   /* its index in Network.lk */
+} HeapItem;
+
+/* Growable arrays of plain values for the solver's inner loops (an inline push, no call). */
+typedef struct {
+    uint32_t *v;
+    uint32_t n, cap;
+} Vec;
+
+static inline void vec_push(Vec *a, uint32_t x) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(uint32_t, a->v, a->cap);
+    }
+    a->v[a->n++] = x;
+}
+
+typedef struct {
+    HeapItem *v;
+    uint32_t n, cap;
+} HeapVec;
+
+/* A link class in the solver's open-addressed table: its representative (lk index, UINT32_MAX
+ * for an empty slot) and its sorted crossings at off in Network.cls_key. */
+typedef struct {
+    uint64_t hash;
+    uint32_t d, off;
+} ClassSlot;
+
+#define INFO_HOT 256 /* a power of 2 */
+
+struct Network {
+    Engine *eng;
+    const Topology *topo;
+    gboolean sharing;
+    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
+    GArray *flows;      /* Flow, by slot */
+    GArray *free_slots; /* guint32 */
+    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
+    Link *lk;           /* links in use, in the order first used */
+    LinkStat *lstat;    /* the same order */
+    uint32_t nlk, clk;  /* in use, allocated */
+    int32_t nlinks;
+    Vec dirty; /* lk indices changed since the last solve */
+    gboolean solve_pending;
+    uint32_t stamp;
+    /* solver scratch: lk indices, flow slots, links by fair share */
+    Vec stack, comp_links, comp_flows, cls_key;
+    HeapVec heap;
+    ClassSlot *cls;
+    uint32_t ccls;
+    /* load builder */
+    int32_t *slot_of; /* link -> index in builder, -1 */
+    GArray *builder;  /* NetLoad */
+    uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
+    double dunit;     /* the same, as a double */
+    uint64_t started, solves, solved_links;
+    GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
+    struct {
+        const NetLoad *loads;
+        void *info;
+    } info_hot[INFO_HOT]; /* the last seen by address: most starts skip the hash table */
+};
+
+/* x / unit: the division skipped where the unit is 1 (x / 1.0 is x exactly, so the same bits). */
+static inline double per_unit(const Network *net, double x) {
+    return net->unit == 1 ? x : x / net->dunit;
+}
+
+/* A link that joins its flows into one component: a tight one, or any with the shortcuts off
+ * (SLACK_MARGIN in network.c). */
+static inline gboolean couples(const Network *net, const Link *l) {
+    return l->tight || !net->classes;
+}
+
+/* (Re)schedule flow slot's completion at its rate; a pending one moves in place. */
+void net_schedule_finish(Network *net, guint32 slot);
+
+/* The solve event: rates for the component of the dirty links (net_solver.c). */
+void net_solve(Engine *eng, void *ctx, uint64_t arg);
+
+#endif
