@@ -603,6 +603,126 @@ START_TEST(test_slack_links_change_nothing) {
 }
 END_TEST
 
+/* The textbook progressive filling, for reference: every unfixed flow's rate rises together; the
+ * links at the smallest fair share (remaining capacity / unfixed weight, within a relative 1e-12)
+ * fill and fix their flows. Rates per stream; weights in units of 1/unit of a stream. */
+static void reference_rates(const Topology *topo, GArray *const *flows, const gboolean *active,
+                            int nflows, double *rate) {
+    int nl = topo_links(topo);
+    double *left = g_new(double, nl), *w = g_new(double, nl);
+    gboolean *fixed = g_new0(gboolean, nflows), *full = g_new(gboolean, nl);
+    double unit = topo_stream_weight(topo);
+    for (int l = 0; l < nl; l++)
+        left[l] = topo_link_capacity(topo, l);
+    for (;;) {
+        memset(w, 0, sizeof(double) * nl);
+        for (int f = 0; f < nflows; f++)
+            for (guint i = 0; active[f] && !fixed[f] && i < flows[f]->len; i++) {
+                NetLoad ld = g_array_index(flows[f], NetLoad, i);
+                w[ld.link] += ld.weight;
+            }
+        double best = G_MAXDOUBLE;
+        for (int l = 0; l < nl; l++)
+            if (w[l] > 0)
+                best = MIN(best, MAX(left[l], 0) / w[l]);
+        if (best == G_MAXDOUBLE)
+            break;
+        for (int l = 0; l < nl; l++) /* the links that fill at this level */
+            full[l] = w[l] > 0 && MAX(left[l], 0) / w[l] <= best * (1 + 1e-12);
+        for (int f = 0; f < nflows; f++) {
+            if (!active[f] || fixed[f])
+                continue;
+            gboolean fills = FALSE;
+            for (guint i = 0; i < flows[f]->len && !fills; i++)
+                fills = full[g_array_index(flows[f], NetLoad, i).link];
+            if (!fills)
+                continue;
+            fixed[f] = TRUE;
+            rate[f] = best * unit;
+            for (guint i = 0; i < flows[f]->len; i++) {
+                NetLoad ld = g_array_index(flows[f], NetLoad, i);
+                left[ld.link] -= best * ld.weight;
+            }
+        }
+    }
+    g_free(left);
+    g_free(w);
+    g_free(fixed);
+    g_free(full);
+}
+
+/* Random flow sets on a Frontier machine (adaptive dragonfly: a stream's weight unit is 31),
+ * all starting at once, with every shortcut the solver takes (slack links, link classes, private
+ * links, stale entries dropped, the stop once all are fixed): each flow ends when a fluid
+ * simulation with the textbook rates says, to a relative 1e-9. */
+START_TEST(test_solver_matches_textbook_filling) {
+    const char *sets[] = {"nodes=8", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(Topology) topo = topo_ok(sc);
+    int nlinks = topo_links(topo);
+    GRand *rng = g_rand_new_with_seed(5);
+    for (int round = 0; round < 30; round++) {
+        int nflows = g_rand_int_range(rng, 2, 40);
+        GArray *flows[40];
+        double bytes[40], left[40], rate[40], want[40];
+        gboolean active[40];
+        for (int f = 0; f < nflows; f++) {
+            flows[f] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+            gboolean *used = g_new0(gboolean, nlinks);
+            for (int n = g_rand_int_range(rng, 1, 12), i = 0; i < n; i++) {
+                int32_t id = f > 0 && g_rand_boolean(rng)
+                                 ? g_array_index(flows[f - 1], NetLoad,
+                                                 g_rand_int_range(rng, 0, (int)flows[f - 1]->len))
+                                       .link
+                                 : g_rand_int_range(rng, 0, nlinks);
+                if (used[id])
+                    continue;
+                used[id] = TRUE;
+                NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, 94)};
+                g_array_append_val(flows[f], ld);
+            }
+            g_free(used);
+            bytes[f] = left[f] = 1e6 * g_rand_int_range(rng, 1, 500);
+            active[f] = TRUE;
+        }
+        /* the fluid reference: rates, the next end, again */
+        double now = 0;
+        for (int alive = nflows; alive > 0;) {
+            reference_rates(topo, flows, active, nflows, rate);
+            double dt = G_MAXDOUBLE;
+            for (int f = 0; f < nflows; f++)
+                if (active[f])
+                    dt = MIN(dt, left[f] / rate[f]);
+            now += dt;
+            for (int f = 0; f < nflows; f++) {
+                if (!active[f])
+                    continue;
+                left[f] -= rate[f] * dt;
+                if (left[f] <= bytes[f] * 1e-12) {
+                    active[f] = FALSE;
+                    want[f] = now;
+                    alive--;
+                }
+            }
+        }
+        g_autoptr(Engine) eng = engine_new();
+        g_autoptr(Network) net = net_new(eng, topo);
+        Finish fm = {{0}, eng};
+        for (int f = 0; f < nflows; f++)
+            net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], 0, 0,
+                     on_done, &fm, (uint64_t)f);
+        engine_run(eng);
+        for (int f = 0; f < nflows; f++) {
+            double got = (double)fm.at[f] / SIM_PS_PER_S;
+            ck_assert_msg(fabs(got - want[f]) <= 1e-9 * want[f] + 2e-12,
+                          "round %d flow %d: %.15g s against %.15g s", round, f, got, want[f]);
+            g_array_unref(flows[f]);
+        }
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -621,6 +741,7 @@ int main(void) {
     tcase_add_test(tc, test_alike_channels_built_once);
     tcase_add_test(tc, test_solver_classes_change_nothing);
     tcase_add_test(tc, test_slack_links_change_nothing);
+    tcase_add_test(tc, test_solver_matches_textbook_filling);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
