@@ -63,6 +63,7 @@ static void collect_component(Network *net) {
     net->comp_links.n = 0;
     net->comp_flows.n = 0;
     net->stack.n = 0;
+    net->tl.n = 0;
     for (uint32_t i = 0; i < net->dirty.n; i++)
         vec_push(&net->stack, net->dirty.v[i]);
     net->dirty.n = 0;
@@ -80,11 +81,16 @@ static void collect_component(Network *net) {
                 continue;
             f->stamp = st;
             vec_push(&net->comp_flows, fs);
+            f->tl_off = net->tl.n; /* its loads on links that couple, for the fixing below */
             for (int i = 0; i < f->n; i++) {
                 uint32_t m = f->dl[i];
-                if (net->lk[m].stamp != st && couples(net, &net->lk[m]))
+                if (!couples(net, &net->lk[m]))
+                    continue;
+                vec_push(&net->tl, (uint32_t)i);
+                if (net->lk[m].stamp != st)
                     vec_push(&net->stack, m);
             }
+            f->tl_n = net->tl.n - f->tl_off;
         }
     }
 }
@@ -189,7 +195,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         l->cap_left = l->cap;
         /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
         l->wsum = (double)l->wtot;
-        if (l->wsum <= 0 || l->skip)
+        if (l->wsum <= 0 || l->skip || !couples(net, l)) /* slack: never fills (SLACK_MARGIN) */
             continue;
         double share = l->cap_left / l->wsum;
         if (l->nfl == 1 && net->classes) { /* private: see below */
@@ -241,11 +247,11 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
                 rebase(f, now);
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
-            for (int i = 0; i < f->n; i++) {
+            /* its tight links, all in this component (a slack one never fills: left out) */
+            for (uint32_t j = 0; j < f->tl_n; j++) {
+                uint32_t i = net->tl.v[f->tl_off + j];
                 uint32_t md = f->dl[i];
                 Link *m = &net->lk[md];
-                if (m->stamp != net->stamp) /* slack, outside this solve */
-                    continue;
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
                 if (m != l && m->wsum > 0 && !m->skip)

@@ -50,6 +50,7 @@ void net_free(Network *net) {
     g_free(net->stack.v);
     g_free(net->comp_links.v);
     g_free(net->comp_flows.v);
+    g_free(net->tl.v);
     g_free(net->cls_key.v);
     g_free(net->cls);
     g_free(net->heap.v);

@@ -27,6 +27,7 @@ typedef struct {
     double own_share;
     int32_t own_link; /* -1: none */
     uint32_t own_d;
+    uint32_t tl_off, tl_n; /* solver scratch: its loads on tight links, at tl_off in Network.tl */
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
@@ -107,7 +108,7 @@ struct Network {
     gboolean solve_pending;
     uint32_t stamp;
     /* solver scratch: lk indices, flow slots, links by fair share */
-    Vec stack, comp_links, comp_flows, cls_key;
+    Vec stack, comp_links, comp_flows, cls_key, tl;
     HeapVec heap;
     ClassSlot *cls;
     uint32_t ccls;
