@@ -459,6 +459,31 @@ START_TEST(test_alike_channels_built_once) {
 }
 END_TEST
 
+/* A random flow's loads: up to maxn - 1 distinct links, each picked from the previous flow's
+ * links (half the time, so that flows share links and classes form) or else from pool (or any
+ * link), with weights 1 to maxw - 1 (mostly 1 where mostly_one). */
+static GArray *random_flow(GRand *rng, int nlinks, const GArray *prev, const int32_t *pool,
+                           int npool, int maxn, int maxw, gboolean mostly_one) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+    gboolean *used = g_new0(gboolean, nlinks);
+    for (int n = g_rand_int_range(rng, 1, maxn), i = 0; i < n; i++) {
+        int32_t id =
+            prev && g_rand_boolean(rng)
+                ? g_array_index(prev, NetLoad, g_rand_int_range(rng, 0, (int)prev->len)).link
+            : pool ? pool[g_rand_int_range(rng, 0, npool)]
+                   : g_rand_int_range(rng, 0, nlinks);
+        if (used[id])
+            continue;
+        used[id] = TRUE;
+        NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, maxw)};
+        if (mostly_one && g_rand_int_range(rng, 0, 3))
+            ld.weight = 1;
+        g_array_append_val(a, ld);
+    }
+    g_free(used);
+    return a;
+}
+
 /* Random flow sets on a dragonfly's links, solved with and without the solver's private links
  * and link classes: every flow ends at the same picosecond and every link carries the same
  * bytes. Flows copy parts of each other's link sets so that classes form, with weights 1-3 and
@@ -477,24 +502,8 @@ START_TEST(test_solver_classes_change_nothing) {
             links[i] = g_rand_int_range(rng, 0, nlinks);
         GArray *flows[64];
         for (int f = 0; f < nflows; f++) {
-            flows[f] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
-            int n = g_rand_int_range(rng, 1, 24);
-            gboolean *used = g_new0(gboolean, nlinks);
-            for (int i = 0; i < n; i++) {
-                int32_t id = f > 0 && g_rand_boolean(rng)
-                                 ? (g_array_index(flows[f - 1], NetLoad,
-                                                  g_rand_int_range(rng, 0, (int)flows[f - 1]->len)))
-                                       .link
-                                 : links[g_rand_int_range(rng, 0, pool)];
-                if (used[id])
-                    continue;
-                used[id] = TRUE;
-                NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, 4)};
-                if (g_rand_int_range(rng, 0, 3))
-                    ld.weight = 1;
-                g_array_append_val(flows[f], ld);
-            }
-            g_free(used);
+            flows[f] =
+                random_flow(rng, nlinks, f > 0 ? flows[f - 1] : NULL, links, pool, 24, 4, TRUE);
         }
         double bytes[64];
         SimTime lat[64];
@@ -667,21 +676,8 @@ START_TEST(test_solver_matches_textbook_filling) {
         double bytes[40], left[40], rate[40], want[40];
         gboolean active[40];
         for (int f = 0; f < nflows; f++) {
-            flows[f] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
-            gboolean *used = g_new0(gboolean, nlinks);
-            for (int n = g_rand_int_range(rng, 1, 12), i = 0; i < n; i++) {
-                int32_t id = f > 0 && g_rand_boolean(rng)
-                                 ? g_array_index(flows[f - 1], NetLoad,
-                                                 g_rand_int_range(rng, 0, (int)flows[f - 1]->len))
-                                       .link
-                                 : g_rand_int_range(rng, 0, nlinks);
-                if (used[id])
-                    continue;
-                used[id] = TRUE;
-                NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, 94)};
-                g_array_append_val(flows[f], ld);
-            }
-            g_free(used);
+            flows[f] =
+                random_flow(rng, nlinks, f > 0 ? flows[f - 1] : NULL, NULL, 0, 12, 94, FALSE);
             bytes[f] = left[f] = 1e6 * g_rand_int_range(rng, 1, 500);
             active[f] = TRUE;
         }
