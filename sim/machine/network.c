@@ -91,6 +91,12 @@ uint64_t net_solved_links(const Network *net) {
  * difference that matters. */
 #define SLACK_MARGIN 1e-9
 
+/* A flow's bound in the links' sums: its rate alone rounded up, capped at 2^62 (a link of 2^61
+ * bytes/s or more is never slack: link_dense). */
+static inline uint64_t flow_ub(const Flow *f) {
+    return f->lone < 0x1p62 ? (uint64_t)ceil(f->lone) : (uint64_t)1 << 62;
+}
+
 static inline void link_set_tight(Link *l) {
     l->tight = !(l->ubsum < l->slack_below);
 }
@@ -107,7 +113,7 @@ static uint32_t link_dense(Network *net, int32_t id) {
     }
     d = (int32_t)net->nlk++;
     double cap = topo_link_capacity(net->topo, id);
-    /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (see activate) */
+    /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (flow_ub) */
     double lim = cap * net->dunit;
     net->lk[d] = (Link){.id = id,
                         .cap = cap,
@@ -257,8 +263,7 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     f->live = TRUE;
-    /* its rate alone, rounded up, and capped where no link can be slack (link_dense) */
-    f->ub = f->lone < 0x1p62 ? (uint64_t)ceil(f->lone) : (uint64_t)1 << 62;
+    uint64_t ub = flow_ub(f);
     gboolean alone = TRUE; /* no other flow on a link that couples */
     for (int i = 0; i < f->n; i++) {
         Link *l = &net->lk[f->dl[i]];
@@ -267,7 +272,7 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         l->wtot += w;
         if (!net->sharing)
             continue;
-        l->ubsum += (unsigned __int128)f->ub * w;
+        l->ubsum += (unsigned __int128)ub * w;
         link_set_tight(l);
         alone = alone && (l->nfl == 1 || !couples(net, l));
     }
@@ -372,6 +377,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         return; /* superseded (a rate change moves the event: not expected) */
     f->ev_armed = 0;
     if (f->live) {
+        uint64_t ub = flow_ub(f);
         for (int i = 0; i < f->n; i++) {
             uint32_t d = f->dl[i];
             Link *l = &net->lk[d];
@@ -388,7 +394,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
              * solved again; a link it leaves empty, or that was slack, changes nobody's rate */
             if (l->nfl > 0 && couples(net, l))
                 mark_dirty(net, d);
-            l->ubsum -= (unsigned __int128)f->ub * f->loads[i].weight;
+            l->ubsum -= (unsigned __int128)ub * f->loads[i].weight;
             link_set_tight(l);
         }
     }

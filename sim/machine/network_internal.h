@@ -15,7 +15,6 @@ typedef struct {
     double bytes;     /* per stream, in all */
     double remaining; /* per stream, bytes */
     double rate;      /* per stream, bytes/s; 0 until first solved */
-    uint64_t ub;      /* lone rounded up (capped at 2^62): no solve gives more (SLACK_MARGIN) */
     SimTime last;     /* when remaining was last brought up to date (its rate's last change) */
     uint32_t version;
     uint32_t stamp;   /* solver visit mark */

@@ -387,6 +387,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     write_json_what_if(out, run);
     fprintf(out, "%s\"sim\": {\n", i1);
     kv_num(out, i2, "events", (double)s->events, FALSE);
+    kv_num(out, i2, "solves", (double)s->solves, FALSE);
+    kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
     kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
     kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);

@@ -105,6 +105,8 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     s->memory = workload_memory(run->wl);
     s->params = model_params(&sc->model, sc->seq_len, sc->tp);
     s->events = engine_events(run->eng);
+    s->solves = net_solves(run->net);
+    s->solved_links = net_solved_links(run->net);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
     s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     struct rusage ru;

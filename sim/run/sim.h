@@ -37,6 +37,8 @@ typedef struct {
     ModelMemory memory;         /* the rank with the largest footprint */
     double params;              /* whole model, Eq. 1 */
     uint64_t events;            /* engine events */
+    uint64_t solves;            /* max-min solves (net_solves) */
+    uint64_t solved_links;      /* links those solves looked at, in all (net_solved_links) */
     int ranks_simulated;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
