@@ -71,8 +71,7 @@ struct Executor {
                                               members arrived at the stream's current call
                                               (allocated at the pair's first collective) */
     int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
-    int span;      /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
-    int dp_stride; /* GPU ids between DP replicas' corresponding ranks (layout.h) */
+    int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
     const ExecObserver *obs; /* NULL: nobody is watching */
@@ -174,8 +173,6 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->dedup = dedup;
     ex->dedup_tp = dedup && exec_tp_interchangeable(sc, ex->lay);
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
-    ex->dp_stride =
-        layout_rank(ex->lay, (LayoutCoord){.dp = 1}) - layout_rank(ex->lay, (LayoutCoord){.dp = 0});
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
     ex->job_rank = g_new(int, ex->nsim);
@@ -456,7 +453,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         stride = 1;
     } else if (ex->dedup && ex->sc->dp > ex->span) {
         copies = ex->sc->dp / ex->span;
-        stride = ex->span * ex->dp_stride;
+        stride = ex->span * layout_stride(ex->lay, DIM_DP); /* GPU ids = job ranks */
         rep = COLL_REP_IMAGES;
     }
     coll_start_copies(ex->coll, COLL_SEND, ends, 2, copies, stride, t->bytes, DIM_PP, rep,

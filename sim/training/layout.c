@@ -75,6 +75,10 @@ int layout_stage(const Layout *l, int rank) {
     return layout_index(l, DIM_PP, rank);
 }
 
+int layout_stride(const Layout *l, Dim dim) {
+    return l->stride[dim];
+}
+
 int layout_group_size(const Layout *l, Dim dim) {
     return l->size[dim];
 }

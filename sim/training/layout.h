@@ -61,6 +61,7 @@ int layout_index(const Layout *l, Dim dim, int rank); /* coordinate along dim */
  * PP: in the stage). Groups are numbered 0..count-1 in the
  * order of their lowest rank's remaining coordinates. */
 int layout_group_size(const Layout *l, Dim dim);
+int layout_stride(const Layout *l, Dim dim); /* rank distance between neighbours along dim */
 int layout_group_count(const Layout *l, Dim dim);
 int layout_group_of(const Layout *l, Dim dim, int rank);
 /* Members of group `group` of dim, ascending, into members (group size entries); returns the size.
