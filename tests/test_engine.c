@@ -130,6 +130,96 @@ START_TEST(test_move_orders_as_new) {
 }
 END_TEST
 
+/* Handlers that schedule more events and move timers while the queue is deep: the pops (the
+ * bottom-up sift-down) still come in (time, insertion) order. arg = the order of insertion. */
+typedef struct {
+    Log log;
+    GRand *rng;
+    uint64_t next; /* insertion counter */
+    GArray *when;  /* SimTime by insertion */
+    EngineTimer timers[16];
+} Churn;
+
+static void churn(Engine *eng, void *ctx, uint64_t arg);
+
+static void churn_add(Engine *eng, Churn *c, SimTime delay) {
+    SimTime at = engine_now(eng) + delay;
+    g_array_append_val(c->when, at);
+    engine_schedule(eng, delay, churn, c, c->next++);
+}
+
+static void churn(Engine *eng, void *ctx, uint64_t arg) {
+    Churn *c = ctx;
+    record(eng, &c->log, arg);
+    if (c->next < 200000)
+        for (int k = g_rand_int_range(c->rng, 0, 3); k > 0; k--)
+            churn_add(eng, c, g_rand_int_range(c->rng, 0, 50)); /* 0: this very instant */
+    EngineTimer *t = &c->timers[g_rand_int_range(c->rng, 0, 16)];
+    engine_timer_set(eng, t, g_rand_int_range(c->rng, 0, 40)); /* armed ones move in place */
+}
+
+static void timer_noop(Engine *eng, void *ctx, uint64_t arg) {
+    (void)eng, (void)ctx, (void)arg;
+}
+
+START_TEST(test_interleaved_order) {
+    g_autoptr(Engine) eng = engine_new();
+    Churn c = {{g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE},
+               g_rand_new_with_seed(7),
+               0,
+               g_array_new(FALSE, FALSE, sizeof(SimTime)),
+               {{0}}};
+    for (int k = 0; k < 16; k++)
+        engine_timer_init(&c.timers[k], timer_noop, NULL, 0);
+    for (int k = 0; k < 3000; k++)
+        churn_add(eng, &c, g_rand_int_range(c.rng, 0, 1000));
+    engine_run(eng);
+    ck_assert(c.log.monotonic);
+    ck_assert_uint_eq(c.log.seen->len, c.next);
+    for (guint k = 1; k < c.log.seen->len; k++) {
+        uint64_t a = g_array_index(c.log.seen, uint64_t, k - 1),
+                 b = g_array_index(c.log.seen, uint64_t, k);
+        SimTime ta = g_array_index(c.when, SimTime, a), tb = g_array_index(c.when, SimTime, b);
+        ck_assert_msg(ta < tb || (ta == tb && a < b), "event %lu (t=%ld) ran before %lu (t=%ld)",
+                      (unsigned long)a, (long)ta, (unsigned long)b, (long)tb);
+    }
+    g_rand_free(c.rng);
+    g_array_unref(c.when);
+    g_array_unref(c.log.seen);
+}
+END_TEST
+
+/* sim_time_from_ps rounds as llround does (half away from zero), on the halves, on the double just
+ * below a half, past 2^52 (where every double is an integer) and on random values. */
+START_TEST(test_rounding_is_llround) {
+    double cases[] = {0.0,
+                      0.5,
+                      1.5,
+                      2.5,
+                      0.49999999999999994,
+                      1e6 + 0.5,
+                      -0.5,
+                      -1.5,
+                      4503599627370497.0,
+                      9007199254740993.0,
+                      123456789.4999999,
+                      1e18,
+                      7.3e-3,
+                      4503599627370495.5,
+                      -3.7};
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++)
+        ck_assert_msg(sim_time_from_ps(cases[k]) == (SimTime)llround(cases[k]),
+                      "%.17g: %ld, not %ld", cases[k], (long)sim_time_from_ps(cases[k]),
+                      (long)llround(cases[k]));
+    GRand *rng = g_rand_new_with_seed(3);
+    for (int k = 0; k < 100000; k++) {
+        double x = ldexp(g_rand_double(rng), g_rand_int_range(rng, -4, 62));
+        ck_assert_msg(sim_time_from_ps(x) == (SimTime)llround(x), "%.17g", x);
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 /* Time past SIM_TIME_MAX: conversions saturate, the engine reports it and stops, never wraps. */
 START_TEST(test_overflow) {
     ck_assert_int_eq(sim_time_from_ps(1.4), 1);
@@ -160,6 +250,8 @@ int main(void) {
     tcase_add_test(tc, test_timer_move_and_cancel);
     tcase_add_test(tc, test_move_orders_as_new);
     tcase_add_test(tc, test_overflow);
+    tcase_add_test(tc, test_interleaved_order);
+    tcase_add_test(tc, test_rounding_is_llround);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
