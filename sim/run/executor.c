@@ -33,7 +33,9 @@ typedef struct {
     guint32 next[STREAM_COUNT];
     guint32 done[STREAM_COUNT];
     uint8_t busy[STREAM_COUNT];
+    uint8_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
     uint8_t finished;
+    guint32 stage;       /* pipeline stage: which program it runs */
     guint32 next_sync;   /* index in the stage's sync list of the next synchronisation */
     guint32 completed;   /* tasks finished, all streams */
     guint32 host_first;  /* first task the host issued since its last synchronisation */
@@ -77,12 +79,14 @@ struct Executor {
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
+    const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
     GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
+G_STATIC_ASSERT(STREAM_COUNT <= 8);        /* RankState.waiting: a bit per stream */
 
 /* --- representatives ------------------------------------------------------------------------
  * Which ranks a run simulates (the layout gives the coordinates). */
@@ -190,6 +194,9 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
     ex->interference = sc->interference &&
                        (ts->device.interference_intra > 0 || ts->device.interference_inter > 0);
+    ex->prog = g_new(const Program *, sc->pp);
+    for (int s = 0; s < sc->pp; s++)
+        ex->prog[s] = workload_program(wl, s);
     ex->host_cum = g_new0(SimTime *, sc->pp);
     ex->syncs = g_new(GArray *, sc->pp);
     for (int s = 0; s < sc->pp; s++) {
@@ -225,6 +232,7 @@ void exec_free(Executor *ex) {
     for (int s = 0; s < ex->sc->pp; s++)
         g_free(ex->host_cum[s]);
     g_free(ex->host_cum);
+    g_free(ex->prog);
     for (int s = 0; s < ex->sc->pp; s++)
         g_array_unref(ex->syncs[s]);
     g_free(ex->syncs);
@@ -244,7 +252,7 @@ int exec_job_rank(const Executor *ex, int i) {
 }
 
 static const Program *program_of(const Executor *ex, int i) {
-    return workload_program(ex->wl, layout_stage(ex->lay, ex->job_rank[i]));
+    return ex->prog[ex->rs[i].stage];
 }
 
 static void try_advance(Executor *ex, int i);
@@ -270,7 +278,8 @@ static void complete(Executor *ex, int i, int s) {
     rs->busy[s] = 0;
     rs->completed++;
     rs->done[s]++;
-    rs->next[s]++;
+    if (++rs->next[s] < program_of(ex, i)->streams[s]->len)
+        rs->waiting |= (uint8_t)(1u << s);
     try_advance(ex, i);
 }
 
@@ -483,7 +492,7 @@ static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) 
 
 /* The next synchronisation of simulated rank i's host: a task index, G_MAXUINT32 when none. */
 static guint32 next_sync(const Executor *ex, int i) {
-    const GArray *syncs = ex->syncs[layout_stage(ex->lay, ex->job_rank[i])];
+    const GArray *syncs = ex->syncs[ex->rs[i].stage];
     guint32 n = ex->rs[i].next_sync;
     return n < syncs->len ? g_array_index(syncs, guint32, n) : G_MAXUINT32;
 }
@@ -494,7 +503,7 @@ static SimTime issue_time(const Executor *ex, int i, guint32 k) {
     if (!ex->host)
         return 0;
     const RankState *rs = &ex->rs[i];
-    int stage = layout_stage(ex->lay, ex->job_rank[i]);
+    int stage = (int)rs->stage;
     if (k >= next_sync(ex, i))
         return SIM_TIME_MAX;
     const SimTime *cum = ex->host_cum[stage];
@@ -536,15 +545,11 @@ static void try_advance(Executor *ex, int i) {
     RankState *rs = &ex->rs[i];
     const Program *pg = program_of(ex, i);
     SimTime now = engine_now(ex->eng);
-    gboolean all_done = TRUE;
     host_sync(ex, i);
-    for (int s = 0; s < STREAM_COUNT; s++) {
-        GArray *stream = pg->streams[s];
-        if (rs->next[s] < stream->len || rs->busy[s])
-            all_done = FALSE;
-        if (rs->busy[s] || rs->next[s] >= stream->len)
-            continue;
-        guint32 k = g_array_index(stream, guint32, rs->next[s]);
+    /* the streams with a task waiting, in stream order (starting one changes no other's deps) */
+    for (unsigned m = rs->waiting; m; m &= m - 1) {
+        int s = __builtin_ctz(m);
+        guint32 k = g_array_index(pg->streams[s], guint32, rs->next[s]);
         const Task *t = &g_array_index(pg->tasks, Task, k);
         if (!deps_met(pg, rs, t))
             continue;
@@ -557,11 +562,11 @@ static void try_advance(Executor *ex, int i) {
             continue;
         }
         if (ex->host && ex->obs && ex->obs->host) {
-            int stage = layout_stage(ex->lay, ex->job_rank[i]);
-            const SimTime *cum = ex->host_cum[stage];
+            const SimTime *cum = ex->host_cum[rs->stage];
             ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
         }
         rs->busy[s] = 1;
+        rs->waiting &= (uint8_t) ~(1u << s);
         switch (t->kind) {
         case TASK_COMPUTE:
             if (rs->ready_since >= 0) {
@@ -589,7 +594,7 @@ static void try_advance(Executor *ex, int i) {
             break;
         }
     }
-    if (all_done && !rs->finished) {
+    if (rs->completed == pg->tasks->len && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
         stats_finish(ex->st, i, engine_now(ex->eng));
     }
@@ -599,6 +604,10 @@ gboolean exec_run(Executor *ex, GError **err) {
     for (int i = 0; i < ex->nsim; i++) {
         RankState *rs = &ex->rs[i];
         rs->ready_since = -1;
+        rs->stage = (guint32)layout_stage(ex->lay, ex->job_rank[i]);
+        for (int s = 0; s < STREAM_COUNT; s++)
+            if (ex->prog[rs->stage]->streams[s]->len > 0)
+                rs->waiting |= (uint8_t)(1u << s);
         engine_timer_init(&rs->comp, on_compute_done, ex, (uint64_t)i);
         engine_timer_init(&rs->wake, on_wake, ex, (uint64_t)i);
     }
