@@ -407,6 +407,54 @@ END_TEST
 /* rccl-tests' bus bandwidth factors, op by op: doc/PERFORMANCE.md (allreduce 2(n-1)/n,
  * reduce-scatter and allgather (n-1)/n, broadcast and reduce 1), src/alltoall.cu AlltoAllGetBw
  * ((nranks-1)/nranks) and src/sendrecv.cu (1). */
+/* A group's handle (coll_group) used for call after call, of other ops and sizes, gives each the
+ * choice and the time a fresh machine gives the member list: the choices kept per group are keyed
+ * by op and size, and the handle is the same group the member list finds. */
+START_TEST(test_group_handle_reused) {
+    TopologySpec spec = uniform_spec(4, 50e9, 1000000, 25e9, 2000000);
+    int members[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&spec, 2, &err);
+    ck_assert_msg(topo, "%s", err ? err->message : "");
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    const CollGroup *g = coll_group(coll, COLL_ALLREDUCE, members, 8);
+    ck_assert_ptr_eq(coll_group(coll, COLL_ALLGATHER, members, 8), g);
+    struct {
+        CollOp op;
+        double bytes;
+    } calls[] = {{COLL_ALLREDUCE, 4096},
+                 {COLL_ALLGATHER, 64e6},
+                 {COLL_ALLREDUCE, 64e6},
+                 {COLL_ALLREDUCE, 4096},
+                 {COLL_REDUCE_SCATTER, 1e6}};
+    for (size_t k = 0; k < G_N_ELEMENTS(calls); k++) {
+        SimTime want = time_collective(&spec, 2, calls[k].op, members, 8, calls[k].bytes);
+        CollChoice fresh;
+        {
+            g_autoptr(Engine) e2 = engine_new();
+            g_autoptr(Network) n2 = net_new(e2, topo);
+            g_autoptr(Collectives) c2 = coll_new(e2, n2, topo);
+            fresh = coll_choose(c2, calls[k].op, members, 8, calls[k].bytes);
+        }
+        CollChoice ch = coll_choose_group(coll, calls[k].op, g, calls[k].bytes);
+        ck_assert_msg(ch.algo == fresh.algo && ch.proto == fresh.proto &&
+                          ch.predicted == fresh.predicted,
+                      "call %zu: algo %d proto %d %" PRId64 " ps, fresh %d %d %" PRId64, k, ch.algo,
+                      ch.proto, ch.predicted, fresh.algo, fresh.proto, fresh.predicted);
+        Done d = {0, 0};
+        SimTime t0 = engine_now(eng);
+        coll_start_group(coll, calls[k].op, g, 1, 0, calls[k].bytes, 0, -1, on_done, &d, 0);
+        SimTime end = engine_run(eng);
+        ck_assert_int_eq(d.calls, 1);
+        ck_assert_msg(end - t0 == want, "call %zu: %" PRId64 " ps, alone %" PRId64, k, end - t0,
+                      want);
+    }
+    topo_spec_clear(&spec);
+}
+END_TEST
+
 START_TEST(test_busbw_factors) {
     for (int n = 2; n <= 1024; n *= 4) {
         double half = (double)(n - 1) / n;
@@ -445,6 +493,7 @@ int main(void) {
     tcase_add_test(tc, test_symmetric_form_over_channels);
     tcase_add_test(tc, test_copies_as_one_flow);
     tcase_add_test(tc, test_busbw_factors);
+    tcase_add_test(tc, test_group_handle_reused);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -24,6 +24,7 @@ typedef struct {
 struct CollGroup {
     uint64_t hash;
     int n;
+    int id;              /* 0, 1, ... in the order made (coll_group_id) */
     gboolean keep_order; /* send: the members are the ring as given */
     int *members;        /* n, as given (owned) */
     int *ring;           /* n, ring order (owned) */
@@ -38,6 +39,7 @@ struct CollStreams {
     GHashTable *groups;      /* Group * (key and value), owned */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
     GArray *scratch;         /* int */
+    int ngroups;             /* groups made */
     int rep_node;            /* while building: the symmetric form's node, -1 = all */
     gboolean shape_only;     /* while building: the shape, not the loads */
 };
@@ -148,12 +150,26 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
         ring_order(cs, members, n, g->ring);
     g->nodes = coll_count_nodes(cs->topo, g->ring, n);
     g->phases = g_array_new(FALSE, FALSE, sizeof(PhaseSet));
+    g->id = cs->ngroups++;
     g_hash_table_add(cs->groups, g);
     return g;
 }
 
 const int *coll_group_ring(const CollGroup *g) {
     return g->ring;
+}
+
+const int *coll_group_members(const CollGroup *g, int *n) {
+    *n = g->n;
+    return g->members;
+}
+
+int coll_group_id(const CollGroup *g) {
+    return g->id;
+}
+
+gboolean coll_group_keeps_order(const CollGroup *g) {
+    return g->keep_order;
 }
 
 int coll_group_nodes(const CollGroup *g) {

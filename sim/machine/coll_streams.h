@@ -34,8 +34,8 @@ CollStreams *coll_streams_new(const Topology *topo, Network *net);
 void coll_streams_free(CollStreams *cs);
 
 /* A group: its member list as given (global GPUs, n, no repeats), its ring order, the phases
- * built for it. Valid while cs lives. */
-typedef struct CollGroup CollGroup;
+ * built for it. Valid while cs lives. (The type itself is declared in collectives.h, whose callers
+ * hold groups as handles: coll_group.) */
 
 /* The group of these members, found (O(n): hash and compare) or made. keep_order: the members are
  * the ring as given (send: source then destination); otherwise the ring keeps each node's
@@ -43,6 +43,11 @@ typedef struct CollGroup CollGroup;
 const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
                                     gboolean keep_order);
 const int *coll_group_ring(const CollGroup *g);
+/* Its members as given (n of them), its index among the groups made (0, 1, ... in order), and
+ * whether its ring is the members' order (keep_order). */
+const int *coll_group_members(const CollGroup *g, int *n);
+int coll_group_id(const CollGroup *g);
+gboolean coll_group_keeps_order(const CollGroup *g);
 /* The nodes its ring crosses (coll_count_nodes of the ring, counted once). */
 int coll_group_nodes(const CollGroup *g);
 

@@ -47,11 +47,12 @@ typedef struct {
     uint64_t arg;
 } Instance;
 
+/* A choice made for a group (by op and message size), kept: the group's id indexes them. */
 typedef struct {
-    uint64_t hash;
-    int op, n, first;
+    int op;
     double bytes;
-} ChoiceKey;
+    CollChoice choice;
+} ChoiceEntry;
 
 struct Collectives {
     Engine *eng;
@@ -64,7 +65,7 @@ struct Collectives {
     CollStreams *streams; /* rings and loads per group (owned) */
     GArray *instances;    /* Instance, by slot */
     GArray *free_slots;   /* guint */
-    GHashTable *choices;  /* ChoiceKey -> CollChoice */
+    GPtrArray *choices;   /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -147,17 +148,6 @@ double coll_busbw_factor(CollOp op, int n) {
     }
 }
 
-static guint choice_hash(gconstpointer k) {
-    const ChoiceKey *c = k;
-    return (guint)(c->hash ^ (c->hash >> 32));
-}
-
-static gboolean choice_equal(gconstpointer a, gconstpointer b) {
-    const ChoiceKey *x = a, *y = b;
-    return x->hash == y->hash && x->op == y->op && x->n == y->n && x->first == y->first &&
-           x->bytes == y->bytes;
-}
-
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     Collectives *c = g_new0(Collectives, 1);
     c->eng = eng;
@@ -169,7 +159,7 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
     c->streams = coll_streams_new(topo, net);
-    c->choices = g_hash_table_new_full(choice_hash, choice_equal, g_free, g_free);
+    c->choices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     return c;
 }
 
@@ -182,7 +172,7 @@ void coll_free(Collectives *c) {
     g_array_unref(c->instances);
     g_array_unref(c->free_slots);
     coll_streams_free(c->streams);
-    g_hash_table_unref(c->choices);
+    g_ptr_array_unref(c->choices);
     g_free(c);
 }
 
@@ -193,7 +183,7 @@ void coll_set_mode(Collectives *c, CollMode mode) {
 void coll_force(Collectives *c, int algo, int proto) {
     c->force_algo = algo;
     c->force_proto = proto;
-    g_hash_table_remove_all(c->choices);
+    g_ptr_array_set_size(c->choices, 0);
 }
 
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
@@ -356,18 +346,33 @@ static double model_time(const CollSpec *sp, const CollChoice *cand, CollOp op, 
     return cand->latency / 1e12 + bytes / alg;
 }
 
+const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n) {
+    return coll_streams_group(c->streams, members, n, op == COLL_SEND);
+}
+
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes) {
-    CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};
     if (n <= 1)
-        return best;
-    uint64_t h = 1469598103934665603u;
-    for (int i = 0; i < n; i++)
-        h = (h ^ (uint64_t)members[i]) * 1099511628211u;
-    ChoiceKey key = {h, op, n, members[0], bytes};
-    CollChoice *hit = g_hash_table_lookup(c->choices, &key);
-    if (hit)
-        return *hit;
-    const CollGroup *g = coll_streams_group(c->streams, members, n, op == COLL_SEND);
+        return (CollChoice){ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};
+    return coll_choose_group(c, op, coll_group(c, op, members, n), bytes);
+}
+
+/* O(choices made for the group): a group meets a few message sizes (its layers' tensors, its
+ * buckets), each choice is made once. */
+CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes) {
+    int id = coll_group_id(g);
+    if ((guint)id >= c->choices->len)
+        g_ptr_array_set_size(c->choices, id + 1);
+    GArray *made = g_ptr_array_index(c->choices, id);
+    if (!made)
+        made = g_ptr_array_index(c->choices, id) = g_array_new(FALSE, FALSE, sizeof(ChoiceEntry));
+    for (guint k = 0; k < made->len; k++) {
+        const ChoiceEntry *e = &g_array_index(made, ChoiceEntry, k);
+        if (e->op == (int)op && e->bytes == bytes)
+            return e->choice;
+    }
+    int n;
+    coll_group_members(g, &n);
+    CollChoice best = {ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};
     int nodes = coll_group_nodes(g);
     gboolean found = FALSE;
     double best_model = G_MAXDOUBLE;
@@ -395,7 +400,8 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     }
     if (!found) /* nothing allowed applies: ring, Simple */
         evaluate(c, ALGO_RING, PROTO_SIMPLE, op, g, bytes, &best);
-    g_hash_table_insert(c->choices, g_memdup2(&key, sizeof key), g_memdup2(&best, sizeof best));
+    ChoiceEntry e = {op, bytes, best};
+    g_array_append_val(made, e);
     return best;
 }
 
@@ -475,6 +481,18 @@ static void start_phase(Collectives *c, guint slot) {
     net_flow_borrowed(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
+/* A free instance slot (its contents to be set). */
+static guint instance_new(Collectives *c) {
+    if (c->free_slots->len) {
+        guint slot = g_array_index(c->free_slots, guint, c->free_slots->len - 1);
+        g_array_set_size(c->free_slots, c->free_slots->len - 1);
+        return slot;
+    }
+    guint slot = c->instances->len;
+    g_array_set_size(c->instances, slot + 1);
+    return slot;
+}
+
 static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
     (void)eng;
     finish(ctx, (guint)slot);
@@ -493,6 +511,22 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
 void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
                        double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(n >= 1 && copies >= 1);
+    if (n == 1) { /* nothing to move: done at the end of this instant */
+        guint slot = instance_new(c);
+        g_array_index(c->instances, Instance, slot) =
+            (Instance){.op = op, .n = 1, .bytes = bytes, .done = done, .ctx = ctx, .arg = arg};
+        engine_schedule(c->eng, 0, on_trivial, c, slot);
+        return;
+    }
+    coll_start_group(c, op, coll_group(c, op, members, n), copies, stride, bytes, cls, rep, done,
+                     ctx, arg);
+}
+
+void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies, int stride,
+                      double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
+    int n;
+    coll_group_members(g, &n);
+    g_assert(n >= 2 && copies >= 1 && coll_group_keeps_order(g) == (op == COLL_SEND));
     Instance in = {0};
     in.copies = copies;
     in.stride = copies > 1 ? stride : 0;
@@ -506,24 +540,12 @@ void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int
     in.done = done;
     in.ctx = ctx;
     in.arg = arg;
-    guint slot;
-    if (c->free_slots->len) {
-        slot = g_array_index(c->free_slots, guint, c->free_slots->len - 1);
-        g_array_set_size(c->free_slots, c->free_slots->len - 1);
-    } else {
-        slot = c->instances->len;
-        g_array_set_size(c->instances, slot + 1);
-    }
-    if (n == 1) {
-        g_array_index(c->instances, Instance, slot) = in;
-        engine_schedule(c->eng, 0, on_trivial, c, slot);
-        return;
-    }
+    guint slot = instance_new(c);
     c->rep_node = in.rep_node >= 0 ? in.rep_node : COLL_NODES_ALL; /* copy 0: every node */
-    in.choice = coll_choose(c, op, members, n, bytes);
+    in.choice = coll_choose_group(c, op, g, bytes);
     c->rep_node = -1;
-    in.group = coll_streams_group(c->streams, members, n, op == COLL_SEND);
-    in.ring = coll_group_ring(in.group);
+    in.group = g;
+    in.ring = coll_group_ring(g);
     in.phases = algos[in.choice.algo].phases;
     if (c->mode == COLL_MODE_DETAILED && in.choice.algo == ALGO_RING &&
         (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER)) {

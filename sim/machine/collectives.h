@@ -53,6 +53,11 @@ double coll_busbw_factor(CollOp op, int n);
 
 typedef struct Collectives Collectives;
 
+/* A group of GPUs as a collective sees it (coll_group): a handle that lets a caller who calls on
+ * the same group again and again (every layer's tensor-parallel allreduce, every bucket, every
+ * pipeline send) skip finding it by its member list each time. */
+typedef struct CollGroup CollGroup;
+
 typedef struct {
     CollAlgo algo;
     CollProto proto;
@@ -111,6 +116,15 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
 #define COLL_REP_IMAGES (-2)
 void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
                        double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
+
+/* The group op runs on for these members (n >= 2; a send's are source then destination): found
+ * by its member list (O(n) to hash and compare) or made. Valid while c lives. */
+const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n);
+/* coll_choose and coll_start_copies on a group found before: the same choice and the same flows,
+ * without finding the group again (op must be the one it was found for). */
+CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes);
+void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies, int stride,
+                      double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */

@@ -73,6 +73,9 @@ struct Executor {
                                               members arrived at the stream's current call
                                               (allocated at the pair's first collective) */
     int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
+    const CollGroup **cgroup[DIM_COUNT]; /* per dimension, per group: its collectives' group
+                                            (coll_group; found at its first collective) */
+    const CollGroup **p2p_group[2];      /* per simulated receiver, per direction: its sends' */
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
     Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
     int *members;            /* scratch, largest group */
@@ -187,6 +190,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->rs = g_new0(RankState, ex->nsim);
     ex->chan[0] = g_new0(Channel, ex->nsim);
     ex->chan[1] = g_new0(Channel, ex->nsim);
+    ex->p2p_group[0] = g_new0(const CollGroup *, ex->nsim);
+    ex->p2p_group[1] = g_new0(const CollGroup *, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
     ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
@@ -227,6 +232,10 @@ void exec_free(Executor *ex) {
             g_free(ex->arrived[s][d]);
     g_free(ex->chan[0]);
     g_free(ex->chan[1]);
+    for (int d = 0; d < DIM_COUNT; d++)
+        g_free(ex->cgroup[d]);
+    g_free(ex->p2p_group[0]);
+    g_free(ex->p2p_group[1]);
     g_free(ex->members);
     g_free(ex->done_members);
     for (int s = 0; s < ex->sc->pp; s++)
@@ -386,8 +395,13 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     Dim cls = layout_dim_class(dim);
     int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
-    coll_start_symmetric(ex->coll, t->op, ex->members, n, t->bytes, cls, rep, on_coll_done, ex,
-                         (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
+    if (!ex->cgroup[dim])
+        ex->cgroup[dim] = g_new0(const CollGroup *, layout_group_count(ex->lay, dim));
+    const CollGroup **g = &ex->cgroup[dim][group];
+    if (!*g) /* a group's collectives are never sends: one group serves every op */
+        *g = coll_group(ex->coll, t->op, ex->members, n);
+    coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
+                     (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
 /* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
@@ -465,8 +479,11 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         stride = ex->span * layout_stride(ex->lay, DIM_DP); /* GPU ids = job ranks */
         rep = COLL_REP_IMAGES;
     }
-    coll_start_copies(ex->coll, COLL_SEND, ends, 2, copies, stride, t->bytes, DIM_PP, rep,
-                      on_p2p_done, ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
+    const CollGroup **g = &ex->p2p_group[dir][recv_i];
+    if (!*g)
+        *g = coll_group(ex->coll, COLL_SEND, ends, 2);
+    coll_start_group(ex->coll, COLL_SEND, *g, copies, stride, t->bytes, DIM_PP, rep, on_p2p_done,
+                     ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.

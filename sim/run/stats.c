@@ -35,7 +35,9 @@ struct Stats {
     int nslots;
     int cat_of_slot[SLOT_MAX];
     double calls[SLOT_MAX], bytes[SLOT_MAX], volume[SLOT_MAX]; /* summed over all ranks */
-    GHashTable *sizes[SLOT_MAX]; /* message bytes (as int64 key) -> calls over all ranks */
+    GHashTable *sizes[SLOT_MAX];  /* message bytes (as int64 key) -> calls over all ranks */
+    int64_t last_key[SLOT_MAX];   /* the size counted last, and its count in sizes: a run */
+    double *last_count[SLOT_MAX]; /* issues the same size again and again (NULL: none yet) */
 };
 
 Stats *stats_new(int nsim, int weight, int total) {
@@ -123,10 +125,15 @@ void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volu
     st->bytes[s] += bytes * st->weight;
     st->volume[s] += volume * st->weight;
     int64_t key = (int64_t)llround(bytes);
-    double *count = g_hash_table_lookup(st->sizes[s], &key);
-    if (!count) {
-        count = g_new0(double, 1);
-        g_hash_table_insert(st->sizes[s], g_memdup2(&key, sizeof key), count);
+    double *count = st->last_count[s];
+    if (!count || st->last_key[s] != key) {
+        count = g_hash_table_lookup(st->sizes[s], &key);
+        if (!count) {
+            count = g_new0(double, 1);
+            g_hash_table_insert(st->sizes[s], g_memdup2(&key, sizeof key), count);
+        }
+        st->last_key[s] = key;
+        st->last_count[s] = count;
     }
     *count += st->weight;
 }
