@@ -265,18 +265,23 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     f->live = TRUE;
     uint64_t ub = flow_ub(f);
     gboolean alone = TRUE; /* no other flow on a link that couples */
-    for (int i = 0; i < f->n; i++) {
-        Link *l = &net->lk[f->dl[i]];
-        uint32_t w = f->loads[i].weight;
+    /* the loop's invariants in locals: stores to a link may alias the network's fields */
+    const gboolean sharing = net->sharing;
+    const NetLoad *loads = f->loads;
+    const uint32_t *dl = f->dl;
+    Link *lk = net->lk;
+    for (int i = 0, n = f->n; i < n; i++) {
+        Link *l = &lk[dl[i]];
+        uint32_t w = loads[i].weight;
         crossing_add(l, (Crossing){(uint32_t)slot, w});
         l->wtot += w;
-        if (!net->sharing)
+        if (!sharing)
             continue;
         l->ubsum += (unsigned __int128)ub * w;
         link_set_tight(l);
         alone = alone && (l->nfl == 1 || !couples(net, l));
     }
-    if (!net->sharing) {
+    if (!sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         net_schedule_finish(net, (guint32)slot);
         return;
@@ -378,23 +383,32 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     f->ev_armed = 0;
     if (f->live) {
         uint64_t ub = flow_ub(f);
-        for (int i = 0; i < f->n; i++) {
-            uint32_t d = f->dl[i];
-            Link *l = &net->lk[d];
-            net->lstat[d].bytes[f->cls] += per_unit(net, f->bytes * f->loads[i].weight);
-            for (uint32_t k = 0; k < l->nfl; k++)
-                if (l->fl[k].flow == slot) { /* the last takes its place */
-                    l->fl[k] = l->fl[--l->nfl];
+        /* the loop's invariants in locals: stores to a link may alias the network's fields */
+        const gboolean sharing = net->sharing;
+        const NetLoad *loads = f->loads;
+        const uint32_t *dl = f->dl;
+        const double bytes = f->bytes;
+        const int cls = f->cls;
+        Link *lk = net->lk;
+        LinkStat *lstat = net->lstat;
+        for (int i = 0, n = f->n; i < n; i++) {
+            uint32_t d = dl[i], w = loads[i].weight;
+            Link *l = &lk[d];
+            lstat[d].bytes[cls] += per_unit(net, bytes * w);
+            Crossing *fl = l->fl;
+            for (uint32_t k = 0, m = l->nfl; k < m; k++)
+                if (fl[k].flow == slot) { /* the last takes its place */
+                    fl[k] = fl[--l->nfl];
                     break;
                 }
-            l->wtot -= f->loads[i].weight;
-            if (!net->sharing)
+            l->wtot -= w;
+            if (!sharing)
                 continue;
             /* the flows left on a link that coupled them to this one (slack now or not) are
              * solved again; a link it leaves empty, or that was slack, changes nobody's rate */
             if (l->nfl > 0 && couples(net, l))
                 mark_dirty(net, d);
-            l->ubsum -= (unsigned __int128)ub * f->loads[i].weight;
+            l->ubsum -= (unsigned __int128)ub * w;
             link_set_tight(l);
         }
     }

@@ -32,21 +32,20 @@ struct Workload {
 /* --- building one stage's program ----------------------------------------------------------- */
 
 guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
-    Program *pg = b->pg;
     t.host_sync = b->sync_next;
     b->sync_next = FALSE;
-    t.seq = pg->streams[t.stream]->len;
-    t.dep_first = pg->deps->len;
+    t.seq = b->streams[t.stream].n;
+    t.dep_first = b->deps.n;
     t.dep_count = 0;
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] == NO_TASK)
             continue;
-        g_array_append_val(pg->deps, deps[i]);
+        *(guint32 *)buf_push(&b->deps, sizeof(guint32)) = deps[i];
         t.dep_count++;
     }
-    guint32 idx = pg->tasks->len;
-    g_array_append_val(pg->tasks, t);
-    g_array_append_val(pg->streams[t.stream], idx);
+    guint32 idx = b->tasks.n;
+    *(Task *)buf_push(&b->tasks, sizeof(Task)) = t;
+    *(guint32 *)buf_push(&b->streams[t.stream], sizeof(guint32)) = idx;
     return idx;
 }
 
@@ -518,6 +517,14 @@ static void build_stage(Workload *wl, int stage) {
                 open = 0;
             }
         }
+    }
+    g_array_append_vals(pg->tasks, b.tasks.v, b.tasks.n);
+    g_array_append_vals(pg->deps, b.deps.v, b.deps.n);
+    g_free(b.tasks.v);
+    g_free(b.deps.v);
+    for (int s = 0; s < STREAM_COUNT; s++) {
+        g_array_append_vals(pg->streams[s], b.streams[s].v, b.streams[s].n);
+        g_free(b.streams[s].v);
     }
     if (b.uses)
         g_array_unref(b.uses);

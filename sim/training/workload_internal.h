@@ -43,12 +43,31 @@ typedef struct {
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
+/* A growable array of fixed-size elements the builder appends to inline (emit runs once per task
+ * of every micro-batch: a GArray's out-of-line append was a fifth of building a long pipeline). */
+typedef struct {
+    void *v;
+    guint32 n, cap; /* elements in use, allocated */
+} Buf;
+
+static inline void *buf_push(Buf *a, size_t size) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 256;
+        a->v = g_realloc_n(a->v, a->cap, size);
+    }
+    return (char *)a->v + (size_t)a->n++ * size;
+}
+
 struct Builder {
     const Scenario *sc;
     const Layout *lay;
     const Framework *fw;
     const DeviceSpec *dev; /* the GPU (ZeRO++'s quantization kernels) */
-    Program *pg;
+    Program *pg;           /* its scalars; the tasks, deps and streams build in the Bufs below and
+                              move into pg's arrays when the stage is done */
+    Buf tasks;             /* Task, issue order */
+    Buf deps;              /* guint32 */
+    Buf streams[STREAM_COUNT]; /* guint32 task indices */
     int stage;
     const LayerEmitter *em;   /* the per-layer communication of the scenario's parallelism */
     GArray *units;            /* ParamUnit, forward order, chunk after chunk */
