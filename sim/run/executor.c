@@ -371,15 +371,16 @@ static void on_coll_done(void *ctx, uint64_t arg) {
 static void start_collective(Executor *ex, int i, const Task *t) {
     Dim dim = t->dim;
     int n = layout_group_size(ex->lay, dim);
-    int group = layout_group(ex->lay, dim, ex->job_rank[i], ex->members);
+    int group = layout_group_of(ex->lay, dim, ex->job_rank[i]);
     int expected = simulated_members(ex, dim, n);
     StreamId s = t->stream;
     int *arrived = ex->arrived[s][dim];
     if (!arrived)
         arrived = ex->arrived[s][dim] = g_new0(int, layout_group_count(ex->lay, dim));
-    if (++arrived[group] < expected)
+    if (++arrived[group] < expected) /* the members are listed once, by the last to arrive */
         return;
     arrived[group] = 0;
+    layout_group_members(ex->lay, dim, group, ex->members);
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     gboolean inter = spans_nodes(ex, ex->members, n);
