@@ -64,8 +64,9 @@ struct Collectives {
     int rep_node;         /* while choosing: see coll_start_symmetric; -1 = all nodes */
     CollStreams *streams; /* rings and loads per group (owned) */
     GArray *instances;    /* Instance, by slot */
-    GArray *free_slots;   /* guint */
-    GPtrArray *choices;   /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
+    guint *free_slots;    /* instance slots free for reuse, a stack of nfree (room for cfree) */
+    guint nfree, cfree;
+    GPtrArray *choices; /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -157,7 +158,6 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->force_algo = c->force_proto = -1;
     c->rep_node = -1;
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
-    c->free_slots = g_array_new(FALSE, FALSE, sizeof(guint));
     c->streams = coll_streams_new(topo, net);
     c->choices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     return c;
@@ -170,7 +170,7 @@ void coll_free(Collectives *c) {
         coll_channels_clear(&g_array_index(c->instances, Instance, i).ch);
     }
     g_array_unref(c->instances);
-    g_array_unref(c->free_slots);
+    g_free(c->free_slots);
     coll_streams_free(c->streams);
     g_ptr_array_unref(c->choices);
     g_free(c);
@@ -415,7 +415,11 @@ static void finish(Collectives *c, guint slot) {
     void *ctx = in->ctx;
     uint64_t arg = in->arg;
     coll_channels_clear(&in->ch);
-    g_array_append_val(c->free_slots, slot);
+    if (c->nfree == c->cfree) {
+        c->cfree = c->cfree ? 2 * c->cfree : 64;
+        c->free_slots = g_renew(guint, c->free_slots, c->cfree);
+    }
+    c->free_slots[c->nfree++] = slot;
     done(ctx, arg);
 }
 
@@ -483,11 +487,8 @@ static void start_phase(Collectives *c, guint slot) {
 
 /* A free instance slot (its contents to be set). */
 static guint instance_new(Collectives *c) {
-    if (c->free_slots->len) {
-        guint slot = g_array_index(c->free_slots, guint, c->free_slots->len - 1);
-        g_array_set_size(c->free_slots, c->free_slots->len - 1);
-        return slot;
-    }
+    if (c->nfree)
+        return c->free_slots[--c->nfree];
     guint slot = c->instances->len;
     g_array_set_size(c->instances, slot + 1);
     return slot;

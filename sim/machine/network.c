@@ -17,7 +17,6 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->sharing = TRUE;
     net->classes = TRUE;
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
-    net->free_slots = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->nlinks = topo_links(topo);
     net->dense_of = g_new(int32_t, MAX(net->nlinks, 1));
     memset(net->dense_of, 0xff, sizeof(int32_t) * MAX(net->nlinks, 1));
@@ -45,7 +44,7 @@ void net_free(Network *net) {
     g_hash_table_unref(net->info_of);
     g_free(net->slot_of);
     g_array_unref(net->flows);
-    g_array_unref(net->free_slots);
+    g_free(net->free_slots.v);
     g_free(net->dirty.v);
     g_free(net->stack.v);
     g_free(net->comp_links.v);
@@ -312,9 +311,8 @@ static void flow_start(Network *net, const NetLoad *loads, const uint32_t *dl, d
     f.ctx = ctx;
     f.arg = arg;
     guint32 slot;
-    if (net->free_slots->len) {
-        slot = g_array_index(net->free_slots, guint32, net->free_slots->len - 1);
-        g_array_set_size(net->free_slots, net->free_slots->len - 1);
+    if (net->free_slots.n) {
+        slot = net->free_slots.v[--net->free_slots.n];
         f.version = g_array_index(net->flows, Flow, slot).version;
         g_array_index(net->flows, Flow, slot) = f;
     } else {
@@ -421,7 +419,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         g_free((NetLoad *)f->loads);
     f->loads = NULL;
     f->dl = NULL;
-    g_array_append_val(net->free_slots, slot);
+    vec_push(&net->free_slots, slot);
     done(dctx, darg);
 }
 

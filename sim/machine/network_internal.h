@@ -95,13 +95,13 @@ struct Network {
     Engine *eng;
     const Topology *topo;
     gboolean sharing;
-    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
-    GArray *flows;      /* Flow, by slot */
-    GArray *free_slots; /* guint32 */
-    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
-    Link *lk;           /* links in use, in the order first used */
-    LinkStat *lstat;    /* the same order */
-    uint32_t nlk, clk;  /* in use, allocated */
+    gboolean classes;  /* the solver's private links and link classes (net_set_solver_classes) */
+    GArray *flows;     /* Flow, by slot */
+    Vec free_slots;    /* flow slots free for reuse, a stack */
+    int32_t *dense_of; /* by link id: its index in lk, -1 until first used */
+    Link *lk;          /* links in use, in the order first used */
+    LinkStat *lstat;   /* the same order */
+    uint32_t nlk, clk; /* in use, allocated */
     int32_t nlinks;
     Vec dirty; /* lk indices changed since the last solve */
     gboolean solve_pending;
