@@ -1,5 +1,6 @@
 /* network and fabric: link sharing by the textbook, routes on the Frontier node and dragonfly,
  * aggregated vs detailed collectives, and what-ifs moving results the way physics says. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -612,6 +613,118 @@ START_TEST(test_slack_links_change_nothing) {
 }
 END_TEST
 
+/* Borrowed load sets with links of their own and links shared with other sets, whose flows start
+ * at scattered times, overlap their own set's flows, and meet flows with loads of their own that
+ * take over links a set had alone, run with and without the exclusive-link shortcut
+ * (network.c, EXCLUSIVE LINKS): every flow ends at the same picosecond, every link carries the
+ * same bytes by class, and the solver runs the same solves over the same links. */
+typedef struct {
+    Network *net;
+    GArray **sets;  /* NetLoad, borrowed */
+    GArray **owned; /* NetLoad, per flow: NULL for a borrowed set's flow */
+    int *set_of;    /* per flow */
+    double *bytes;  /* per flow */
+    Finish *fin;
+} ExclRun;
+
+static void excl_start(Engine *eng, void *ctx, uint64_t f) {
+    (void)eng;
+    ExclRun *r = ctx;
+    const GArray *a = r->owned[f] ? r->owned[f] : r->sets[r->set_of[f]];
+    if (r->owned[f])
+        net_flow(r->net, (const NetLoad *)a->data, (int)a->len, r->bytes[f], 1000000, (int)f % 3,
+                 on_done, r->fin, f);
+    else
+        net_flow_borrowed(r->net, (const NetLoad *)a->data, (int)a->len, r->bytes[f], 1000000,
+                          (int)f % 3, on_done, r->fin, f);
+}
+
+START_TEST(test_exclusive_links_change_nothing) {
+    const char *sets_[] = {"nodes=16", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets_);
+    g_autoptr(Topology) topo = topo_ok(sc);
+    int nlinks = topo_links(topo);
+    GRand *rng = g_rand_new_with_seed(5);
+    enum { NSETS = 10, NFLOWS = 64, PRIVATE = 24 };
+    ck_assert_int_gt(nlinks, NSETS * PRIVATE + 64);
+    for (int round = 0; round < 20; round++) {
+        int32_t common[12];
+        for (int i = 0; i < 12; i++)
+            common[i] = NSETS * PRIVATE + g_rand_int_range(rng, 0, nlinks - NSETS * PRIVATE);
+        GArray *sets[NSETS];
+        for (int k = 0; k < NSETS; k++) { /* mostly its own links, some common ones */
+            sets[k] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+            gboolean used[PRIVATE + 12] = {0};
+            for (int n = g_rand_int_range(rng, 2, 20), i = 0; i < n; i++) {
+                int pick = g_rand_int_range(rng, 0, 4) ? g_rand_int_range(rng, 0, PRIVATE)
+                                                       : PRIVATE + g_rand_int_range(rng, 0, 12);
+                if (used[pick])
+                    continue;
+                used[pick] = TRUE;
+                NetLoad ld = {pick < PRIVATE ? k * PRIVATE + pick : common[pick - PRIVATE],
+                              g_rand_int_range(rng, 0, 3) ? 1u
+                                                          : (uint32_t)g_rand_int_range(rng, 2, 4)};
+                g_array_append_val(sets[k], ld);
+            }
+        }
+        GArray *owned[NFLOWS];
+        int set_of[NFLOWS];
+        double bytes[NFLOWS];
+        SimTime start[NFLOWS];
+        for (int f = 0; f < NFLOWS; f++) {
+            set_of[f] = g_rand_int_range(rng, 0, NSETS);
+            bytes[f] = 1e6 * g_rand_int_range(rng, 1, 400);
+            start[f] = (SimTime)g_rand_int_range(rng, 0, 40) * 1000000000; /* 0-39 ms */
+            owned[f] = NULL;
+            if (g_rand_int_range(rng, 0, 6) == 0) { /* its own loads: a few of a set's links */
+                const GArray *from = sets[set_of[f]];
+                owned[f] = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+                for (guint i = 0; i < from->len; i += (guint)g_rand_int_range(rng, 1, 4))
+                    g_array_append_val(owned[f], g_array_index(from, NetLoad, i));
+            }
+        }
+        SimTime at[2][NFLOWS];
+        GArray *busiest[2];
+        uint64_t solves[2], looked[2];
+        for (int on = 0; on < 2; on++) {
+            g_autoptr(Engine) eng = engine_new();
+            g_autoptr(Network) net = net_new(eng, topo);
+            net_set_exclusive_links(net, on);
+            Finish fin = {{0}, eng};
+            ExclRun r = {net, sets, owned, set_of, bytes, &fin};
+            for (int f = 0; f < NFLOWS; f++)
+                engine_schedule(eng, start[f], excl_start, &r, (uint64_t)f);
+            engine_run(eng);
+            memcpy(at[on], fin.at, sizeof at[on]);
+            busiest[on] = net_busiest_links(net, 1 << 20);
+            solves[on] = net_solves(net);
+            looked[on] = net_solved_links(net);
+        }
+        for (int f = 0; f < NFLOWS; f++)
+            ck_assert_msg(at[0][f] == at[1][f],
+                          "round %d flow %d: %" PRId64 " ps, %" PRId64 " with the shortcut", round,
+                          f, at[0][f], at[1][f]);
+        ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
+        for (guint i = 0; i < busiest[0]->len; i++) {
+            const NetLinkStat *a = &g_array_index(busiest[0], NetLinkStat, i),
+                              *b = &g_array_index(busiest[1], NetLinkStat, i);
+            ck_assert_msg(memcmp(a, b, sizeof *a) == 0, "round %d: link %d %.17g B, %d %.17g B",
+                          round, a->link, a->bytes, b->link, b->bytes);
+        }
+        ck_assert_uint_eq(solves[0], solves[1]);
+        ck_assert_uint_eq(looked[0], looked[1]);
+        for (int on = 0; on < 2; on++)
+            g_array_unref(busiest[on]);
+        for (int k = 0; k < NSETS; k++)
+            g_array_unref(sets[k]);
+        for (int f = 0; f < NFLOWS; f++)
+            if (owned[f])
+                g_array_unref(owned[f]);
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 /* The textbook progressive filling, for reference: every unfixed flow's rate rises together; the
  * links at the smallest fair share (remaining capacity / unfixed weight, within a relative 1e-12)
  * fill and fix their flows. Rates per stream; weights in units of 1/unit of a stream. */
@@ -737,6 +850,7 @@ int main(void) {
     tcase_add_test(tc, test_alike_channels_built_once);
     tcase_add_test(tc, test_solver_classes_change_nothing);
     tcase_add_test(tc, test_slack_links_change_nothing);
+    tcase_add_test(tc, test_exclusive_links_change_nothing);
     tcase_add_test(tc, test_solver_matches_textbook_filling);
     suite_add_tcase(s, tc);
     return run_suite(s);

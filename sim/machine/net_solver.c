@@ -80,6 +80,8 @@ static void collect_component(Network *net) {
             if (f->stamp == st)
                 continue;
             f->stamp = st;
+            if (f->lazy) /* on its exclusive links first (EXCLUSIVE LINKS in network.c) */
+                net_flow_materialise(net, fs);
             vec_push(&net->comp_flows, fs);
             f->tl_off = net->tl.n; /* its loads on links that couple, for the fixing below */
             for (int i = 0; i < f->n; i++) {

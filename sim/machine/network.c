@@ -4,11 +4,36 @@
  * A flow's completion event carries its version; a rate change bumps the version and moves the
  * event, so a superseded one is ignored. A flow alone on the links that couple (SLACK_MARGIN)
  * gets its rate here without a solve; otherwise the links it changes are marked dirty and solved
- * once at the end of the instant (a zero-delay solve event). */
+ * once at the end of the instant (a zero-delay solve event).
+ *
+ * EXCLUSIVE LINKS. Most links a borrowed load set loads are its own: a tensor-parallel group's
+ * ring over its node's switch ports, a pipeline pair's NIC ports; no other set ever touches them.
+ * While a set has one flow live, that flow alone is on them, so what it would write there
+ * (its crossing, the weight and bound sums) changes no decision: it is alone on them, they join
+ * no component but through it, and a solve that reaches the flow puts it there first
+ * (net_flow_materialise, from the solver's collection walk), as does a second flow of the set or
+ * another set's first use of one of the links. So the set's one live flow is `lazy`: activation and
+ * completion skip its exclusive links, O(shared loads) instead of O(loads). Their byte counts
+ * are kept once per set and weight (LoadInfo.acc): every exclusive link of a weight carries the
+ * same flows in the same order, so the same sum, bit for bit, as per link; a link that stops
+ * being exclusive takes that sum and goes on from it. Rates, times and statistics are the same
+ * to the bit (test_exclusive_links_change_nothing). */
 #include "network_internal.h"
 
 #include <math.h>
 #include <string.h>
+
+static void info_free(gpointer p) {
+    LoadInfo *x = p;
+    g_free(x->dl);
+    g_free(x->excl);
+    g_free(x->eidx);
+    g_free(x->epos);
+    g_free(x->wc);
+    g_free(x->wval);
+    g_free(x->acc);
+    g_free(x);
+}
 
 Network *net_new(Engine *eng, const Topology *topo) {
     Network *net = g_new0(Network, 1);
@@ -16,6 +41,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->topo = topo;
     net->sharing = TRUE;
     net->classes = TRUE;
+    net->exclusive = TRUE;
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->nlinks = topo_links(topo);
     net->dense_of = g_new(int32_t, MAX(net->nlinks, 1));
@@ -26,7 +52,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
-    net->info_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    net->info_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    net->infos = g_ptr_array_new_with_free_func(info_free);
     return net;
 }
 
@@ -42,6 +69,7 @@ void net_free(Network *net) {
     g_free(net->lstat);
     g_free(net->dense_of);
     g_hash_table_unref(net->info_of);
+    g_ptr_array_unref(net->infos);
     g_free(net->slot_of);
     g_array_unref(net->flows);
     g_free(net->free_slots.v);
@@ -59,6 +87,10 @@ void net_free(Network *net) {
 
 void net_set_solver_classes(Network *net, gboolean on) {
     net->classes = on;
+}
+
+void net_set_exclusive_links(Network *net, gboolean on) {
+    net->exclusive = on;
 }
 
 void net_set_sharing(Network *net, gboolean on) {
@@ -119,7 +151,7 @@ static uint32_t link_dense(Network *net, int32_t id) {
                         /* an integer below x is below ceil(x), and x < 2^61 fits */
                         .slack_below =
                             lim > 0 && lim < 0x1p61 ? (uint64_t)ceil(lim * (1 - SLACK_MARGIN)) : 0};
-    net->lstat[d] = (LinkStat){{0}};
+    net->lstat[d] = (LinkStat){{0}, LINK_UNUSED, 0};
     net->dense_of[id] = d;
     return (uint32_t)d;
 }
@@ -244,12 +276,45 @@ static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t
     return G_MAXDOUBLE; /* no loads */
 }
 
-/* What a borrowed load set needs, worked out on its first flow and kept: the lk index of each
- * load's link and the rate alone. */
-typedef struct {
-    double lone;
-    uint32_t dl[];
-} LoadInfo;
+/* Put a registered flow's load i on its link: its crossing, weight and bound (ub: flow_ub). */
+static inline void load_on(Network *net, const Flow *f, uint32_t slot, int i, uint64_t ub) {
+    Link *l = &net->lk[f->dl[i]];
+    uint32_t w = f->loads[i].weight;
+    crossing_add(l, (Crossing){slot, w});
+    l->wtot += w;
+    if (!net->sharing)
+        return;
+    l->ubsum += (unsigned __int128)ub * w;
+    link_set_tight(l);
+}
+
+void net_flow_materialise(Network *net, guint32 slot) {
+    Flow *f = &g_array_index(net->flows, Flow, slot);
+    LoadInfo *x = f->info;
+    g_assert(f->lazy && x && x->lazy == (int32_t)slot);
+    uint64_t ub = flow_ub(f);
+    for (uint32_t k = 0; k < x->nexcl; k++)
+        load_on(net, f, slot, (int)x->eidx[k], ub);
+    f->lazy = 0;
+    x->lazy = -1;
+}
+
+/* Link d is used by a flow with its own loads or by another load set than its owner: no longer
+ * exclusive. Its owner's lazy flow goes on it first; it takes its owner's byte counts. */
+static void link_share(Network *net, uint32_t d) {
+    LinkStat *ls = &net->lstat[d];
+    if (ls->owner >= 0) {
+        LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
+        if (x->lazy >= 0)
+            net_flow_materialise(net, (guint32)x->lazy);
+        memcpy(ls->bytes, x->acc[x->wc[ls->owner_load]], sizeof ls->bytes);
+        x->excl[ls->owner_load] = 0;
+        uint32_t k = x->epos[ls->owner_load], last = x->eidx[--x->nexcl]; /* the last fills in */
+        x->eidx[k] = last;
+        x->epos[last] = k;
+    }
+    ls->owner = LINK_SHARED;
+}
 
 static void activate(Engine *eng, void *ctx, uint64_t slot) {
     Network *net = ctx;
@@ -263,6 +328,19 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     }
     f->live = TRUE;
     uint64_t ub = flow_ub(f);
+    /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
+     * second one puts the first on them */
+    LoadInfo *x = f->info;
+    const uint8_t *skip = NULL;
+    if (x) {
+        if (x->lazy >= 0)
+            net_flow_materialise(net, (guint32)x->lazy);
+        if (x->live++ == 0 && x->nexcl > 0 && net->sharing && net->classes) {
+            f->lazy = 1;
+            x->lazy = (int32_t)slot;
+            skip = x->excl;
+        }
+    }
     gboolean alone = TRUE; /* no other flow on a link that couples */
     /* the loop's invariants in locals: stores to a link may alias the network's fields */
     const gboolean sharing = net->sharing;
@@ -270,6 +348,8 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     const uint32_t *dl = f->dl;
     Link *lk = net->lk;
     for (int i = 0, n = f->n; i < n; i++) {
+        if (skip && skip[i]) /* alone there */
+            continue;
         Link *l = &lk[dl[i]];
         uint32_t w = loads[i].weight;
         crossing_add(l, (Crossing){(uint32_t)slot, w});
@@ -291,16 +371,17 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         return;
     }
     for (int i = 0; i < f->n; i++)
-        if (couples(net, &net->lk[f->dl[i]]))
+        if (!(skip && skip[i]) && couples(net, &net->lk[f->dl[i]]))
             mark_dirty(net, f->dl[i]);
 }
 
-static void flow_start(Network *net, const NetLoad *loads, const uint32_t *dl, double lone,
-                       gboolean owned, int n, double bytes, SimTime latency, int cls,
+static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const uint32_t *dl,
+                       double lone, gboolean owned, int n, double bytes, SimTime latency, int cls,
                        NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
     f.loads = loads;
+    f.info = info;
     f.dl = dl;
     f.lone = lone;
     f.owned = (uint8_t)owned;
@@ -338,8 +419,56 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
         memcpy(copy, loads, nn * sizeof(NetLoad));
     uint32_t *dl = (uint32_t *)(copy + nn);
     dense_all(net, copy, n, dl);
-    flow_start(net, copy, dl, lone_rate(net, copy, dl, n), TRUE, n, bytes, latency, cls, done, ctx,
-               arg);
+    for (int i = 0; i < n; i++) /* its links are no load set's alone */
+        if (net->lstat[dl[i]].owner != LINK_SHARED)
+            link_share(net, dl[i]);
+    flow_start(net, copy, NULL, dl, lone_rate(net, copy, dl, n), TRUE, n, bytes, latency, cls, done,
+               ctx, arg);
+}
+
+/* A borrowed load set's info: its links (made on first use), its rate alone, and its claim on
+ * every link no one has used yet (exclusive); a link some other set claimed is shared from now. */
+static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
+    LoadInfo *x = g_new0(LoadInfo, 1);
+    size_t nn = (size_t)MAX(n, 0);
+    x->n = n;
+    x->lazy = -1;
+    x->dl = g_new(uint32_t, MAX(nn, 1));
+    x->excl = g_new0(uint8_t, MAX(nn, 1));
+    x->eidx = g_new(uint32_t, MAX(nn, 1));
+    x->epos = g_new(uint32_t, MAX(nn, 1));
+    x->wc = g_new(uint8_t, MAX(nn, 1));
+    x->wval = g_new(uint32_t, MAX(nn, 1));
+    dense_all(net, loads, n, x->dl);
+    x->lone = lone_rate(net, loads, x->dl, n);
+    int32_t id = (int32_t)net->infos->len;
+    g_ptr_array_add(net->infos, x);
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < x->nw && x->wval[k] != loads[i].weight)
+            k++;
+        if (k == x->nw) {
+            if (x->nw == G_MAXUINT8) { /* too many weights to keep apart: shared */
+                link_share(net, x->dl[i]);
+                x->wc[i] = 0;
+                continue;
+            }
+            x->wval[x->nw++] = loads[i].weight;
+        }
+        x->wc[i] = (uint8_t)k;
+        LinkStat *ls = &net->lstat[x->dl[i]];
+        if (ls->owner == LINK_UNUSED && net->exclusive) {
+            ls->owner = id;
+            ls->owner_load = (uint32_t)i;
+            x->excl[i] = 1;
+            x->epos[i] = x->nexcl;
+            x->eidx[x->nexcl++] = (uint32_t)i;
+        } else {
+            link_share(net, x->dl[i]);
+        }
+    }
+    x->acc = g_malloc0(sizeof *x->acc * (size_t)MAX(x->nw, 1));
+    return x;
 }
 
 void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
@@ -350,14 +479,13 @@ void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, 
     if (!info)
         info = g_hash_table_lookup(net->info_of, loads);
     if (!info) {
-        info = g_malloc(sizeof(LoadInfo) + sizeof(uint32_t) * (size_t)MAX(n, 0));
-        dense_all(net, loads, n, info->dl);
-        info->lone = lone_rate(net, loads, info->dl, n);
+        info = info_new(net, loads, n);
         g_hash_table_insert(net->info_of, (gpointer)loads, info);
     }
     net->info_hot[h].loads = loads;
     net->info_hot[h].info = info;
-    flow_start(net, loads, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx, arg);
+    flow_start(net, loads, info, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx,
+               arg);
 }
 
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
@@ -389,10 +517,17 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         const int cls = f->cls;
         Link *lk = net->lk;
         LinkStat *lstat = net->lstat;
+        LoadInfo *x = f->info;
+        const uint8_t *excl = x && x->nexcl ? x->excl : NULL;
         for (int i = 0, n = f->n; i < n; i++) {
             uint32_t d = dl[i], w = loads[i].weight;
             Link *l = &lk[d];
-            lstat[d].bytes[cls] += per_unit(net, bytes * w);
+            if (excl && excl[i]) { /* its bytes: in x->acc below */
+                if (f->lazy)       /* not on it */
+                    continue;
+            } else {
+                lstat[d].bytes[cls] += per_unit(net, bytes * w);
+            }
             Crossing *fl = l->fl;
             for (uint32_t k = 0, m = l->nfl; k < m; k++)
                 if (fl[k].flow == slot) { /* the last takes its place */
@@ -409,12 +544,21 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
             l->ubsum -= (unsigned __int128)ub * w;
             link_set_tight(l);
         }
+        if (excl) /* what each exclusive link of a weight adds, the same sum as per link */
+            for (int k = 0; k < x->nw; k++)
+                x->acc[k][cls] += per_unit(net, bytes * x->wval[k]);
+        if (x) {
+            x->live--;
+            if (f->lazy)
+                x->lazy = -1;
+        }
     }
     NetDoneFn done = f->done;
     void *dctx = f->ctx;
     uint64_t darg = f->arg;
     f->done = NULL;
     f->live = FALSE;
+    f->lazy = 0;
     if (f->owned)
         g_free((NetLoad *)f->loads);
     f->loads = NULL;
@@ -437,9 +581,15 @@ GArray *net_busiest_links(const Network *net, int max) {
     for (uint32_t i = 0; i < net->nlk; i++) {
         const Link *l = &net->lk[i];
         NetLinkStat s = {l->id, 0, 0, {0}};
+        const LinkStat *ls = &net->lstat[i];
+        const double *carried = ls->bytes; /* an exclusive link's: its owner's (EXCLUSIVE LINKS) */
+        if (ls->owner >= 0) {
+            const LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
+            carried = x->acc[x->wc[ls->owner_load]];
+        }
         for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = net->lstat[i].bytes[c];
-            s.bytes += net->lstat[i].bytes[c];
+            s.by_class[c] = carried[c];
+            s.bytes += carried[c];
         }
         s.busy_s = s.bytes / l->cap;
         if (s.bytes <= 0)

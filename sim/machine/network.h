@@ -38,6 +38,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Network, net_free)
  * and one per link class (net_solve), and slack links join components like any other; the rates
  * must come out the same, bit for bit. */
 void net_set_solver_classes(Network *net, gboolean on);
+/* Testing: off (before any flow), no link is a load set's alone and every flow goes on all its
+ * links, counted per link (network.c, EXCLUSIVE LINKS); rates, times and link bytes must come
+ * out the same, bit for bit. */
+void net_set_exclusive_links(Network *net, gboolean on);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
 

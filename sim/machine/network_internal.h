@@ -5,8 +5,29 @@
 
 #include "network.h"
 
+/* A borrowed load set (net_flow_borrowed), worked out on its first flow and kept: the lk index of
+ * each load's link, the rate alone, and which of its links no other load set or flow has ever
+ * used (exclusive: see EXCLUSIVE LINKS in network.c). */
+typedef struct {
+    double lone;
+    int n;
+    uint32_t *dl;               /* n: lk index of each load's link */
+    uint8_t *excl;              /* n: 1 while the load's link is this set's alone */
+    uint8_t *wc;                /* n: the load's weight class, an index in wval and acc */
+    uint32_t nexcl;             /* loads with excl set */
+    uint32_t *eidx;             /* nexcl: their indices, in no order */
+    uint32_t *epos;             /* n: an exclusive load's place in eidx */
+    int nw;                     /* weight classes: distinct weights among the loads */
+    uint32_t *wval;             /* nw weights */
+    double (*acc)[NET_CLASSES]; /* nw: bytes an exclusive link of that weight has carried, by
+                                   class (every such link carries the same, in the same order) */
+    uint32_t live;              /* flows of this set on their links */
+    int32_t lazy;               /* the slot of its live flow not on its exclusive links, -1 none */
+} LoadInfo;
+
 typedef struct {
     const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
+    LoadInfo *info;       /* borrowed: its load set's */
     const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
     double lone;          /* its rate alone on its links (lone_rate) */
     int n;
@@ -20,6 +41,7 @@ typedef struct {
     uint32_t stamp;   /* solver visit mark */
     uint32_t ev;      /* its pending completion event (engine_schedule_movable) */
     uint8_t ev_armed; /* ev is pending */
+    uint8_t lazy;     /* not on its set's exclusive links (the set's only live flow) */
     gboolean live;    /* on its links (after latency, until done) */
     gboolean fixed;   /* solver scratch */
     /* solver scratch: its best private link (no other flow on it), by (share, link id) */
@@ -54,8 +76,15 @@ typedef struct {
 } Link;
 
 typedef struct {
-    double bytes[NET_CLASSES]; /* carried, by traffic class */
+    double
+        bytes[NET_CLASSES]; /* carried, by traffic class (an exclusive link's: its owner's acc) */
+    int32_t owner;          /* LINK_UNUSED, LINK_SHARED, or the index in Network.infos of the
+                               load set it is exclusive to */
+    uint32_t owner_load;    /* that set's load on it */
 } LinkStat;
+
+#define LINK_UNUSED (-1) /* no flow or load set has used it yet */
+#define LINK_SHARED (-2) /* used by two load sets, or by a flow with its own loads */
 
 typedef struct {
     double share;
@@ -95,13 +124,14 @@ struct Network {
     Engine *eng;
     const Topology *topo;
     gboolean sharing;
-    gboolean classes;  /* the solver's private links and link classes (net_set_solver_classes) */
-    GArray *flows;     /* Flow, by slot */
-    Vec free_slots;    /* flow slots free for reuse, a stack */
-    int32_t *dense_of; /* by link id: its index in lk, -1 until first used */
-    Link *lk;          /* links in use, in the order first used */
-    LinkStat *lstat;   /* the same order */
-    uint32_t nlk, clk; /* in use, allocated */
+    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
+    gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
+    GArray *flows;      /* Flow, by slot */
+    Vec free_slots;     /* flow slots free for reuse, a stack */
+    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
+    Link *lk;           /* links in use, in the order first used */
+    LinkStat *lstat;    /* the same order */
+    uint32_t nlk, clk;  /* in use, allocated */
     int32_t nlinks;
     Vec dirty; /* lk indices changed since the last solve */
     gboolean solve_pending;
@@ -118,6 +148,7 @@ struct Network {
     double dunit;     /* the same, as a double */
     uint64_t started, solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
+    GPtrArray *infos;    /* LoadInfo, owned, in the order made (LinkStat.owner) */
     struct {
         const NetLoad *loads;
         void *info;
@@ -137,6 +168,9 @@ static inline gboolean couples(const Network *net, const Link *l) {
 
 /* (Re)schedule flow slot's completion at its rate; a pending one moves in place. */
 void net_schedule_finish(Network *net, guint32 slot);
+
+/* Put flow slot, its set's lazy flow, on its set's exclusive links (network.c). */
+void net_flow_materialise(Network *net, guint32 slot);
 
 /* The solve event: rates for the component of the dirty links (net_solver.c). */
 void net_solve(Engine *eng, void *ctx, uint64_t arg);
