@@ -350,6 +350,10 @@ const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n
     return coll_streams_group(c->streams, members, n, op == COLL_SEND);
 }
 
+gboolean coll_group_spans_nodes(const CollGroup *g) {
+    return coll_group_nodes(g) > 1; /* the ring's node changes, counted once per node */
+}
+
 CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, double bytes) {
     if (n <= 1)
         return (CollChoice){ALGO_RING, PROTO_SIMPLE, -1, 0, 0, COLL_LIMIT_LATENCY, 0};

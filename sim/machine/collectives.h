@@ -123,6 +123,8 @@ const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n
 /* coll_choose and coll_start_copies on a group found before: the same choice and the same flows,
  * without finding the group again (op must be the one it was found for). */
 CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes);
+/* Whether its members are on more than one node. */
+gboolean coll_group_spans_nodes(const CollGroup *g);
 void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies, int stride,
                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 

@@ -354,7 +354,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
      * ex->members with another group (a rank's expert and dense buckets share a stream) */
     int *members = ex->done_members;
     int n = layout_group_members(ex->lay, dim, group, members);
-    gboolean inter = spans_nodes(ex, members, n);
+    gboolean inter = coll_group_spans_nodes(ex->cgroup[dim][group]);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, members[k]);
         if (i < 0)
@@ -381,9 +381,14 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         return;
     arrived[group] = 0;
     layout_group_members(ex->lay, dim, group, ex->members);
+    if (!ex->cgroup[dim])
+        ex->cgroup[dim] = g_new0(const CollGroup *, layout_group_count(ex->lay, dim));
+    const CollGroup **g = &ex->cgroup[dim][group];
+    if (!*g) /* a group's collectives are never sends: one group serves every op */
+        *g = coll_group(ex->coll, t->op, ex->members, n);
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
-    gboolean inter = spans_nodes(ex, ex->members, n);
+    gboolean inter = coll_group_spans_nodes(*g);
     for (int k = 0; k < n; k++) {
         int j = sim_index(ex, ex->members[k]);
         if (j < 0)
@@ -396,11 +401,6 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     Dim cls = layout_dim_class(dim);
     int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
-    if (!ex->cgroup[dim])
-        ex->cgroup[dim] = g_new0(const CollGroup *, layout_group_count(ex->lay, dim));
-    const CollGroup **g = &ex->cgroup[dim][group];
-    if (!*g) /* a group's collectives are never sends: one group serves every op */
-        *g = coll_group(ex->coll, t->op, ex->members, n);
     coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
                      (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
