@@ -341,23 +341,13 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
             skip = x->excl;
         }
     }
-    gboolean alone = TRUE; /* no other flow on a link that couples */
-    /* the loop's invariants in locals: stores to a link may alias the network's fields */
-    const gboolean sharing = net->sharing;
-    const NetLoad *loads = f->loads;
-    const uint32_t *dl = f->dl;
-    Link *lk = net->lk;
+    gboolean alone = TRUE;                 /* no other flow on a link that couples */
+    const gboolean sharing = net->sharing; /* a local: stores to links may alias the network */
     for (int i = 0, n = f->n; i < n; i++) {
         if (skip && skip[i]) /* alone there */
             continue;
-        Link *l = &lk[dl[i]];
-        uint32_t w = loads[i].weight;
-        crossing_add(l, (Crossing){(uint32_t)slot, w});
-        l->wtot += w;
-        if (!sharing)
-            continue;
-        l->ubsum += (unsigned __int128)ub * w;
-        link_set_tight(l);
+        load_on(net, f, (uint32_t)slot, i, ub);
+        const Link *l = &net->lk[f->dl[i]];
         alone = alone && (l->nfl == 1 || !couples(net, l));
     }
     if (!sharing) {
