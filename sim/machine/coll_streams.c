@@ -117,14 +117,19 @@ static void ring_order(CollStreams *cs, const int *members, int n, int *ring) {
     if (!ascending)
         qsort(sorted, n, sizeof(int), cmp_int);
     int out = 0;
+    guint last_mask = 0; /* most nodes hold the same local GPUs: their ring is looked up once */
+    const int *lr = NULL;
+    int k = 0;
     for (int i = 0; i < n;) {
         int node = sorted[i] / g;
         guint mask = 0;
         int j = i;
         for (; j < n && sorted[j] / g == node; j++)
             mask |= 1u << (sorted[j] % g);
-        int k;
-        const int *lr = local_ring(cs, mask, &k);
+        if (!lr || mask != last_mask) {
+            lr = local_ring(cs, mask, &k);
+            last_mask = mask;
+        }
         for (int x = 0; x < k; x++)
             ring[out++] = node * g + lr[x];
         i = j;
