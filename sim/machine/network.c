@@ -44,11 +44,11 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->exclusive = TRUE;
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->nlinks = topo_links(topo);
-    net->dense_of = g_new(int32_t, MAX(net->nlinks, 1));
-    memset(net->dense_of, 0xff, sizeof(int32_t) * MAX(net->nlinks, 1));
-    net->slot_of = g_new(int32_t, net->nlinks);
-    if (net->nlinks > 0) /* a one-GPU machine has no links, and g_new(.., 0) is NULL */
-        memset(net->slot_of, 0xff, sizeof(int32_t) * net->nlinks);
+    /* zeroed, not filled: calloc's fresh pages of a large block stay untouched until a link is
+     * used (at 9,408 nodes two arrays of about 3 MB: filling them was most of the run's page
+     * faults, and on a VM a fault costs microseconds) */
+    net->dense_of = g_new0(uint32_t, MAX(net->nlinks, 1));
+    net->slot_of = g_new0(uint32_t, MAX(net->nlinks, 1));
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
@@ -134,15 +134,14 @@ static inline void link_set_tight(Link *l) {
 
 /* The lk index of link id, making it on first use (lk may move: hold indices, not pointers). */
 static uint32_t link_dense(Network *net, int32_t id) {
-    int32_t d = net->dense_of[id];
-    if (d >= 0)
-        return (uint32_t)d;
+    if (net->dense_of[id])
+        return net->dense_of[id] - 1;
     if (net->nlk == net->clk) {
         net->clk = net->clk ? 2 * net->clk : 256;
         net->lk = g_renew(Link, net->lk, net->clk);
         net->lstat = g_renew(LinkStat, net->lstat, net->clk);
     }
-    d = (int32_t)net->nlk++;
+    uint32_t d = net->nlk++;
     double cap = topo_link_capacity(net->topo, id);
     /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (flow_ub) */
     double lim = cap * net->dunit;
@@ -152,8 +151,8 @@ static uint32_t link_dense(Network *net, int32_t id) {
                         .slack_below =
                             lim > 0 && lim < 0x1p61 ? (uint64_t)ceil(lim * (1 - SLACK_MARGIN)) : 0};
     net->lstat[d] = (LinkStat){{0}, LINK_UNUSED, 0};
-    net->dense_of[id] = d;
-    return (uint32_t)d;
+    net->dense_of[id] = d + 1;
+    return d;
 }
 
 static void crossing_add(Link *l, Crossing c) {
@@ -168,15 +167,15 @@ static void crossing_add(Link *l, Crossing c) {
 
 void net_loads_reset(Network *net) {
     for (guint i = 0; i < net->builder->len; i++)
-        net->slot_of[g_array_index(net->builder, NetLoad, i).link] = -1;
+        net->slot_of[g_array_index(net->builder, NetLoad, i).link] = 0;
     g_array_set_size(net->builder, 0);
 }
 
 static void load_add(Network *net, int32_t id, uint32_t w) {
-    if (net->slot_of[id] >= 0) {
-        g_array_index(net->builder, NetLoad, net->slot_of[id]).weight += w;
+    if (net->slot_of[id]) {
+        g_array_index(net->builder, NetLoad, net->slot_of[id] - 1).weight += w;
     } else {
-        net->slot_of[id] = (int32_t)net->builder->len;
+        net->slot_of[id] = net->builder->len + 1;
         NetLoad ld = {id, w};
         g_array_append_val(net->builder, ld);
     }

@@ -128,7 +128,7 @@ struct Network {
     gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
     GArray *flows;      /* Flow, by slot */
     Vec free_slots;     /* flow slots free for reuse, a stack */
-    int32_t *dense_of;  /* by link id: its index in lk, -1 until first used */
+    uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */
     Link *lk;           /* links in use, in the order first used */
     LinkStat *lstat;    /* the same order */
     uint32_t nlk, clk;  /* in use, allocated */
@@ -142,10 +142,10 @@ struct Network {
     ClassSlot *cls;
     uint32_t ccls;
     /* load builder */
-    int32_t *slot_of; /* link -> index in builder, -1 */
-    GArray *builder;  /* NetLoad */
-    uint32_t unit;    /* weight of one stream on a link it crosses whole (topo_stream_weight) */
-    double dunit;     /* the same, as a double */
+    uint32_t *slot_of; /* link -> index in builder + 1, 0: not in it */
+    GArray *builder;   /* NetLoad */
+    uint32_t unit;     /* weight of one stream on a link it crosses whole (topo_stream_weight) */
+    double dunit;      /* the same, as a double */
     uint64_t started, solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
     GPtrArray *infos;    /* LoadInfo, owned, in the order made (LinkStat.owner) */
