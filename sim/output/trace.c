@@ -234,7 +234,8 @@ static void on_end(void *ctx, int rank, const Task *k, SimTime now) {
     put_us(t->out, now - rt->start[k->stream]);
     fprintf(t->out, ", \"args\": {\"layer\": %d, \"micro\": %d, \"phase\": \"%s\", \"bytes\": %s",
             k->layer, k->micro, phase_names[k->phase],
-            report_format_number(k->kind == TASK_COMPUTE ? 0 : k->bytes, bytes));
+            report_format_number(k->kind == TASK_COMPUTE || k->kind == TASK_KERNEL ? 0 : k->bytes,
+                                 bytes));
     if (k->kind == TASK_COMPUTE && now - rt->start[k->stream] > k->duration) {
         /* slowed by communication under it: the time it would have taken alone */
         fputs(", \"slowed\": true, \"alone_us\": ", t->out);

@@ -500,9 +500,8 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
     for (guint32 d = 0; d < t->dep_count; d++) {
-        guint32 j = g_array_index(pg->deps, guint32, t->dep_first + d);
-        const Task *dep = &g_array_index(pg->tasks, Task, j);
-        if (rs->done[dep->stream] <= dep->seq)
+        guint32 dep = g_array_index(pg->deps, guint32, t->dep_first + d);
+        if (rs->done[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
             return FALSE;
     }
     return TRUE;

@@ -31,19 +31,26 @@ struct Workload {
 
 /* --- building one stage's program ----------------------------------------------------------- */
 
+G_STATIC_ASSERT(STREAM_COUNT <= 1 << (32 - TASK_DEP_SEQ_BITS));
+G_STATIC_ASSERT(sizeof(Task) == 32);
+
 guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     t.host_sync = b->sync_next;
     b->sync_next = FALSE;
-    t.seq = b->streams[t.stream].n;
     t.dep_first = b->deps.n;
     t.dep_count = 0;
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] == NO_TASK)
             continue;
-        *(guint32 *)buf_push(&b->deps, sizeof(guint32)) = deps[i];
+        const Task *d = (const Task *)b->tasks.v + deps[i];
+        *(guint32 *)buf_push(&b->deps, sizeof(guint32)) = TASK_DEP(d->stream, b->pos[deps[i]]);
         t.dep_count++;
     }
     guint32 idx = b->tasks.n;
+    if (b->streams[t.stream].n >= 1u << TASK_DEP_SEQ_BITS)
+        g_error("workload: more than 2^%d tasks on one stream of a stage", TASK_DEP_SEQ_BITS);
+    *(guint32 *)buf_push(&b->pos_buf, sizeof(guint32)) = b->streams[t.stream].n;
+    b->pos = b->pos_buf.v;
     *(Task *)buf_push(&b->tasks, sizeof(Task)) = t;
     *(guint32 *)buf_push(&b->streams[t.stream], sizeof(guint32)) = idx;
     return idx;
@@ -522,6 +529,7 @@ static void build_stage(Workload *wl, int stage) {
     g_array_append_vals(pg->deps, b.deps.v, b.deps.n);
     g_free(b.tasks.v);
     g_free(b.deps.v);
+    g_free(b.pos_buf.v);
     for (int s = 0; s < STREAM_COUNT; s++) {
         g_array_append_vals(pg->streams[s], b.streams[s].v, b.streams[s].n);
         g_free(b.streams[s].v);

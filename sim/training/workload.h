@@ -41,6 +41,7 @@ typedef enum {
     PHASE_PARAMS
 } Phase;
 
+/* 32 bytes: a 512-micro-batch pipeline's programs hold about a million tasks. */
 typedef struct {
     uint8_t kind;       /* TaskKind */
     uint8_t stream;     /* StreamId */
@@ -51,16 +52,24 @@ typedef struct {
     uint16_t kernels;   /* compute tasks: kernels the host launches for it */
     int32_t layer;      /* transformer layer; -1 embedding, layers = head, -2 none */
     int32_t micro;      /* micro-batch, -1 none */
-    uint32_t seq;       /* position within its stream */
     uint32_t dep_first; /* first of dep_count entries in Program.deps */
     uint32_t dep_count;
-    SimTime duration; /* compute and kernel tasks, picoseconds */
-    double bytes;     /* message size m of a collective or a send/recv, bytes */
+    union {
+        SimTime duration; /* TASK_COMPUTE and TASK_KERNEL: picoseconds */
+        double bytes;     /* TASK_COLL, TASK_SEND, TASK_RECV: message size m, bytes */
+    };
 } Task;
+
+/* A dependency in Program.deps: the task at position seq of stream s, as TASK_DEP(s, seq) (a
+ * stream's position is what a rank's progress counts, so checking one reads no task). */
+#define TASK_DEP_SEQ_BITS 29
+#define TASK_DEP(s, seq) ((guint32)(s) << TASK_DEP_SEQ_BITS | (guint32)(seq))
+#define TASK_DEP_STREAM(d) ((d) >> TASK_DEP_SEQ_BITS)
+#define TASK_DEP_POS(d) ((d) & ((1u << TASK_DEP_SEQ_BITS) - 1))
 
 typedef struct {
     GArray *tasks;                 /* Task, in issue order */
-    GArray *deps;                  /* guint32 task indices each task waits for */
+    GArray *deps;                  /* guint32 TASK_DEP(stream, position) each task waits for */
     GArray *streams[STREAM_COUNT]; /* guint32 task indices, in stream order */
     double params;                 /* parameters one rank of the stage holds */
     double gathered_peak;          /* ZeRO-3: most gathered parameters alive at once */
