@@ -54,6 +54,18 @@ typedef struct {
     CollChoice choice;
 } ChoiceEntry;
 
+/* What a phase's loads allow alone: worked out once per load set (a phase's loads live as long
+ * as its group, at one address) and kept in a small table by address: a choice evaluates every
+ * algorithm and protocol over loads that at 9,408 nodes are tens of thousands long. */
+#define COLL_ALONE_CACHE 64 /* a power of 2 */
+typedef struct {
+    const NetLoad *loads; /* NULL: empty */
+    int nl;
+    double rate;     /* per stream, alone (net_loads_alone_rate) */
+    int32_t busiest; /* busiest_load's answer */
+    int ties;
+} AloneFacts;
+
 struct Collectives {
     Engine *eng;
     Network *net;
@@ -67,6 +79,7 @@ struct Collectives {
     guint *free_slots;    /* instance slots free for reuse, a stack of nfree (room for cfree) */
     guint nfree, cfree;
     GPtrArray *choices; /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
+    AloneFacts alone[COLL_ALONE_CACHE]; /* by the loads' address (alone_facts) */
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
@@ -240,9 +253,27 @@ static const CollBackend *backend_for(const CollSpec *sp, CollOp op, double byte
 }
 
 /* Uncontended time of one phase of stream bytes sb over loads. */
+static int32_t busiest_load(Collectives *c, const NetLoad *loads, int nl, int *ties);
+
+static const AloneFacts *alone_facts(Collectives *c, const NetLoad *loads, int nl) {
+    uintptr_t a = (uintptr_t)loads;
+    AloneFacts *f = &c->alone[((a >> 4) ^ (a >> 12)) & (COLL_ALONE_CACHE - 1)];
+    if (f->loads != loads || f->nl != nl) {
+        f->loads = loads;
+        f->nl = nl;
+        f->rate = net_loads_alone_rate(c->net, loads, nl);
+        f->busiest = busiest_load(c, loads, nl, &f->ties);
+    }
+    return f;
+}
+
+/* net_flow_time_alone over a phase's loads, the rate kept (alone_facts). */
 static SimTime phase_time(Collectives *c, const NetLoad *loads, int nl, double sb, double factor,
                           SimTime latency) {
-    return net_flow_time_alone(c->net, loads, nl, sb / factor, latency);
+    double bytes = sb / factor;
+    if (nl == 0 || bytes <= 0)
+        return latency;
+    return net_time_at_rate(bytes, alone_facts(c, loads, nl)->rate, latency);
 }
 
 /* The busiest of loads (largest weight / capacity, lowest id first) and how many tie with it
@@ -301,8 +332,9 @@ static void evaluate(Collectives *c, CollAlgo algo, CollProto proto, CollOp op, 
                         : shape_latency(sp, algo, proto, &s);
         double factor = b ? 1.0 : sp->bw_factor[proto];
         SimTime t = phase_time(c, loads, nl, sb, factor, lat);
-        int ties;
-        int32_t busiest = busiest_load(c, loads, nl, &ties);
+        const AloneFacts *af = alone_facts(c, loads, nl);
+        int ties = af->ties;
+        int32_t busiest = af->busiest;
         if (b) { /* the backend's own bandwidth caps what a rank moves (it has no channels) */
             SimTime capped =
                 sim_time_add(lat, sim_time_from_ps(sb * s.streams / b->bandwidth * 1e12));

@@ -224,11 +224,19 @@ static double alone_rate(const Network *net, const NetLoad *loads, int n) {
     return r;
 }
 
+double net_loads_alone_rate(const Network *net, const NetLoad *loads, int n) {
+    return alone_rate(net, loads, n);
+}
+
+SimTime net_time_at_rate(double bytes, double rate, SimTime latency) {
+    return sim_time_add(latency, secs_to_ps(bytes / rate));
+}
+
 SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
                             SimTime latency) {
     if (n == 0 || bytes <= 0)
         return latency;
-    return sim_time_add(latency, secs_to_ps(bytes / alone_rate(net, loads, n)));
+    return net_time_at_rate(bytes, alone_rate(net, loads, n), latency);
 }
 
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
