@@ -59,8 +59,8 @@ typedef struct {
  * algorithm and protocol over loads that at 9,408 nodes are tens of thousands long. */
 #define COLL_ALONE_CACHE 64 /* a power of 2 */
 typedef struct {
-    const NetLoad *loads; /* NULL: empty */
-    int nl;
+    const NetLoad *loads;
+    int nl;          /* -1: an empty entry */
     double rate;     /* per stream, alone (net_loads_alone_rate) */
     int32_t busiest; /* busiest_load's answer */
     int ties;
@@ -169,6 +169,8 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->topo = topo;
     c->spec = &topo_spec(topo)->coll;
     c->force_algo = c->force_proto = -1;
+    for (int k = 0; k < COLL_ALONE_CACHE; k++) /* empty: no load set has nl -1 */
+        c->alone[k].nl = -1;
     c->rep_node = -1;
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->streams = coll_streams_new(topo, net);
@@ -270,10 +272,7 @@ static const AloneFacts *alone_facts(Collectives *c, const NetLoad *loads, int n
 /* net_flow_time_alone over a phase's loads, the rate kept (alone_facts). */
 static SimTime phase_time(Collectives *c, const NetLoad *loads, int nl, double sb, double factor,
                           SimTime latency) {
-    double bytes = sb / factor;
-    if (nl == 0 || bytes <= 0)
-        return latency;
-    return net_time_at_rate(bytes, alone_facts(c, loads, nl)->rate, latency);
+    return net_time_at_rate(sb / factor, alone_facts(c, loads, nl)->rate, latency);
 }
 
 /* The busiest of loads (largest weight / capacity, lowest id first) and how many tie with it

@@ -229,13 +229,13 @@ double net_loads_alone_rate(const Network *net, const NetLoad *loads, int n) {
 }
 
 SimTime net_time_at_rate(double bytes, double rate, SimTime latency) {
+    if (bytes <= 0) /* no loads: rate G_MAXDOUBLE, so bytes / rate rounds to 0 ps as well */
+        return latency;
     return sim_time_add(latency, secs_to_ps(bytes / rate));
 }
 
 SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
                             SimTime latency) {
-    if (n == 0 || bytes <= 0)
-        return latency;
     return net_time_at_rate(bytes, alone_rate(net, loads, n), latency);
 }
 
@@ -428,7 +428,6 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
 static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
     LoadInfo *x = g_new0(LoadInfo, 1);
     size_t nn = (size_t)MAX(n, 0);
-    x->n = n;
     x->lazy = -1;
     x->dl = g_new(uint32_t, MAX(nn, 1));
     x->excl = g_new0(uint8_t, MAX(nn, 1));

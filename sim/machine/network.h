@@ -75,7 +75,7 @@ const NetLoad *net_loads_get(Network *net, int *n);
 SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
                             SimTime latency);
 /* Its two parts: the rate per stream alone on loads (min capacity / weight; G_MAXDOUBLE for
- * none), and latency + bytes at a rate, nearest picosecond. */
+ * none), and latency + bytes at a rate, nearest picosecond (latency alone for bytes <= 0). */
 double net_loads_alone_rate(const Network *net, const NetLoad *loads, int n);
 SimTime net_time_at_rate(double bytes, double rate, SimTime latency);
 
