@@ -333,15 +333,6 @@ static void comm_change(Executor *ex, int i, gboolean inter, int delta) {
     rs->sigma = sigma;
 }
 
-/* Whether job ranks a[0..n-1] span more than one node. */
-static gboolean spans_nodes(const Executor *ex, const int *a, int n) {
-    int g = ex->sc->topo.gpus_per_node;
-    for (int k = 1; k < n; k++)
-        if (a[k] / g != a[0] / g)
-            return TRUE;
-    return FALSE;
-}
-
 /* arg: stream << 40 | dim << 32 | group. Each simulated member's head task on that stream is the
  * collective that finished. */
 static void on_coll_done(void *ctx, uint64_t arg) {
@@ -424,8 +415,7 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
     SimTime now = engine_now(ex->eng);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, FALSE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, FALSE, now);
-    int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
-    gboolean inter = spans_nodes(ex, ends, 2);
+    gboolean inter = coll_group_spans_nodes(ex->p2p_group[dir][recv_i]);
     comm_change(ex, send_i, inter, -1);
     comm_change(ex, recv_i, inter, -1);
     complete(ex, send_i, ss);
@@ -457,8 +447,12 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     stats_issue(ex->st, recv_i, COLL_RECV, DIM_PP, t->bytes, t->bytes);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, TRUE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, TRUE, now);
-    int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
-    gboolean inter = spans_nodes(ex, ends, 2);
+    const CollGroup **g = &ex->p2p_group[dir][recv_i];
+    if (!*g) {
+        int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
+        *g = coll_group(ex->coll, COLL_SEND, ends, 2);
+    }
+    gboolean inter = coll_group_spans_nodes(*g);
     comm_change(ex, send_i, inter, +1);
     comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
@@ -480,9 +474,6 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         stride = ex->span * layout_stride(ex->lay, DIM_DP); /* GPU ids = job ranks */
         rep = COLL_REP_IMAGES;
     }
-    const CollGroup **g = &ex->p2p_group[dir][recv_i];
-    if (!*g)
-        *g = coll_group(ex->coll, COLL_SEND, ends, 2);
     coll_start_group(ex->coll, COLL_SEND, *g, copies, stride, t->bytes, DIM_PP, rep, on_p2p_done,
                      ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
 }
