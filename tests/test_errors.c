@@ -326,6 +326,15 @@ START_TEST(test_layout_overflow) {
 }
 END_TEST
 
+/* More work per stage than a program can hold (grad_accum x layers per stage past 2^24): a
+ * message with the product, not an allocation that aborts. */
+START_TEST(test_too_much_work) {
+    const char *n[] = {"%s:6:", "1048576 micro-batches x 24 layers per stage", "at most 16777216",
+                       NULL};
+    expect_error(BASE "parallel: {tp: 8}\ntraining:\n  grad_accum: 1048576\n", NULL, n);
+}
+END_TEST
+
 /* A NUL byte, in the file or as a "\0" escape, would cut the text short: refused where it is. */
 START_TEST(test_nul) {
     const char *n[] = {"%s:4:1:", "a NUL character", NULL};
@@ -416,6 +425,7 @@ int main(void) {
     tcase_add_test(tc, test_topology_positions);
     tcase_add_test(tc, test_deep_nesting);
     tcase_add_test(tc, test_layout_overflow);
+    tcase_add_test(tc, test_too_much_work);
     tcase_add_test(tc, test_nul);
     tcase_add_test(tc, test_infinite_quantity);
     tcase_add_test(tc, test_device_path);

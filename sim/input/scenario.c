@@ -560,6 +560,17 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     }
     if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err))
         return FALSE;
+    /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
+     * take gigabytes, and a stream's positions are counted in 29 bits (TASK_DEP_SEQ_BITS). */
+    int64_t passes = (int64_t)s->grad_accum * (s->model.layers / s->pp);
+    if (passes > (1 << 24))
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
+                             ? at_or(root, "training", "global_batch")
+                             : at_or(root, "training", "grad_accum"),
+                         "%d micro-batches x %d layers per stage = %" G_GINT64_FORMAT
+                         " layer passes per iteration and stage; at most %d can be simulated",
+                         s->grad_accum, s->model.layers / s->pp, passes, 1 << 24);
     if (s->sequence_parallel && s->model.parallel_residual)
         return conf_fail(
             err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),

@@ -42,15 +42,13 @@ guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] == NO_TASK)
             continue;
-        const Task *d = (const Task *)b->tasks.v + deps[i];
-        *(guint32 *)buf_push(&b->deps, sizeof(guint32)) = TASK_DEP(d->stream, b->pos[deps[i]]);
+        *(guint32 *)buf_push(&b->deps, sizeof(guint32)) = ((const guint32 *)b->dep_of.v)[deps[i]];
         t.dep_count++;
     }
     guint32 idx = b->tasks.n;
     if (b->streams[t.stream].n >= 1u << TASK_DEP_SEQ_BITS)
         g_error("workload: more than 2^%d tasks on one stream of a stage", TASK_DEP_SEQ_BITS);
-    *(guint32 *)buf_push(&b->pos_buf, sizeof(guint32)) = b->streams[t.stream].n;
-    b->pos = b->pos_buf.v;
+    *(guint32 *)buf_push(&b->dep_of, sizeof(guint32)) = TASK_DEP(t.stream, b->streams[t.stream].n);
     *(Task *)buf_push(&b->tasks, sizeof(Task)) = t;
     *(guint32 *)buf_push(&b->streams[t.stream], sizeof(guint32)) = idx;
     return idx;
@@ -529,7 +527,7 @@ static void build_stage(Workload *wl, int stage) {
     g_array_append_vals(pg->deps, b.deps.v, b.deps.n);
     g_free(b.tasks.v);
     g_free(b.deps.v);
-    g_free(b.pos_buf.v);
+    g_free(b.dep_of.v);
     for (int s = 0; s < STREAM_COUNT; s++) {
         g_array_append_vals(pg->streams[s], b.streams[s].v, b.streams[s].n);
         g_free(b.streams[s].v);

@@ -68,8 +68,7 @@ struct Builder {
     Buf tasks;             /* Task, issue order */
     Buf deps;              /* guint32 */
     Buf streams[STREAM_COUNT]; /* guint32 task indices */
-    Buf pos_buf;               /* guint32 by task: its position in its stream */
-    const guint32 *pos;        /* pos_buf's elements */
+    Buf dep_of;                /* guint32 by task: TASK_DEP(its stream, its position there) */
     int stage;
     const LayerEmitter *em;   /* the per-layer communication of the scenario's parallelism */
     GArray *units;            /* ParamUnit, forward order, chunk after chunk */
