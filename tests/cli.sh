@@ -38,7 +38,8 @@ check json-again 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-tim
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL determinism: JSON differs"; fi
 for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
            tflops_per_gpu mfu neox_flops neox_tflops_per_gpu params_bytes capacity_bytes fits \
-           total_volume_bytes sizes events solves solved_links host_wait_s interference_s; do
+           total_volume_bytes sizes events solves solved_links host_wait_s interference_s \
+           peak_rss_bytes page_faults; do
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
 done
 expect_grep json-nodes '"nodes": 4' "$tmp/a.json"

@@ -392,7 +392,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
     kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
     kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);
-    kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, TRUE);
+    kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, FALSE);
+    kv_num(out, i2, "page_faults", timing ? s->page_faults : 0, TRUE);
     fprintf(out, "%s}\n}\n", i1);
 }
 

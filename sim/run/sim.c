@@ -112,6 +112,7 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
+    s->page_faults = (double)ru.ru_minflt + (double)ru.ru_majflt; /* each first touch of a page */
     return g_steal_pointer(&run);
 }
 

@@ -42,6 +42,7 @@ typedef struct {
     int ranks_simulated;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
+    double page_faults;    /* host process page faults so far (minor and major; getrusage) */
 } SimSummary;
 
 /* What can be known of a scenario without simulating it: its memory per GPU and the kinds of
