@@ -63,7 +63,6 @@ static void collect_component(Network *net) {
     net->comp_links.n = 0;
     net->comp_flows.n = 0;
     net->stack.n = 0;
-    net->tl.n = 0;
     for (uint32_t i = 0; i < net->dirty.n; i++)
         vec_push(&net->stack, net->dirty.v[i]);
     net->dirty.n = 0;
@@ -83,16 +82,11 @@ static void collect_component(Network *net) {
             if (f->lazy) /* on its exclusive links first (EXCLUSIVE LINKS in network.c) */
                 net_flow_materialise(net, fs);
             vec_push(&net->comp_flows, fs);
-            f->tl_off = net->tl.n; /* its loads on links that couple, for the fixing below */
-            for (int i = 0; i < f->n; i++) {
-                uint32_t m = f->dl[i];
-                if (!couples(net, &net->lk[m]))
-                    continue;
-                vec_push(&net->tl, (uint32_t)i);
+            for (uint32_t j = 0; j < f->ntl; j++) { /* its loads on links that couple */
+                uint32_t m = f->dl[f->tli[j]];
                 if (net->lk[m].stamp != st)
                     vec_push(&net->stack, m);
             }
-            f->tl_n = net->tl.n - f->tl_off;
         }
     }
 }
@@ -250,8 +244,8 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
             f->rate = rate;
             /* its tight links, all in this component (a slack one never fills: left out) */
-            for (uint32_t j = 0; j < f->tl_n; j++) {
-                uint32_t i = net->tl.v[f->tl_off + j];
+            for (uint32_t j = 0; j < f->ntl; j++) {
+                uint32_t i = f->tli[j];
                 uint32_t md = f->dl[i];
                 Link *m = &net->lk[md];
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);

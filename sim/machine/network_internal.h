@@ -47,7 +47,12 @@ typedef struct {
     double own_share;
     int32_t own_link; /* -1: none */
     uint32_t own_d;
-    uint32_t tl_off, tl_n; /* solver scratch: its loads on tight links, at tl_off in Network.tl */
+    /* COUPLING LISTS (network.c): the indices of its loads on links that couple, kept as links
+     * turn tight or slack, with each listed load's place in the list (tpos), so the solver's
+     * walk reads those alone; ntl of them, tli and tpos in one block of 2 x tl_cap, kept with
+     * the slot for its next flow */
+    uint32_t *tli, *tpos;
+    uint32_t ntl, tl_cap;
     NetDoneFn done;
     void *ctx;
     uint64_t arg;
@@ -56,6 +61,7 @@ typedef struct {
 typedef struct {
     uint32_t flow;
     uint32_t weight;
+    uint32_t load; /* its index in the flow's loads */
 } Crossing;
 
 /* A link in use: in one array in the order first used (Network.lk), found through dense_of.
@@ -136,7 +142,7 @@ struct Network {
     gboolean solve_pending;
     uint32_t stamp;
     /* solver scratch: lk indices, flow slots, links by fair share */
-    Vec stack, comp_links, comp_flows, cls_key, tl;
+    Vec stack, comp_links, comp_flows, cls_key;
     HeapVec heap;
     ClassSlot *cls;
     uint32_t ccls;
