@@ -2,10 +2,11 @@
  *
  * Progressive filling (Bertsekas and Gallager, Data Networks, Sec. 6.5.2): raise every unfixed
  * flow's rate together; the first link to fill fixes the flows crossing it at its fair share
- * (remaining capacity / remaining weight); repeat. A heap of links by fair share finds the next
- * link to fill; shares are re-pushed when they change (lazy deletion). Cost per solve is
- * O(E log E) in the loads E of the component the change touches; flows elsewhere keep their rates
- * and completion events. Slack links (SLACK_MARGIN in network.c) cannot fill and stay out.
+ * (remaining capacity / remaining weight); repeat. The link that fills next is the one of the
+ * least share, the lowest id among equals, found with a heap (LAZY HEAP below). Cost per solve
+ * is O(E log E) in the loads E on the component's coupling links (COUPLING LISTS in network.c);
+ * flows elsewhere keep their rates and completion events. Slack links (SLACK_MARGIN in
+ * network.c) cannot fill and stay out.
  * For: network.c, which schedules a solve (net_solve) when flows start or end on tight links. */
 #include "network_internal.h"
 
@@ -182,12 +183,22 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         f->fixed = FALSE;
         f->own_link = -1;
     }
+    /* LAZY HEAP. Each step fills the link of the least (share, id) among those with unfixed flows.
+     * A share only grows as flows are fixed (a flow fixed at the least share leaves every other
+     * link at least as much per unit of weight), but for rounding. So a link keeps one entry in
+     * the heap, at or below its share (hkey: its last push), and is pushed again only when its
+     * share falls below that (rounding) or when its entry comes out of the heap below its share
+     * (re-filed at its share). An entry that comes out at its link's share is the least (share,
+     * id) of all: every other link's entry is at or below its own share, and not before this one.
+     * The same links fill in the same order as pushing every change, on 1T_full_frontier with a
+     * ninth of the pushes. */
     HeapVec *h = &net->heap;
     h->n = 0;
     link_classes(net);
     for (uint32_t i = 0; i < net->comp_links.n; i++) {
         uint32_t d = net->comp_links.v[i];
         Link *l = &net->lk[d];
+        l->hkey = G_MAXDOUBLE; /* not in the heap */
         l->cap_left = l->cap;
         /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
         l->wsum = (double)l->wtot;
@@ -204,6 +215,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
             }
         } else {
             heap_push(h, share, l->id, d);
+            l->hkey = share;
         }
     }
     /* A link only one flow crosses keeps its share until that flow is fixed, and is spent then
@@ -213,8 +225,10 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
      * fabric links alone). */
     for (uint32_t i = 0; i < net->comp_flows.n; i++) {
         const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
-        if (f->own_link >= 0)
+        if (f->own_link >= 0) {
             heap_push(h, f->own_share, f->own_link, f->own_d);
+            net->lk[f->own_d].hkey = f->own_share;
+        }
     }
     /* Once every flow is fixed, every link's weight is exactly 0 (integer sums) and what is left
      * in the heap would pop spent: stop there (most of a solve's pops, on 1T_full_frontier). */
@@ -225,12 +239,12 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         if (l->wsum <= 0)
             continue;
         double share = MAX(l->cap_left, 0.0) / l->wsum;
-        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
-        /* A stale entry: its share has grown since. Every change to a link in the heap pushes
-         * it again at its new share (below), so a later entry with the current share, bit for
-         * bit, is already waiting; re-filing this one would add a twin that pops spent. */
-        if (share > it.share * (1 + 1e-12) + 1e-300)
+        if (share > it.share) { /* grown since it was pushed: re-filed at its share */
+            heap_push(h, share, it.link, it.d);
+            l->hkey = share;
             continue;
+        }
+        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
@@ -250,8 +264,13 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
                 Link *m = &net->lk[md];
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
-                if (m != l && m->wsum > 0 && !m->skip)
-                    heap_push(h, MAX(m->cap_left, 0.0) / m->wsum, f->loads[i].link, md);
+                if (m == l || m->wsum <= 0 || m->skip)
+                    continue;
+                double sm = MAX(m->cap_left, 0.0) / m->wsum;
+                if (sm < m->hkey) { /* below its entry (rounding): LAZY HEAP */
+                    heap_push(h, sm, f->loads[i].link, md);
+                    m->hkey = sm;
+                }
             }
             if (old != f->rate || old == 0)
                 net_schedule_finish(net, fs);

@@ -76,6 +76,7 @@ typedef struct {
     int32_t id;              /* topology link id */
     double cap;              /* bytes/s */
     double cap_left, wsum;   /* solver scratch */
+    double hkey;             /* solver scratch: its last entry's share (LAZY HEAP in net_solver.c) */
     uint64_t slack_below;    /* slack while ubsum < this (0: never) */
     unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
 } Link;
