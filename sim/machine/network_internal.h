@@ -69,15 +69,15 @@ typedef struct {
 typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
-    uint64_t wtot;           /* the sum of their weights (exact: a solve starts from it) */
-    uint32_t stamp;          /* solver visit mark */
-    uint8_t skip;            /* solver scratch: another link of its class stands for it */
-    uint8_t tight;           /* not slack: see SLACK_MARGIN */
-    int32_t id;              /* topology link id */
-    double cap;              /* bytes/s */
-    double cap_left, wsum;   /* solver scratch */
-    double hkey;             /* solver scratch: its last entry's share (LAZY HEAP in net_solver.c) */
-    uint64_t slack_below;    /* slack while ubsum < this (0: never) */
+    uint64_t wtot;         /* the sum of their weights (exact: a solve starts from it) */
+    uint32_t stamp;        /* solver visit mark */
+    uint8_t skip;          /* solver scratch: another link of its class stands for it */
+    uint8_t tight;         /* not slack: see SLACK_MARGIN */
+    int32_t id;            /* topology link id */
+    double cap;            /* bytes/s */
+    double cap_left, wsum; /* solver scratch */
+    double hkey;           /* solver scratch: its last entry's share (LAZY HEAP in net_solver.c) */
+    uint64_t slack_below;  /* slack while ubsum < this (0: never) */
     unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
 } Link;
 
