@@ -31,17 +31,17 @@ static const Program *program(const SimRun *run) {
 }
 
 static const Task *task(const Program *pg, guint k) {
-    return &g_array_index(pg->tasks, Task, k);
+    return &pg->tasks[k];
 }
 
 /* The one-GPU program: every task a compute task, the optimizer last. */
 static void check_chain(const Program *pg) {
-    ck_assert_uint_gt(pg->tasks->len, 10);
-    for (guint k = 0; k < pg->tasks->len; k++) {
+    ck_assert_uint_gt(pg->ntasks, 10);
+    for (guint k = 0; k < pg->ntasks; k++) {
         ck_assert_int_eq(task(pg, k)->kind, TASK_COMPUTE);
         ck_assert_uint_ge(task(pg, k)->kernels, 1);
     }
-    ck_assert_int_eq(task(pg, pg->tasks->len - 1)->phase, PHASE_OPTIMIZER);
+    ck_assert_int_eq(task(pg, pg->ntasks - 1)->phase, PHASE_OPTIMIZER);
 }
 
 /* Host-bound: 10 ms per kernel dwarfs every kernel of a 125M model. Task k starts when the host
@@ -53,7 +53,7 @@ START_TEST(test_host_bound_chain) {
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const Program *pg = program(run);
     check_chain(pg);
-    guint n = pg->tasks->len;
+    guint n = pg->ntasks;
     SimTime op = sc->topo.host_op_dispatch, busy = 0;
     int64_t kernels = 0;
     for (guint k = 0; k < n; k++) {
@@ -86,7 +86,7 @@ START_TEST(test_gpu_bound_chain) {
     const Program *pg = program(run);
     check_chain(pg);
     SimTime busy = 0;
-    for (guint k = 0; k < pg->tasks->len; k++)
+    for (guint k = 0; k < pg->ntasks; k++)
         busy += task(pg, k)->duration;
     SimTime step = sc->topo.host_step;
     ck_assert_int_eq(step, 5 * SIM_PS_PER_S / 1000);
@@ -114,7 +114,7 @@ START_TEST(test_mixed_chain) {
     g_autoptr(SimRun) pr = run_ok(probe, -1);
     const Program *pg0 = program(pr);
     /* median time per kernel of the tasks */
-    guint n = pg0->tasks->len;
+    guint n = pg0->ntasks;
     g_autofree double *per = g_new(double, n);
     for (guint k = 0; k < n; k++)
         per[k] = (double)task(pg0, k)->duration / task(pg0, k)->kernels;
@@ -300,13 +300,13 @@ START_TEST(test_sync_each_layer) {
     check_chain(pg);
     SimTime op = sc->topo.host_op_dispatch, want = 0;
     int syncs = 0;
-    for (guint k = 0; k < pg->tasks->len; k++) {
+    for (guint k = 0; k < pg->ntasks; k++) {
         const Task *t = task(pg, k);
         want += t->duration;
         if (k == 0 || t->host_sync)
             want += t->kernels * op;
         syncs += t->host_sync;
-        if (k + 1 < pg->tasks->len) /* GPU-bound: each task outlasts the next one's launch */
+        if (k + 1 < pg->ntasks) /* GPU-bound: each task outlasts the next one's launch */
             ck_assert_int_ge(t->duration, task(pg, k + 1)->kernels * op);
     }
     ck_assert_int_eq(syncs, 2 * (sc->model.layers + 1) + 1);
@@ -317,7 +317,7 @@ START_TEST(test_sync_each_layer) {
     g_autoptr(Scenario) s2 = load_text(one_gpu, off);
     g_autoptr(SimRun) r2 = run_ok(s2, -1);
     int syncs2 = 0;
-    for (guint k = 0; k < program(r2)->tasks->len; k++)
+    for (guint k = 0; k < program(r2)->ntasks; k++)
         syncs2 += task(program(r2), k)->host_sync;
     ck_assert_int_eq(syncs2, 1);
 }

@@ -101,8 +101,8 @@ static double end_work(const SimRun *run, int end) {
     int layer = end == 0 ? -1 : sc->model.layers;
     const Program *pg = workload_program(wl, end == 0 ? 0 : sc->pp - 1);
     SimTime t = 0;
-    for (guint k = 0; k < pg->tasks->len; k++) {
-        const Task *x = &g_array_index(pg->tasks, Task, k);
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *x = &pg->tasks[k];
         if (x->kind == TASK_COMPUTE && x->micro == 0 && x->layer == layer)
             t += x->duration;
     }

@@ -206,11 +206,11 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->syncs = g_new(GArray *, sc->pp);
     for (int s = 0; s < sc->pp; s++) {
         const Program *pg = workload_program(wl, s);
-        SimTime *cum = ex->host_cum[s] = g_new(SimTime, pg->tasks->len + 1);
+        SimTime *cum = ex->host_cum[s] = g_new(SimTime, pg->ntasks + 1);
         ex->syncs[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
         cum[0] = 0;
-        for (guint k = 0; k < pg->tasks->len; k++) {
-            const Task *t = &g_array_index(pg->tasks, Task, k);
+        for (guint k = 0; k < pg->ntasks; k++) {
+            const Task *t = &pg->tasks[k];
             cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL
                                        ? t->kernels * ts->host_op_dispatch
                                        : ts->host_comm_dispatch);
@@ -269,8 +269,7 @@ static void try_advance(Executor *ex, int i);
 /* The task at the head of stream s of simulated rank i. */
 static const Task *head_task(const Executor *ex, int i, int s) {
     const Program *pg = program_of(ex, i);
-    return &g_array_index(pg->tasks, Task,
-                          g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
+    return &pg->tasks[pg->streams[s][ex->rs[i].next[s]]];
 }
 
 static void observe_begin(const Executor *ex, int i, int s) {
@@ -287,7 +286,7 @@ static void complete(Executor *ex, int i, int s) {
     rs->busy[s] = 0;
     rs->completed++;
     rs->done[s]++;
-    if (++rs->next[s] < program_of(ex, i)->streams[s]->len)
+    if (++rs->next[s] < program_of(ex, i)->nstream[s])
         rs->waiting |= (uint8_t)(1u << s);
     try_advance(ex, i);
 }
@@ -351,8 +350,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
         if (i < 0)
             continue;
         const Program *pg = program_of(ex, i);
-        const Task *t = &g_array_index(pg->tasks, Task,
-                                       g_array_index(pg->streams[s], guint32, ex->rs[i].next[s]));
+        const Task *t = &pg->tasks[pg->streams[s][ex->rs[i].next[s]]];
         stats_comm(ex->st, i, t->op, dim, FALSE, now);
         comm_change(ex, i, inter, -1);
         complete(ex, i, s);
@@ -491,7 +489,7 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
     for (guint32 d = 0; d < t->dep_count; d++) {
-        guint32 dep = g_array_index(pg->deps, guint32, t->dep_first + d);
+        guint32 dep = pg->deps[t->dep_first + d];
         if (rs->done[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
             return FALSE;
     }
@@ -540,7 +538,7 @@ static void host_sync(Executor *ex, int i) {
     for (guint32 sync;
          ex->host && (sync = next_sync(ex, i)) != G_MAXUINT32 && rs->completed >= sync;) {
         SimTime now = engine_now(ex->eng);
-        const Task *t = &g_array_index(pg->tasks, Task, sync);
+        const Task *t = &pg->tasks[sync];
         rs->next_sync++;
         rs->host_first = sync;
         rs->host_base = now + (t->phase == PHASE_OPTIMIZER ? ex->sc->topo.host_step : 0);
@@ -557,8 +555,8 @@ static void try_advance(Executor *ex, int i) {
     /* the streams with a task waiting, in stream order (starting one changes no other's deps) */
     for (unsigned m = rs->waiting; m; m &= m - 1) {
         int s = __builtin_ctz(m);
-        guint32 k = g_array_index(pg->streams[s], guint32, rs->next[s]);
-        const Task *t = &g_array_index(pg->tasks, Task, k);
+        guint32 k = pg->streams[s][rs->next[s]];
+        const Task *t = &pg->tasks[k];
         if (!deps_met(pg, rs, t))
             continue;
         SimTime issued = issue_time(ex, i, k);
@@ -602,7 +600,7 @@ static void try_advance(Executor *ex, int i) {
             break;
         }
     }
-    if (rs->completed == pg->tasks->len && !rs->finished) { /* each task is in one stream */
+    if (rs->completed == pg->ntasks && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
         stats_finish(ex->st, i, engine_now(ex->eng));
     }
@@ -614,7 +612,7 @@ gboolean exec_run(Executor *ex, GError **err) {
         rs->ready_since = -1;
         rs->stage = (guint32)layout_stage(ex->lay, ex->job_rank[i]);
         for (int s = 0; s < STREAM_COUNT; s++)
-            if (ex->prog[rs->stage]->streams[s]->len > 0)
+            if (ex->prog[rs->stage]->nstream[s] > 0)
                 rs->waiting |= (uint8_t)(1u << s);
         engine_timer_init(&rs->comp, on_compute_done, ex, (uint64_t)i);
         engine_timer_init(&rs->wake, on_wake, ex, (uint64_t)i);

@@ -47,8 +47,8 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
     out->comm_kinds = 0;
     for (int s = 0; s < sc->pp; s++) {
         const Program *pg = workload_program(wl, s);
-        for (guint i = 0; i < pg->tasks->len; i++) {
-            const Task *t = &g_array_index(pg->tasks, Task, i);
+        for (guint i = 0; i < pg->ntasks; i++) {
+            const Task *t = &pg->tasks[i];
             if (t->kind != TASK_COMPUTE)
                 out->comm_kinds |= G_GUINT64_CONSTANT(1) << (t->op * DIM_COUNT + t->dim);
         }

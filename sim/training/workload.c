@@ -429,10 +429,6 @@ static void build_stage(Workload *wl, int stage) {
     const Scenario *sc = wl->sc;
     const DeviceSpec *dev = &topo_spec(wl->topo)->device;
     Program *pg = &wl->programs[stage];
-    pg->tasks = g_array_new(FALSE, FALSE, sizeof(Task));
-    pg->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
-    for (int s = 0; s < STREAM_COUNT; s++)
-        pg->streams[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
     Builder b = {.sc = sc,
                  .lay = wl->layout,
                  .em = emitter_get(sc->model.moe.experts > 0             ? EMIT_MOE
@@ -523,14 +519,14 @@ static void build_stage(Workload *wl, int stage) {
             }
         }
     }
-    g_array_append_vals(pg->tasks, b.tasks.v, b.tasks.n);
-    g_array_append_vals(pg->deps, b.deps.v, b.deps.n);
-    g_free(b.tasks.v);
-    g_free(b.deps.v);
+    /* the arrays move into the program, trimmed (a large block shrinks in place) */
+    pg->ntasks = b.tasks.n;
+    pg->tasks = g_realloc_n(b.tasks.v, MAX(b.tasks.n, 1), sizeof(Task));
+    pg->deps = g_realloc_n(b.deps.v, MAX(b.deps.n, 1), sizeof(guint32));
     g_free(b.dep_of.v);
     for (int s = 0; s < STREAM_COUNT; s++) {
-        g_array_append_vals(pg->streams[s], b.streams[s].v, b.streams[s].n);
-        g_free(b.streams[s].v);
+        pg->nstream[s] = b.streams[s].n;
+        pg->streams[s] = g_realloc_n(b.streams[s].v, MAX(b.streams[s].n, 1), sizeof(guint32));
     }
     if (b.uses)
         g_array_unref(b.uses);
@@ -555,10 +551,10 @@ void workload_free(Workload *wl) {
         return;
     for (int s = 0; s < wl->sc->pp; s++) {
         Program *pg = &wl->programs[s];
-        g_array_unref(pg->tasks);
-        g_array_unref(pg->deps);
+        g_free(pg->tasks);
+        g_free(pg->deps);
         for (int i = 0; i < STREAM_COUNT; i++)
-            g_array_unref(pg->streams[i]);
+            g_free(pg->streams[i]);
     }
     g_free(wl->programs);
     layout_free(wl->layout);

@@ -68,11 +68,15 @@ typedef struct {
 #define TASK_DEP_POS(d) ((d) & ((1u << TASK_DEP_SEQ_BITS) - 1))
 
 typedef struct {
-    GArray *tasks;                 /* Task, in issue order */
-    GArray *deps;                  /* guint32 TASK_DEP(stream, position) each task waits for */
-    GArray *streams[STREAM_COUNT]; /* guint32 task indices, in stream order */
-    double params;                 /* parameters one rank of the stage holds */
-    double gathered_peak;          /* ZeRO-3: most gathered parameters alive at once */
+    /* plain arrays, the builder's own (handing them over copies nothing: a copy of a long
+     * pipeline's program was most of its page faults) */
+    Task *tasks; /* ntasks, in issue order */
+    guint32 ntasks;
+    guint32 *deps;                  /* TASK_DEP(stream, position) each task waits for */
+    guint32 *streams[STREAM_COUNT]; /* task indices, in stream order, nstream[s] of them */
+    guint32 nstream[STREAM_COUNT];
+    double params;        /* parameters one rank of the stage holds */
+    double gathered_peak; /* ZeRO-3: most gathered parameters alive at once */
 } Program;
 
 typedef struct Workload Workload;
