@@ -164,10 +164,15 @@ static __attribute__((noinline)) void link_turn(Network *net, Link *l, uint8_t t
     }
 }
 
-/* Link l's tightness after its bound sum changed. */
+/* Link l's tightness after its bound sum changed. A link with no flow left on it turns without
+ * a call (a lone flow's links, at its end). */
 static inline void link_retight(Network *net, Link *l) {
     uint8_t t = !(l->ubsum < l->slack_below);
-    if (t != l->tight)
+    if (t == l->tight)
+        return;
+    if (l->nfl == 0)
+        l->tight = t;
+    else
         link_turn(net, l, t);
 }
 
@@ -333,7 +338,12 @@ static inline void load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t
         return;
     gboolean was = couples(net, l); /* a link only turns tight as its sum grows */
     l->ubsum += (unsigned __int128)ub * w;
-    link_retight(net, l); /* a turn lists every crossing, this one too */
+    if (!was && l->nfl == 1 && !(l->ubsum < l->slack_below)) { /* its own crossing turns it */
+        l->tight = 1;
+        was = TRUE;
+    } else {
+        link_retight(net, l); /* a turn lists every crossing, this one too */
+    }
     if (was)
         tl_add(f, (uint32_t)i);
 }
