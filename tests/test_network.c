@@ -249,6 +249,54 @@ START_TEST(test_frontier_routes) {
 }
 END_TEST
 
+/* topo_path_fabric is the full path's fabric links, in order, with its spread: on Frontier under
+ * adaptive, minimal and Valiant routing, a fat tree and a flat fabric, between random GPUs with
+ * their own NICs and with chosen ones (a ring's channels), pairs in one node included. */
+START_TEST(test_fabric_path_is_the_full_paths_fabric) {
+    static const char *const variants[][3] = {
+        {"nodes=300", NULL, NULL},
+        {"nodes=300", "topology.fabric.routing=minimal", NULL},
+        {"nodes=300", "topology.fabric.routing=valiant", NULL},
+        {"topology=dgx-a100", "nodes=64", NULL},
+        {"topology=dgx-h100", "nodes=16", NULL},
+    };
+    GRand *rng = g_rand_new_with_seed(11);
+    for (guint v = 0; v < G_N_ELEMENTS(variants); v++) {
+        g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", variants[v]);
+        g_autoptr(Topology) topo = topo_ok(sc);
+        int gpus = topo_gpus_per_node(topo) * sc->nodes, nics = sc->topo.nics;
+        for (int k = 0; k < 2000; k++) {
+            int a = g_rand_int_range(rng, 0, gpus), b = g_rand_int_range(rng, 0, gpus);
+            if (k % 4 == 0) /* the same node */
+                b = a / topo_gpus_per_node(topo) * topo_gpus_per_node(topo) +
+                    g_rand_int_range(rng, 0, topo_gpus_per_node(topo));
+            if (a == b)
+                continue;
+            int ko = k % 2 && nics > 0 ? g_rand_int_range(rng, 0, nics) : -1;
+            int ki = k % 2 && nics > 0 ? g_rand_int_range(rng, 0, nics) : -1;
+            uint64_t salt = topo_pair_salt(a, b);
+            TopoPath full, fab;
+            topo_path_nics(topo, a, b, ko, ki, salt, &full);
+            topo_path_fabric(topo, a, b, ko, ki, salt, &fab);
+            int n = 0;
+            for (int i = 0; i < full.n; i++)
+                if (topo_link_node(topo, full.link[i]) < 0) {
+                    ck_assert_int_lt(n, fab.n);
+                    ck_assert_int_eq(fab.link[n], full.link[i]);
+                    n++;
+                }
+            ck_assert_int_eq(n, fab.n);
+            ck_assert_int_eq(fab.spread_group, full.spread_group);
+            if (full.spread_group >= 0) {
+                ck_assert_int_eq(fab.spread_a, full.spread_a);
+                ck_assert_int_eq(fab.spread_b, full.spread_b);
+            }
+        }
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 static SimTime iteration(const char *file, const char *const *sets) {
     g_autoptr(Scenario) sc = load_ok(file, sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
@@ -841,6 +889,7 @@ int main(void) {
     tcase_add_test(tc, test_max_min_fairness);
     tcase_add_test(tc, test_adaptive_split_flows);
     tcase_add_test(tc, test_frontier_routes);
+    tcase_add_test(tc, test_fabric_path_is_the_full_paths_fabric);
     tcase_add_test(tc, test_aggregated_vs_detailed);
     tcase_add_test(tc, test_what_ifs);
     tcase_add_test(tc, test_contention_is_emergent);

@@ -187,6 +187,13 @@ void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, i
     if (a == b)
         return;
     TopoPath p;
+    int g = topo_gpus_per_node(cs->topo);
+    if (rep_node != COLL_NODES_ALL && a / g != rep_node && b / g != rep_node) {
+        /* symmetric form, an edge of two other nodes: the fabric's links alone */
+        topo_path_fabric(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
+        net_loads_add_path(cs->net, &p);
+        return;
+    }
     topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
     if (rep_node != COLL_NODES_ALL) { /* symmetric form: drop other nodes' local links */
         int k = 0;

@@ -496,19 +496,27 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
     topo_path_nics(t, src, dst, -1, -1, salt, out);
 }
 
-void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
-                    TopoPath *out) {
+/* The links of topo_path_nics between the two ends' NICs; fabric_only: those alone (the ends'
+ * node links and the latency left out). */
+static void path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                      gboolean fabric_only, TopoPath *out) {
     int g = t->g, n1 = src / g, n2 = dst / g, a = src % g, b = dst % g;
     out->n = 0;
     out->latency = 0;
     out->spread_group = -1;
     if (n1 == n2) {
-        push_local(t, out, n1, a, b);
+        if (!fabric_only)
+            push_local(t, out, n1, a, b);
         return;
     }
     const TopologySpec *s = &t->spec;
     int k1 = nic_out >= 0 ? nic_out : t->nic_of[a], k2 = nic_in >= 0 ? nic_in : t->nic_of[b];
     g_assert(k1 < s->nics && k2 < s->nics);
+    if (fabric_only) {
+        fabric_path(t, out, n1, k1, n2, k2, salt);
+        out->latency = 0;
+        return;
+    }
     push_local(t, out, n1, a, s->nic_gpu[k1]);
     push(out, nic_link(t, n1, k1, 0)); /* PCIe up */
     push(out, nic_link(t, n1, k1, 2)); /* NIC out */
@@ -517,6 +525,16 @@ void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in
     push(out, nic_link(t, n2, k2, 1)); /* PCIe down */
     push_local(t, out, n2, s->nic_gpu[k2], b);
     out->latency += 2 * s->nic_latency;
+}
+
+void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                    TopoPath *out) {
+    path_nics(t, src, dst, nic_out, nic_in, salt, FALSE, out);
+}
+
+void topo_path_fabric(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                      TopoPath *out) {
+    path_nics(t, src, dst, nic_out, nic_in, salt, TRUE, out);
 }
 
 uint32_t topo_stream_weight(const Topology *t) {

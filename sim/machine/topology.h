@@ -157,6 +157,11 @@ void topo_path(const Topology *t, int src, int dst, uint64_t salt, TopoPath *out
  * that GPU uses, topo_nic_of); the NICs matter only between nodes. */
 void topo_path_nics(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
                     TopoPath *out);
+/* Of that path, the fabric's links alone (those of no node: topo_link_node -1), in the same order
+ * and with the same in-group spread; latency 0. A data-parallel ring's symmetric form keeps only
+ * these of the edges that neither start nor end on its representative's node. */
+void topo_path_fabric(const Topology *t, int src, int dst, int nic_out, int nic_in, uint64_t salt,
+                      TopoPath *out);
 
 /* Weight of one stream on a link it crosses whole, in the units flows are loaded in
  * (net_loads_add_path): S - 1 for a dragonfly of S >= 3 switches per group under adaptive
