@@ -82,10 +82,15 @@ struct Executor {
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
+    gboolean prefetch;       /* the programs outgrow the caches: see complete() */
     const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
     GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
+
+/* Programs (tasks and launch times) larger than this are read ahead (complete()); smaller ones
+ * stay in cache, where reading ahead only costs instructions. */
+#define PREFETCH_BYTES ((size_t)8 << 20)
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
@@ -200,8 +205,12 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->interference = sc->interference &&
                        (ts->device.interference_intra > 0 || ts->device.interference_inter > 0);
     ex->prog = g_new(const Program *, sc->pp);
-    for (int s = 0; s < sc->pp; s++)
+    size_t prog_bytes = 0;
+    for (int s = 0; s < sc->pp; s++) {
         ex->prog[s] = workload_program(wl, s);
+        prog_bytes += ex->prog[s]->ntasks * (sizeof(Task) + sizeof(SimTime));
+    }
+    ex->prefetch = prog_bytes > PREFETCH_BYTES;
     ex->host_cum = g_new0(SimTime *, sc->pp);
     ex->syncs = g_new(GArray *, sc->pp);
     for (int s = 0; s < sc->pp; s++) {
@@ -286,8 +295,19 @@ static void complete(Executor *ex, int i, int s) {
     rs->busy[s] = 0;
     rs->completed++;
     rs->done[s]++;
-    if (++rs->next[s] < program_of(ex, i)->nstream[s])
+    const Program *pg = program_of(ex, i);
+    guint32 at = ++rs->next[s];
+    if (at < pg->nstream[s])
         rs->waiting |= (uint8_t)(1u << s);
+    /* the task after the next one in this stream: by the time it is due, its record and its
+     * launch time are in cache (the Megatron-style 1T's 64 programs are 36 MB, read by every
+     * rank's cursor at once: q1 0.389 -> 0.371 s of 12 runs, 530B 0.169 -> 0.157 s) */
+    if (ex->prefetch && at + 1 < pg->nstream[s]) {
+        guint32 k = pg->streams[s][at + 1];
+        __builtin_prefetch(&pg->tasks[k]);
+        if (ex->host)
+            __builtin_prefetch(&ex->host_cum[rs->stage][k + 1]);
+    }
     try_advance(ex, i);
 }
 
