@@ -167,7 +167,7 @@ static __attribute__((noinline)) void link_turn(Network *net, Link *l, uint8_t t
 /* Link l's tightness after its bound sum changed. A link with no flow left on it turns without
  * a call (a lone flow's links, at its end). */
 static inline void link_retight(Network *net, Link *l) {
-    uint8_t t = !(l->ubsum < l->slack_below);
+    uint8_t t = !(link_ubsum(l) < l->slack_below);
     if (t == l->tight)
         return;
     if (l->nfl == 0)
@@ -337,8 +337,9 @@ static inline void load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t
     if (!net->sharing)
         return;
     gboolean was = couples(net, l); /* a link only turns tight as its sum grows */
-    l->ubsum += (unsigned __int128)ub * w;
-    if (!was && l->nfl == 1 && !(l->ubsum < l->slack_below)) { /* its own crossing turns it */
+    unsigned __int128 u = link_ubsum(l) + (unsigned __int128)ub * w;
+    link_set_ubsum(l, u);
+    if (!was && l->nfl == 1 && !(u < l->slack_below)) { /* its own crossing turns it */
         l->tight = 1;
         was = TRUE;
     } else {
@@ -599,7 +600,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
              * solved again; a link it leaves empty, or that was slack, changes nobody's rate */
             if (l->nfl > 0 && couples(net, l))
                 mark_dirty(net, d);
-            l->ubsum -= (unsigned __int128)ub * w;
+            link_set_ubsum(l, link_ubsum(l) - (unsigned __int128)ub * w);
             link_retight(net, l); /* only to slack: the flows left lose it from their lists */
         }
         if (excl) /* what each exclusive link of a weight adds, the same sum as per link */

@@ -78,8 +78,20 @@ typedef struct {
     double cap_left, wsum; /* solver scratch */
     double hkey;           /* solver scratch: its last entry's share (LAZY HEAP in net_solver.c) */
     uint64_t slack_below;  /* slack while ubsum < this (0: never) */
-    unsigned __int128 ubsum; /* sum over its flows of ub x weight: exact, whatever the order */
+    /* the sum over its flows of ub x weight, exact whatever the order (link_ubsum): two words,
+     * not one 16-byte field, which gcc stored through the stack and read back whole, a
+     * store-forwarding stall on every load's start and end */
+    uint64_t ub_lo, ub_hi;
 } Link;
+
+static inline unsigned __int128 link_ubsum(const Link *l) {
+    return (unsigned __int128)l->ub_hi << 64 | l->ub_lo;
+}
+
+static inline void link_set_ubsum(Link *l, unsigned __int128 v) {
+    l->ub_lo = (uint64_t)v;
+    l->ub_hi = (uint64_t)(v >> 64);
+}
 
 typedef struct {
     double
