@@ -69,10 +69,10 @@ static void collect_component(Network *net) {
     net->dirty.n = 0;
     while (net->stack.n) {
         uint32_t d = net->stack.v[--net->stack.n];
-        Link *l = &net->lk[d];
-        if (l->stamp == st)
+        if (net->lx[d].stamp == st)
             continue;
-        l->stamp = st;
+        net->lx[d].stamp = st;
+        const Link *l = &net->lk[d];
         vec_push(&net->comp_links, d);
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
@@ -85,7 +85,7 @@ static void collect_component(Network *net) {
             vec_push(&net->comp_flows, fs);
             for (uint32_t j = 0; j < f->ntl; j++) { /* its loads on links that couple */
                 uint32_t m = f->dl[f->tli[j]];
-                if (net->lk[m].stamp != st)
+                if (net->lx[m].stamp != st)
                     vec_push(&net->stack, m);
             }
         }
@@ -114,8 +114,8 @@ static void link_classes(Network *net) {
     net->cls_key.n = 0;
     for (uint32_t c = 0; c < net->comp_links.n; c++) {
         uint32_t d = net->comp_links.v[c];
-        Link *l = &net->lk[d];
-        l->skip = 0;
+        const Link *l = &net->lk[d];
+        net->lx[d].skip = 0;
         if (!net->classes || l->nfl < 2 || l->nfl > CLASS_MAX_FLOWS)
             continue;
         uint32_t off = net->cls_key.n, n = l->nfl;
@@ -145,15 +145,15 @@ static void link_classes(Network *net) {
                 *s = (ClassSlot){h, d, off};
                 break;
             }
-            Link *r = &net->lk[s->d];
+            const Link *r = &net->lk[s->d];
             if (s->hash == h && r->nfl == n && r->cap == l->cap &&
                 memcmp(net->cls_key.v + s->off, kv, sizeof(uint32_t) * 2 * n) == 0) {
                 net->cls_key.n = off; /* the class's key is there already */
                 if (l->id < r->id) {
-                    r->skip = 1;
+                    net->lx[s->d].skip = 1;
                     s->d = d;
                 } else {
-                    l->skip = 1;
+                    net->lx[d].skip = 1;
                 }
                 break;
             }
@@ -197,14 +197,15 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
     link_classes(net);
     for (uint32_t i = 0; i < net->comp_links.n; i++) {
         uint32_t d = net->comp_links.v[i];
-        Link *l = &net->lk[d];
-        l->hkey = G_MAXDOUBLE; /* not in the heap */
-        l->cap_left = l->cap;
+        const Link *l = &net->lk[d];
+        LinkScratch *x = &net->lx[d];
+        x->hkey = G_MAXDOUBLE; /* not in the heap */
+        x->cap_left = l->cap;
         /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
-        l->wsum = (double)l->wtot;
-        if (l->wsum <= 0 || l->skip || !couples(net, l)) /* slack: never fills (SLACK_MARGIN) */
+        x->wsum = (double)l->wtot;
+        if (x->wsum <= 0 || x->skip || !couples(net, l)) /* slack: never fills (SLACK_MARGIN) */
             continue;
-        double share = l->cap_left / l->wsum;
+        double share = x->cap_left / x->wsum;
         if (l->nfl == 1 && net->classes) { /* private: see below */
             Flow *f = &g_array_index(net->flows, Flow, l->fl[0].flow);
             if (f->own_link < 0 || share < f->own_share ||
@@ -215,7 +216,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
             }
         } else {
             heap_push(h, share, l->id, d);
-            l->hkey = share;
+            x->hkey = share;
         }
     }
     /* A link only one flow crosses keeps its share until that flow is fixed, and is spent then
@@ -227,7 +228,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
         if (f->own_link >= 0) {
             heap_push(h, f->own_share, f->own_link, f->own_d);
-            net->lk[f->own_d].hkey = f->own_share;
+            net->lx[f->own_d].hkey = f->own_share;
         }
     }
     /* Once every flow is fixed, every link's weight is exactly 0 (integer sums) and what is left
@@ -235,16 +236,17 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
     uint32_t unfixed = net->comp_flows.n;
     while (h->n && unfixed > 0) {
         HeapItem it = heap_pop(h);
-        Link *l = &net->lk[it.d];
-        if (l->wsum <= 0)
+        LinkScratch *x = &net->lx[it.d];
+        if (x->wsum <= 0)
             continue;
-        double share = MAX(l->cap_left, 0.0) / l->wsum;
+        double share = MAX(x->cap_left, 0.0) / x->wsum;
         if (share > it.share) { /* grown since it was pushed: re-filed at its share */
             heap_push(h, share, it.link, it.d);
-            l->hkey = share;
+            x->hkey = share;
             continue;
         }
-        double rate = MAX(l->cap_left, 0.0) * net->dunit / l->wsum; /* per stream */
+        const Link *l = &net->lk[it.d];
+        double rate = MAX(x->cap_left, 0.0) * net->dunit / x->wsum; /* per stream */
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
@@ -261,10 +263,10 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
             for (uint32_t j = 0; j < f->ntl; j++) {
                 uint32_t i = f->tli[j];
                 uint32_t md = f->dl[i];
-                Link *m = &net->lk[md];
+                LinkScratch *m = &net->lx[md];
                 m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
-                if (m == l || m->wsum <= 0 || m->skip)
+                if (m == x || m->wsum <= 0 || m->skip)
                     continue;
                 double sm = MAX(m->cap_left, 0.0) / m->wsum;
                 if (sm < m->hkey) { /* below its entry (rounding): LAZY HEAP */

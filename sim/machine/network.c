@@ -68,7 +68,8 @@ void net_free(Network *net) {
     }
     for (uint32_t i = 0; i < net->nlk; i++)
         g_free(net->lk[i].fl);
-    g_free(net->lk);
+    g_aligned_free(net->lk);
+    g_free(net->lx);
     g_free(net->lstat);
     g_free(net->dense_of);
     g_hash_table_unref(net->info_of);
@@ -182,7 +183,12 @@ static uint32_t link_dense(Network *net, int32_t id) {
         return net->dense_of[id] - 1;
     if (net->nlk == net->clk) {
         net->clk = net->clk ? 2 * net->clk : 256;
-        net->lk = g_renew(Link, net->lk, net->clk);
+        Link *lk = g_aligned_alloc(net->clk, sizeof(Link), _Alignof(Link));
+        if (net->nlk)
+            memcpy(lk, net->lk, sizeof(Link) * net->nlk);
+        g_aligned_free(net->lk);
+        net->lk = lk;
+        net->lx = g_renew(LinkScratch, net->lx, net->clk);
         net->lstat = g_renew(LinkStat, net->lstat, net->clk);
     }
     uint32_t d = net->nlk++;
@@ -194,6 +200,7 @@ static uint32_t link_dense(Network *net, int32_t id) {
                         /* an integer below x is below ceil(x), and x < 2^61 fits */
                         .slack_below =
                             lim > 0 && lim < 0x1p61 ? (uint64_t)ceil(lim * (1 - SLACK_MARGIN)) : 0};
+    net->lx[d] = (LinkScratch){0};
     net->lstat[d] = (LinkStat){{0}, LINK_UNUSED, 0};
     net->dense_of[id] = d + 1;
     return d;

@@ -65,24 +65,32 @@ typedef struct {
 } Crossing;
 
 /* A link in use: in one array in the order first used (Network.lk), found through dense_of.
- * The fields the solver walks come first; the byte counts live apart (LinkStat). */
+ * One cache line (the array is aligned to them): all that a flow's start and end read and write
+ * for each of its loads. The solver's scratch (LinkScratch) and the byte counts (LinkStat) live
+ * apart, by the same index. */
 typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
-    uint64_t wtot;         /* the sum of their weights (exact: a solve starts from it) */
-    uint32_t stamp;        /* solver visit mark */
-    uint8_t skip;          /* solver scratch: another link of its class stands for it */
-    uint8_t tight;         /* not slack: see SLACK_MARGIN */
-    int32_t id;            /* topology link id */
-    double cap;            /* bytes/s */
-    double cap_left, wsum; /* solver scratch */
-    double hkey;           /* solver scratch: its last entry's share (LAZY HEAP in net_solver.c) */
-    uint64_t slack_below;  /* slack while ubsum < this (0: never) */
+    uint64_t wtot;        /* the sum of their weights (exact: a solve starts from it) */
+    uint64_t slack_below; /* slack while ubsum < this (0: never) */
     /* the sum over its flows of ub x weight, exact whatever the order (link_ubsum): two words,
      * not one 16-byte field, which gcc stored through the stack and read back whole, a
      * store-forwarding stall on every load's start and end */
     uint64_t ub_lo, ub_hi;
-} Link;
+    double cap;    /* bytes/s */
+    int32_t id;    /* topology link id */
+    uint8_t tight; /* not slack: see SLACK_MARGIN */
+} __attribute__((aligned(64))) Link;
+
+G_STATIC_ASSERT(sizeof(Link) == 64);
+
+/* The solver's scratch for a link (net_solver.c). */
+typedef struct {
+    double cap_left, wsum;
+    double hkey;    /* its last heap entry's share (LAZY HEAP) */
+    uint32_t stamp; /* visit mark */
+    uint8_t skip;   /* another link of its class stands for it */
+} LinkScratch;
 
 static inline unsigned __int128 link_ubsum(const Link *l) {
     return (unsigned __int128)l->ub_hi << 64 | l->ub_lo;
@@ -147,7 +155,8 @@ struct Network {
     GArray *flows;      /* Flow, by slot */
     Vec free_slots;     /* flow slots free for reuse, a stack */
     uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */
-    Link *lk;           /* links in use, in the order first used */
+    Link *lk;           /* links in use, in the order first used (cache-line aligned) */
+    LinkScratch *lx;    /* the same order */
     LinkStat *lstat;    /* the same order */
     uint32_t nlk, clk;  /* in use, allocated */
     int32_t nlinks;
