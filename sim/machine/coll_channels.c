@@ -98,9 +98,12 @@ void coll_best_local_ring(const Topology *t, guint mask, int *ring) {
 }
 
 int coll_count_nodes(const Topology *t, const int *ring, int n) {
-    int g = topo_gpus_per_node(t), nodes = 0;
+    int g = topo_gpus_per_node(t), nodes = 0, base = 0; /* base: the last one's node's first GPU */
     for (int i = 0; i < n; i++)
-        nodes += i == 0 || ring[i] / g != ring[i - 1] / g;
+        if (i == 0 || (unsigned)(ring[i] - base) >= (unsigned)g) { /* a division per new node */
+            nodes++;
+            base = ring[i] - ring[i] % g;
+        }
     return nodes;
 }
 
@@ -108,9 +111,9 @@ int coll_count_nodes(const Topology *t, const int *ring, int n) {
  * through NIC k mod nics, as RCCL's ring search keeps a channel on one NIC rail across nodes
  * (ROCm/rccl src/graph/search.cc); where no rotation enters and leaves by that NIC, one that
  * leaves by it, else a shift by k/C of the part. */
-static void rotated_rings(const Topology *t, const int *ring, int n, int C, int *rot) {
+static void rotated_rings(const Topology *t, const int *ring, int n, int nodes, int C, int *rot) {
     int g = topo_gpus_per_node(t), nics = topo_spec(t)->nics;
-    if (coll_count_nodes(t, ring, n) == n) { /* one GPU per node: every rotation is the ring */
+    if (nodes == n) { /* one GPU per node: every rotation is the ring */
         for (int k = 0; k < C; k++)
             memcpy(rot + (size_t)k * n, ring, sizeof(int) * n);
         return;
@@ -147,17 +150,20 @@ static const GArray *listed_rings(const Topology *t, int n, int nodes) {
                       : (sp->rings_nodes ? sp->rings_nodes : sp->rings_node);
 }
 
-int coll_channels_count(const Topology *t, const int *ring, int n) {
-    int nodes = coll_count_nodes(t, ring, n);
+static int channels_count(const Topology *t, int n, int nodes) {
     const GArray *list = listed_rings(t, n, nodes);
     return list ? (int)list->len : nodes > 1 ? topo_spec(t)->coll.channels : 1;
+}
+
+int coll_channels_count(const Topology *t, const int *ring, int n) {
+    return channels_count(t, n, coll_count_nodes(t, ring, n));
 }
 
 void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels *out) {
     int g = topo_gpus_per_node(t), nodes = coll_count_nodes(t, ring, n);
     const GArray *list = listed_rings(t, n, nodes);
     out->n = n;
-    out->C = coll_channels_count(t, ring, n);
+    out->C = channels_count(t, n, nodes);
     out->ring = g_new(int, (size_t)out->C *n);
     out->nic = g_new(int, 2 * (size_t)out->C);
     for (int k = 0; k < out->C; k++) {
@@ -169,7 +175,7 @@ void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels
                 out->ring[k * n + j * g + x] = ring[j * g] / g * g + r->gpus[x];
     }
     if (!list)
-        rotated_rings(t, ring, n, out->C, out->ring);
+        rotated_rings(t, ring, n, nodes, out->C, out->ring);
 }
 
 gboolean coll_channels_alike(const CollChannels *ch) {

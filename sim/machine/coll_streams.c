@@ -121,11 +121,11 @@ static void ring_order(CollStreams *cs, const int *members, int n, int *ring) {
     const int *lr = NULL;
     int k = 0;
     for (int i = 0; i < n;) {
-        int node = sorted[i] / g;
+        int node = sorted[i] / g, base = node * g; /* sorted: every later member is >= base */
         guint mask = 0;
         int j = i;
-        for (; j < n && sorted[j] / g == node; j++)
-            mask |= 1u << (sorted[j] % g);
+        for (; j < n && sorted[j] < base + g; j++)
+            mask |= 1u << (sorted[j] - base);
         if (!lr || mask != last_mask) {
             lr = local_ring(cs, mask, &k);
             last_mask = mask;
