@@ -35,6 +35,26 @@ static void info_free(gpointer p) {
     g_free(x);
 }
 
+/* Room for cap links in lk, lx and lstat, the links in use kept. lk is aligned to cache lines, so
+ * it moves by a copy (a remapping realloc does not keep the alignment). */
+static void links_reserve(Network *net, uint32_t cap) {
+    Link *lk = g_aligned_alloc(cap, sizeof(Link), _Alignof(Link));
+    if (net->nlk)
+        memcpy(lk, net->lk, sizeof(Link) * net->nlk);
+    g_aligned_free(net->lk);
+    net->lk = lk;
+    net->lx = g_renew(LinkScratch, net->lx, cap);
+    net->lstat = g_renew(LinkStat, net->lstat, cap);
+    net->clk = cap;
+}
+
+/* A machine of up to this many links gets room for all of them at once: a large block's pages
+ * cost nothing until a link is first used, while growing by doubling copied the links in use each
+ * time (1T_full_frontier: about 1,000 page faults more than remapping). Larger machines (up to
+ * TOPO_MAX_LINKS) start with room for that many and grow, so that the reservation stays under
+ * 700 MB of address space. */
+#define LINKS_RESERVED (1u << 22)
+
 Network *net_new(Engine *eng, const Topology *topo) {
     Network *net = g_new0(Network, 1);
     net->eng = eng;
@@ -49,6 +69,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
      * faults, and on a VM a fault costs microseconds) */
     net->dense_of = g_new0(uint32_t, MAX(net->nlinks, 1));
     net->slot_of = g_new0(uint32_t, MAX(net->nlinks, 1));
+    links_reserve(net, MIN((uint32_t)MAX(net->nlinks, 1), LINKS_RESERVED));
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
@@ -181,16 +202,8 @@ static inline void link_retight(Network *net, Link *l) {
 static uint32_t link_dense(Network *net, int32_t id) {
     if (net->dense_of[id])
         return net->dense_of[id] - 1;
-    if (net->nlk == net->clk) {
-        net->clk = net->clk ? 2 * net->clk : 256;
-        Link *lk = g_aligned_alloc(net->clk, sizeof(Link), _Alignof(Link));
-        if (net->nlk)
-            memcpy(lk, net->lk, sizeof(Link) * net->nlk);
-        g_aligned_free(net->lk);
-        net->lk = lk;
-        net->lx = g_renew(LinkScratch, net->lx, net->clk);
-        net->lstat = g_renew(LinkStat, net->lstat, net->clk);
-    }
+    if (net->nlk == net->clk) /* more than LINKS_RESERVED in use */
+        links_reserve(net, MIN(2 * net->clk, (uint32_t)net->nlinks));
     uint32_t d = net->nlk++;
     double cap = topo_link_capacity(net->topo, id);
     /* a link of 2^61 bytes/s or more is never slack: ub is capped at 2^62 (flow_ub) */
