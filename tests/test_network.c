@@ -607,6 +607,51 @@ END_TEST
  * every flow must still end at the same picosecond. That needs both the slack argument (the test
  * fails with SLACK_MARGIN at -0.01) and progress brought up to date on rate changes only (it fails
  * by 1 ps when every solve rebases the flows it looks at). */
+/* The link arrays grown by doubling from room for one link (net_set_link_room) give what room
+ * for every link gives: every flow's end to the picosecond and every link's bytes by class, with
+ * flows between random GPUs of 64 Frontier nodes starting at scattered times (hundreds of links,
+ * so the arrays move several times while flows hold their links' indices). */
+START_TEST(test_link_room_changes_nothing) {
+    const char *sets[] = {"nodes=64", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(Topology) topo = topo_ok(sc);
+    GRand *rng = g_rand_new_with_seed(13);
+    int src[64], dst[64];
+    double bytes[64];
+    SimTime lat[64];
+    for (int f = 0; f < 64; f++) {
+        src[f] = g_rand_int_range(rng, 0, 64 * 8);
+        dst[f] = (src[f] + g_rand_int_range(rng, 1, 64 * 8)) % (64 * 8);
+        bytes[f] = 1e6 * g_rand_int_range(rng, 1, 400);
+        lat[f] = (SimTime)g_rand_int_range(rng, 0, 10) * 1000000000; /* 0-9 ms */
+    }
+    g_rand_free(rng);
+    SimTime at[2][64];
+    GArray *busiest[2];
+    for (int small = 0; small < 2; small++) {
+        g_autoptr(Engine) eng = engine_new();
+        g_autoptr(Network) net = net_new(eng, topo);
+        if (small)
+            net_set_link_room(net, 1);
+        Finish fm = {{0}, eng};
+        for (int f = 0; f < 64; f++)
+            net_transfer(net, src[f], dst[f], bytes[f], lat[f], f % NET_CLASSES, on_done, &fm,
+                         (uint64_t)f);
+        engine_run(eng);
+        memcpy(at[small], fm.at, sizeof at[small]);
+        busiest[small] = net_busiest_links(net, 1 << 20);
+    }
+    for (int f = 0; f < 64; f++)
+        ck_assert_int_eq(at[0][f], at[1][f]);
+    ck_assert_uint_gt(busiest[0]->len, 256); /* the small arrays doubled at least 8 times */
+    ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
+    ck_assert(memcmp(busiest[0]->data, busiest[1]->data, sizeof(NetLinkStat) * busiest[0]->len) ==
+              0);
+    for (int k = 0; k < 2; k++)
+        g_array_unref(busiest[k]);
+}
+END_TEST
+
 START_TEST(test_slack_links_change_nothing) {
     const char *sets[] = {"nodes=4", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
@@ -890,6 +935,7 @@ int main(void) {
     tcase_add_test(tc, test_adaptive_split_flows);
     tcase_add_test(tc, test_frontier_routes);
     tcase_add_test(tc, test_fabric_path_is_the_full_paths_fabric);
+    tcase_add_test(tc, test_link_room_changes_nothing);
     tcase_add_test(tc, test_aggregated_vs_detailed);
     tcase_add_test(tc, test_what_ifs);
     tcase_add_test(tc, test_contention_is_emergent);

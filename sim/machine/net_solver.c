@@ -190,8 +190,9 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
      * share falls below that (rounding) or when its entry comes out of the heap below its share
      * (re-filed at its share). An entry that comes out at its link's share is the least (share,
      * id) of all: every other link's entry is at or below its own share, and not before this one.
-     * The same links fill in the same order as pushing every change, on 1T_full_frontier with a
-     * ninth of the pushes. */
+     * The same links fill in the same order as pushing every change, with far fewer pushes
+     * (counts in docs/speed.md, "Second pass"; test_solver_matches_textbook_filling fails on a
+     * stale entry taken as current). */
     HeapVec *h = &net->heap;
     h->n = 0;
     link_classes(net);

@@ -117,6 +117,11 @@ void net_set_exclusive_links(Network *net, gboolean on) {
     net->exclusive = on;
 }
 
+void net_set_link_room(Network *net, uint32_t links) {
+    g_assert(net->nlk == 0 && links > 0);
+    links_reserve(net, links);
+}
+
 void net_set_sharing(Network *net, gboolean on) {
     net->sharing = on;
 }
@@ -153,12 +158,12 @@ static inline uint64_t flow_ub(const Flow *f) {
 }
 
 /* COUPLING LISTS. The solver's walk follows a flow's links that couple (tight ones, with the
- * shortcuts on) and fixes rates on them alone; on Frontier that is about one load in eight. So
- * each live flow keeps the list of its loads on such links (Flow.tli), and a link that turns
- * tight or slack moves all its crossings into or out of their flows' lists: O(flows on it) per
- * turn instead of O(loads) per flow per solve. Invariant: a live flow's list holds exactly its
- * loads that are on their link (not lazy) and on a link that couples; the order is any (the
- * solver's result does not depend on it: see net_solver.c). net_set_solver_classes must come
+ * shortcuts on) and fixes rates on them alone (on 1T_full_frontier one load in eight:
+ * docs/speed.md). So each live flow keeps the list of its loads on such links (Flow.tli), and a
+ * link that turns tight or slack moves all its crossings into or out of their flows' lists: O(flows
+ * on it) per turn instead of O(loads) per flow per solve. Invariant: a live flow's list holds
+ * exactly its loads that are on their link (not lazy) and on a link that couples; the order is any
+ * (the solver's result does not depend on it: see net_solver.c). net_set_solver_classes must come
  * before the first flow. */
 static inline void tl_add(Flow *f, uint32_t i) {
     f->tpos[i] = f->ntl;

@@ -42,6 +42,10 @@ void net_set_solver_classes(Network *net, gboolean on);
  * links, counted per link (network.c, EXCLUSIVE LINKS); rates, times and link bytes must come
  * out the same, bit for bit. */
 void net_set_exclusive_links(Network *net, gboolean on);
+/* Testing: before any flow, room for only `links` links at first (default: every link of the
+ * machine up to 4 M), so that the arrays grow by doubling as links are first used; nothing else
+ * may change. */
+void net_set_link_room(Network *net, uint32_t links);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
 

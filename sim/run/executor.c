@@ -301,7 +301,7 @@ static void complete(Executor *ex, int i, int s) {
         rs->waiting |= (uint8_t)(1u << s);
     /* the task after the next one in this stream: by the time it is due, its record and its
      * launch time are in cache (the Megatron-style 1T's 64 programs are 36 MB, read by every
-     * rank's cursor at once: q1 0.389 -> 0.371 s of 12 runs, 530B 0.169 -> 0.157 s) */
+     * rank's cursor at once; timings in docs/speed.md, "Second pass") */
     if (ex->prefetch && at + 1 < pg->nstream[s]) {
         guint32 k = pg->streams[s][at + 1];
         __builtin_prefetch(&pg->tasks[k]);
