@@ -1,12 +1,14 @@
-/* net_solver: max-min fair rates for the flows of one connected component of tight links.
+/* net_solver: max-min fair rates for the flows a change can affect.
  *
  * Progressive filling (Bertsekas and Gallager, Data Networks, Sec. 6.5.2): raise every unfixed
  * flow's rate together; the first link to fill fixes the flows crossing it at its fair share
  * (remaining capacity / remaining weight); repeat. The link that fills next is the one of the
- * least share, the lowest id among equals, found with a heap (LAZY HEAP below). Cost per solve
- * is O(E log E) in the loads E on the component's coupling links (COUPLING LISTS in network.c);
- * flows elsewhere keep their rates and completion events. Slack links (SLACK_MARGIN in
- * network.c) cannot fill and stay out.
+ * least share, the lowest id among equals, found with a heap (LAZY HEAP below). A solve fills the
+ * flows of the change, closed over the links that fixed their rates (FILLED LINKS below), and
+ * checks the tight links they share with flows outside; cost per solve is O(E log E) in the loads
+ * E of those flows on tight links (COUPLING LISTS in network.c). Flows elsewhere keep their rates
+ * and completion events. Slack links (SLACK_MARGIN in network_internal.h) cannot fill and stay
+ * out.
  * For: network.c, which schedules a solve (net_solve) when flows start or end on tight links. */
 #include "network_internal.h"
 
@@ -56,39 +58,54 @@ static HeapItem heap_pop(HeapVec *h) {
     return top;
 }
 
-/* Collect the links and flows connected to the dirty links: every flow on a dirty link, and on
- * from them through links that couple (SLACK_MARGIN). Every flow on a collected link is collected.
- */
-static void collect_component(Network *net) {
-    uint32_t st = ++net->stamp;
-    net->comp_links.n = 0;
-    net->comp_flows.n = 0;
-    net->stack.n = 0;
-    for (uint32_t i = 0; i < net->dirty.n; i++)
-        vec_push(&net->stack, net->dirty.v[i]);
-    net->dirty.n = 0;
-    while (net->stack.n) {
-        uint32_t d = net->stack.v[--net->stack.n];
-        if (net->lx[d].stamp == st)
-            continue;
-        net->lx[d].stamp = st;
-        const Link *l = &net->lk[d];
-        vec_push(&net->comp_links, d);
-        for (uint32_t k = 0; k < l->nfl; k++) {
-            uint32_t fs = l->fl[k].flow;
-            Flow *f = &g_array_index(net->flows, Flow, fs);
-            if (f->stamp == st)
-                continue;
-            f->stamp = st;
-            if (f->lazy) /* on its exclusive links first (EXCLUSIVE LINKS in network.c) */
-                net_flow_materialise(net, fs);
-            vec_push(&net->comp_flows, fs);
-            for (uint32_t j = 0; j < f->ntl; j++) { /* its loads on links that couple */
-                uint32_t m = f->dl[f->tli[j]];
-                if (net->lx[m].stamp != st)
-                    vec_push(&net->stack, m);
-            }
+/* FILLED LINKS. A change re-solves only the flows whose rates it can change, not every flow that
+ * tight links join to them. In the rates in force every flow was fixed by one link that filled
+ * (Link.filled); a flow's rate depends on the flows on its fixing link alone, and on theirs. So a
+ * solve takes the flows of the change (a flow that starts; the flows on a filled link that one
+ * leaves), closes the set over filled links (every flow on a filled link a solved flow crosses),
+ * fills the tight links that only solved flows cross, and checks the rest: a tight link that a
+ * flow outside the set also crosses must stay below capacity by SLACK_MARGIN with the new rates
+ * and the outside flows' rates in force. Then the rates are those of the whole component, in every
+ * bit: each outside flow keeps a filled link with no solved flow on it, so its rate stands; a
+ * checked link cannot fill in the whole component's filling (the slack-link argument of
+ * network.c, with final rates in place of bounds); and every link that fills carries solved
+ * flows alone, fixed in the same order by the same subtractions as in the whole component, whose
+ * other links never touch theirs. A checked link over its capacity, or a solved flow that none of
+ * its links fixed (bound by checked links alone), brings every flow on those links into the set,
+ * and the set is filled again. On 1T_full_frontier with every rank, a component of 672 flows and
+ * 1,717 tight links joined by NICs and local links had 11 links that filled, all global links:
+ * the set is the flows of one global link (docs/speed.md). */
+
+/* Flow slot fs into the solved set, its tight links into the solve; a filled one brings its
+ * flows (pushed on the stack). */
+static void take_flow(Network *net, uint32_t fs, uint32_t st) {
+    Flow *f = &g_array_index(net->flows, Flow, fs);
+    if (f->stamp == st || !f->live)
+        return;
+    f->stamp = st;
+    if (f->lazy) /* on its exclusive links first (EXCLUSIVE LINKS in network.c) */
+        net_flow_materialise(net, fs);
+    vec_push(&net->comp_flows, fs);
+    for (uint32_t j = 0; j < f->ntl; j++) { /* its loads on links that couple */
+        uint32_t i = f->tli[j], m = f->dl[i];
+        LinkScratch *x = &net->lx[m];
+        if (x->stamp != st) {
+            x->stamp = st;
+            x->sw = 0;
+            vec_push(&net->comp_links, m);
+            if (net->lk[m].filled || !net->local)
+                vec_push(&net->stack, m);
         }
+        x->sw += f->loads[i].weight;
+    }
+}
+
+/* Every flow on the links on the stack into the set, and on over filled links. */
+static void take_stacked(Network *net, uint32_t st) {
+    while (net->stack.n) {
+        const Link *l = &net->lk[net->stack.v[--net->stack.n]];
+        for (uint32_t k = 0; k < l->nfl; k++)
+            take_flow(net, l->fl[k].flow, st);
     }
 }
 
@@ -115,7 +132,8 @@ static void link_classes(Network *net) {
     for (uint32_t c = 0; c < net->comp_links.n; c++) {
         uint32_t d = net->comp_links.v[c];
         const Link *l = &net->lk[d];
-        net->lx[d].skip = 0;
+        if (net->lx[d].skip) /* checked, not filled (FILLED LINKS) */
+            continue;
         if (!net->classes || l->nfl < 2 || l->nfl > CLASS_MAX_FLOWS)
             continue;
         uint32_t off = net->cls_key.n, n = l->nfl;
@@ -170,19 +188,16 @@ static inline void rebase(Flow *f, SimTime now) {
     f->last = now;
 }
 
-void net_solve(Engine *eng, void *ctx, uint64_t arg) {
-    (void)arg;
-    Network *net = ctx;
-    SimTime now = engine_now(eng);
-    net->solve_pending = FALSE;
-    net->solves++;
-    collect_component(net);
-    net->solved_links += net->comp_links.n;
+/* Fill the set's links that carry its flows alone (skip set for the others by the caller). Each
+ * fixed flow's new rate goes to nrate and its slot to net->order; a link that fixes one gets fill.
+ * Returns the flows no link fixed. */
+static uint32_t fill(Network *net) {
     for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
         Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
         f->fixed = FALSE;
         f->own_link = -1;
     }
+    net->order.n = 0;
     /* LAZY HEAP. Each step fills the link of the least (share, id) among those with unfixed flows.
      * A share only grows as flows are fixed (a flow fixed at the least share leaves every other
      * link at least as much per unit of weight), but for rounding. So a link keeps one entry in
@@ -201,6 +216,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         const Link *l = &net->lk[d];
         LinkScratch *x = &net->lx[d];
         x->hkey = G_MAXDOUBLE; /* not in the heap */
+        x->fill = 0;
         x->cap_left = l->cap;
         /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
         x->wsum = (double)l->wtot;
@@ -248,6 +264,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
         }
         const Link *l = &net->lk[it.d];
         double rate = MAX(x->cap_left, 0.0) * net->dunit / x->wsum; /* per stream */
+        x->fill = 1;
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
             Flow *f = &g_array_index(net->flows, Flow, fs);
@@ -255,17 +272,15 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
                 continue;
             f->fixed = TRUE;
             unfixed--;
-            double old = f->rate;
-            if (old != rate || old == 0) /* progress at the old rate, up to now */
-                rebase(f, now);
             /* share is per unit of weight, rate per stream (unit 1: the same number) */
-            f->rate = rate;
-            /* its tight links, all in this component (a slack one never fills: left out) */
+            f->nrate = rate;
+            vec_push(&net->order, fs);
+            /* its tight links, all in this solve (a slack one never fills: left out) */
             for (uint32_t j = 0; j < f->ntl; j++) {
                 uint32_t i = f->tli[j];
                 uint32_t md = f->dl[i];
                 LinkScratch *m = &net->lx[md];
-                m->cap_left -= per_unit(net, f->rate * f->loads[i].weight);
+                m->cap_left -= per_unit(net, rate * f->loads[i].weight);
                 m->wsum -= f->loads[i].weight;
                 if (m == x || m->wsum <= 0 || m->skip)
                     continue;
@@ -275,8 +290,85 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
                     m->hkey = sm;
                 }
             }
-            if (old != f->rate || old == 0)
-                net_schedule_finish(net, fs);
+        }
+    }
+    return unfixed;
+}
+
+/* The links the set does not fill alone (outside flows on them) must stay below capacity by
+ * SLACK_MARGIN at the new rates (FILLED LINKS); a solved flow no link fixed is bound there. Every
+ * flow on an offending link goes into the set. Returns whether the set grew. */
+static gboolean check(Network *net, uint32_t st) {
+    uint32_t nl = net->comp_links.n;
+    for (uint32_t c = 0; c < nl; c++) {
+        uint32_t d = net->comp_links.v[c];
+        const Link *l = &net->lk[d];
+        const LinkScratch *x = &net->lx[d];
+        if (x->sw == l->wtot || !couples(net, l))
+            continue;
+        /* the sum of rate x weight against capacity x unit: a link's sum in its own units */
+        double load = 0;
+        for (uint32_t k = 0; k < l->nfl; k++) {
+            const Flow *g = &g_array_index(net->flows, Flow, l->fl[k].flow);
+            double r = g->stamp == st ? (g->fixed ? g->nrate : G_MAXDOUBLE) : g->rate;
+            load += r * l->fl[k].weight;
+        }
+        if (load < l->cap * net->dunit * (1 - SLACK_MARGIN))
+            continue;
+        vec_push(&net->stack, d);
+    }
+    if (!net->stack.n)
+        return FALSE;
+    take_stacked(net, st);
+    return TRUE;
+}
+
+void net_solve(Engine *eng, void *ctx, uint64_t arg) {
+    (void)arg;
+    Network *net = ctx;
+    SimTime now = engine_now(eng);
+    net->solve_pending = FALSE;
+    net->solves++;
+    uint32_t st = ++net->stamp;
+    net->comp_links.n = 0;
+    net->comp_flows.n = 0;
+    net->stack.n = 0;
+    for (uint32_t i = 0; i < net->dflows.n; i++) /* flows that started */
+        take_flow(net, net->dflows.v[i], st);
+    net->dflows.n = 0;
+    for (uint32_t i = 0; i < net->dirty.n; i++) { /* links flows left: a filled one's flows */
+        uint32_t d = net->dirty.v[i];
+        if (net->lk[d].filled || !net->local)
+            vec_push(&net->stack, d);
+    }
+    net->dirty.n = 0;
+    take_stacked(net, st);
+    for (;;) {
+        for (uint32_t i = 0; i < net->comp_links.n; i++) { /* checked: outside flows on it */
+            uint32_t d = net->comp_links.v[i];
+            net->lx[d].skip = net->lx[d].sw != net->lk[d].wtot;
+        }
+        uint32_t unfixed = fill(net);
+        if (!check(net, st)) {
+            /* every flow has a tight link that fixes it alone (its rate alone's), or one checked */
+            g_assert(unfixed == 0);
+            break;
+        }
+    }
+    net->solved_links += net->comp_links.n;
+    for (uint32_t i = 0; i < net->comp_links.n; i++) {
+        uint32_t d = net->comp_links.v[i];
+        net->lk[d].filled = net->lx[d].fill;
+    }
+    /* the new rates, in the order they were fixed (that of the whole component's filling) */
+    for (uint32_t i = 0; i < net->order.n; i++) {
+        uint32_t fs = net->order.v[i];
+        Flow *f = &g_array_index(net->flows, Flow, fs);
+        double old = f->rate;
+        if (old != f->nrate || old == 0) { /* progress at the old rate, up to now */
+            rebase(f, now);
+            f->rate = f->nrate;
+            net_schedule_finish(net, fs);
         }
     }
 }

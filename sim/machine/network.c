@@ -62,6 +62,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->sharing = TRUE;
     net->classes = TRUE;
     net->exclusive = TRUE;
+    net->local = TRUE;
     net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->nlinks = topo_links(topo);
     /* zeroed, not filled: calloc's fresh pages of a large block stay untouched until a link is
@@ -99,6 +100,8 @@ void net_free(Network *net) {
     g_array_unref(net->flows);
     g_free(net->free_slots.v);
     g_free(net->dirty.v);
+    g_free(net->dflows.v);
+    g_free(net->order.v);
     g_free(net->stack.v);
     g_free(net->comp_links.v);
     g_free(net->comp_flows.v);
@@ -115,6 +118,10 @@ void net_set_solver_classes(Network *net, gboolean on) {
 
 void net_set_exclusive_links(Network *net, gboolean on) {
     net->exclusive = on;
+}
+
+void net_set_local_solves(Network *net, gboolean on) {
+    net->local = on;
 }
 
 void net_set_link_room(Network *net, uint32_t links) {
@@ -137,19 +144,6 @@ uint64_t net_solves(const Network *net) {
 uint64_t net_solved_links(const Network *net) {
     return net->solved_links;
 }
-
-/* Slack links. A flow never moves faster than alone: ub, the smallest capacity x unit / weight
- * over its links. A link whose capacity exceeds the sum of ub x weight / unit of its flows (by
- * more than SLACK_MARGIN) cannot fill before its flows are fixed elsewhere: while a solve is at
- * level s, every unfixed flow on it has ub >= s, so its share, (capacity - the fixed flows' use) /
- * unfixed weight, stays above s (1 + SLACK_MARGIN); the heap only ever finds it stale or spent. A
- * slack link changes no rate, in any bit, so it does not join its flows into one component: the
- * solver follows tight links only. On Frontier the 200 GB/s link between a GCD and the GCD that
- * owns its NIC carries both a TP ring and pipeline sends bound by the 25 GB/s NIC; slack, it no
- * longer ties every node's TP flows to the whole fabric's pipeline traffic. The margin is far
- * above the rounding of a solve's sums (relative 1e-13 for thousands of terms) and far below any
- * difference that matters. */
-#define SLACK_MARGIN 1e-9
 
 /* A flow's bound in the links' sums: its rate alone rounded up, capped at 2^62 (a link of 2^61
  * bytes/s or more is never slack: link_dense). */
@@ -336,7 +330,8 @@ static void mark_dirty(Network *net, uint32_t d) {
 /* The rate net_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
  * the link of the smallest share capacity / weight (lowest id among equals) fills first and
  * fixes it at capacity x unit / weight. O(loads). */
-static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n) {
+static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n,
+                        uint32_t *at) {
     double best = 0;
     int32_t best_link = -1;
     for (int i = 0; i < n; i++) {
@@ -347,8 +342,11 @@ static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t
         }
     }
     for (int i = 0; i < n; i++)
-        if (loads[i].link == best_link)
+        if (loads[i].link == best_link) {
+            *at = dl[i];
             return MAX(net->lk[dl[i]].cap, 0.0) * net->dunit / (double)loads[i].weight;
+        }
+    *at = UINT32_MAX;
     return G_MAXDOUBLE; /* no loads */
 }
 
@@ -449,23 +447,27 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     }
     if (alone) { /* its own component: what a solve would give it, without one */
         f->rate = f->lone;
+        if (f->lone_d != UINT32_MAX) /* the link that fixes it (FILLED LINKS, net_solver.c) */
+            net->lk[f->lone_d].filled = 1;
         net_schedule_finish(net, (guint32)slot);
         return;
     }
+    vec_push(&net->dflows, (uint32_t)slot);
     for (int i = 0; i < f->n; i++)
         if (!(skip && skip[i]) && couples(net, &net->lk[f->dl[i]]))
             mark_dirty(net, f->dl[i]);
 }
 
 static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const uint32_t *dl,
-                       double lone, gboolean owned, int n, double bytes, SimTime latency, int cls,
-                       NetDoneFn done, void *ctx, uint64_t arg) {
+                       double lone, uint32_t lone_d, gboolean owned, int n, double bytes,
+                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
     f.loads = loads;
     f.info = info;
     f.dl = dl;
     f.lone = lone;
+    f.lone_d = lone_d;
     f.owned = (uint8_t)owned;
     f.n = n;
     f.cls = cls;
@@ -507,8 +509,9 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
     for (int i = 0; i < n; i++) /* its links are no load set's alone */
         if (net->lstat[dl[i]].owner != LINK_SHARED)
             link_share(net, dl[i]);
-    flow_start(net, copy, NULL, dl, lone_rate(net, copy, dl, n), TRUE, n, bytes, latency, cls, done,
-               ctx, arg);
+    uint32_t lone_d;
+    double lone = lone_rate(net, copy, dl, n, &lone_d);
+    flow_start(net, copy, NULL, dl, lone, lone_d, TRUE, n, bytes, latency, cls, done, ctx, arg);
 }
 
 /* A borrowed load set's info: its links (made on first use), its rate alone, and its claim on
@@ -524,7 +527,7 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
     x->wc = g_new(uint8_t, MAX(nn, 1));
     x->wval = g_new(uint32_t, MAX(nn, 1));
     dense_all(net, loads, n, x->dl);
-    x->lone = lone_rate(net, loads, x->dl, n);
+    x->lone = lone_rate(net, loads, x->dl, n, &x->lone_d);
     int32_t id = (int32_t)net->infos->len;
     g_ptr_array_add(net->infos, x);
     for (int i = 0; i < n; i++) {
@@ -568,8 +571,8 @@ void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, 
     }
     net->info_hot[h].loads = loads;
     net->info_hot[h].info = info;
-    flow_start(net, loads, info, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx,
-               arg);
+    flow_start(net, loads, info, info->dl, info->lone, info->lone_d, FALSE, n, bytes, latency, cls,
+               done, ctx, arg);
 }
 
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
@@ -619,6 +622,8 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
                     break;
                 }
             l->wtot -= w;
+            if (l->nfl == 0) /* fixes nobody now */
+                l->filled = 0;
             if (!sharing)
                 continue;
             /* the flows left on a link that coupled them to this one (slack now or not) are

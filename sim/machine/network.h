@@ -4,8 +4,8 @@
  * For: flows. A flow loads a set of links, each with a weight (how many of the flow's parallel
  * streams cross it), waits its latency, then moves `bytes` on every stream at a common rate r;
  * a link of weight w carries w x r. Rates are max-min fair (progressive filling, as in SimGrid's
- * lmm solver) and recomputed for the connected set of flows and links a change touches, whenever
- * a flow starts or ends. A single transfer is a flow of one stream; a ring collective in the
+ * lmm solver) and recomputed, whenever a flow starts or ends, for the flows whose rates the change
+ * can move (net_solver.c). A single transfer is a flow of one stream; a ring collective in the
  * aggregated mode is one flow whose streams are its ring edges.
  * Not for: which flows a collective needs (collectives.c) or what they mean.
  *
@@ -42,6 +42,10 @@ void net_set_solver_classes(Network *net, gboolean on);
  * links, counted per link (network.c, EXCLUSIVE LINKS); rates, times and link bytes must come
  * out the same, bit for bit. */
 void net_set_exclusive_links(Network *net, gboolean on);
+/* Testing: off, a solve takes every flow that tight links join to a change, as before the
+ * solver's filled links (net_solver.c, FILLED LINKS); the rates must come out the same, bit for
+ * bit, with more links looked at. */
+void net_set_local_solves(Network *net, gboolean on);
 /* Testing: before any flow, room for only `links` links at first (default: every link of the
  * machine up to 4 M), so that the arrays grow by doubling as links are first used; nothing else
  * may change. */

@@ -10,6 +10,7 @@
  * used (exclusive: see EXCLUSIVE LINKS in network.c). */
 typedef struct {
     double lone;
+    uint32_t lone_d;            /* the lk index of the link that gives it (UINT32_MAX: none) */
     uint32_t *dl;               /* by load: the lk index of its link */
     uint8_t *excl;              /* by load: 1 while its link is this set's alone */
     uint8_t *wc;                /* by load: its weight class, an index in wval and acc */
@@ -29,6 +30,7 @@ typedef struct {
     LoadInfo *info;       /* borrowed: its load set's */
     const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
     double lone;          /* its rate alone on its links (lone_rate) */
+    uint32_t lone_d;      /* the lk index of the link that gives it (UINT32_MAX: none) */
     int n;
     uint8_t cls;
     uint8_t owned;    /* loads is this flow's copy */
@@ -43,6 +45,7 @@ typedef struct {
     uint8_t lazy;     /* not on its set's exclusive links (the set's only live flow) */
     gboolean live;    /* on its links (after latency, until done) */
     gboolean fixed;   /* solver scratch */
+    double nrate;     /* solver scratch: its rate in this solve, set when it is committed */
     /* solver scratch: its best private link (no other flow on it), by (share, link id) */
     double own_share;
     int32_t own_link; /* -1: none */
@@ -77,9 +80,12 @@ typedef struct {
      * not one 16-byte field, which gcc stored through the stack and read back whole, a
      * store-forwarding stall on every load's start and end */
     uint64_t ub_lo, ub_hi;
-    double cap;    /* bytes/s */
-    int32_t id;    /* topology link id */
-    uint8_t tight; /* not slack: see SLACK_MARGIN */
+    double cap;     /* bytes/s */
+    int32_t id;     /* topology link id */
+    uint8_t tight;  /* not slack: see SLACK_MARGIN */
+    uint8_t filled; /* it fixed a flow in the rates in force (FILLED LINKS in net_solver.c); may
+                       stay set after it stops (which only widens a solve), never missing where
+                       a flow's load on it could fall */
 } __attribute__((aligned(64))) Link;
 
 G_STATIC_ASSERT(sizeof(Link) == 64);
@@ -88,8 +94,10 @@ G_STATIC_ASSERT(sizeof(Link) == 64);
 typedef struct {
     double cap_left, wsum;
     double hkey;    /* its last heap entry's share (LAZY HEAP) */
+    uint64_t sw;    /* the weights of the solved flows crossing it (all of them: wtot) */
     uint32_t stamp; /* visit mark */
-    uint8_t skip;   /* another link of its class stands for it */
+    uint8_t skip;   /* another link of its class stands for it, or it is checked, not filled */
+    uint8_t fill;   /* it fixed a flow in this solve */
 } LinkScratch;
 
 static inline unsigned __int128 link_ubsum(const Link *l) {
@@ -152,6 +160,7 @@ struct Network {
     gboolean sharing;
     gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
     gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
+    gboolean local;     /* a solve closes over filled links, not every tight one (net_solver.c) */
     GArray *flows;      /* Flow, by slot */
     Vec free_slots;     /* flow slots free for reuse, a stack */
     uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */
@@ -160,11 +169,12 @@ struct Network {
     LinkStat *lstat;    /* the same order */
     uint32_t nlk, clk;  /* in use, allocated */
     int32_t nlinks;
-    Vec dirty; /* lk indices changed since the last solve */
+    Vec dirty;  /* lk indices changed since the last solve */
+    Vec dflows; /* flow slots started since the last solve, not alone */
     gboolean solve_pending;
     uint32_t stamp;
     /* solver scratch: lk indices, flow slots, links by fair share */
-    Vec stack, comp_links, comp_flows, cls_key;
+    Vec stack, comp_links, comp_flows, cls_key, order;
     HeapVec heap;
     ClassSlot *cls;
     uint32_t ccls;
@@ -186,6 +196,19 @@ struct Network {
 static inline double per_unit(const Network *net, double x) {
     return net->unit == 1 ? x : x / net->dunit;
 }
+
+/* Slack links. A flow never moves faster than alone: ub, the smallest capacity x unit / weight
+ * over its links. A link whose capacity exceeds the sum of ub x weight / unit of its flows (by
+ * more than SLACK_MARGIN) cannot fill before its flows are fixed elsewhere: while a solve is at
+ * level s, every unfixed flow on it has ub >= s, so its share, (capacity - the fixed flows' use) /
+ * unfixed weight, stays above s (1 + SLACK_MARGIN); the heap only ever finds it stale or spent. A
+ * slack link changes no rate, in any bit, so it does not join its flows into one component: the
+ * solver follows tight links only. On Frontier the 200 GB/s link between a GCD and the GCD that
+ * owns its NIC carries both a TP ring and pipeline sends bound by the 25 GB/s NIC; slack, it no
+ * longer ties every node's TP flows to the whole fabric's pipeline traffic. The margin is far
+ * above the rounding of a solve's sums (relative 1e-13 for thousands of terms) and far below any
+ * difference that matters. */
+#define SLACK_MARGIN 1e-9
 
 /* A link that joins its flows into one component: a tight one, or any with the shortcuts off
  * (SLACK_MARGIN in network.c). */
