@@ -40,12 +40,12 @@ static void flow_on(Network *net, const Topology *topo, const int32_t *links, in
     net_flow(net, ld, n, bytes, latency, 0, on_done, fm, i);
 }
 
-/* The closure. Links G1 and G2 of capacity c. A1, A2 and B cross G1, B and C cross G2: G1 fills
- * at c/3 (A1, A2, B), then G2 gives C the rest, 2c/3 (G2 filled: it fixed C). At 1 ms D joins
- * G1: A1, A2, B and D get c/4, and C, on a link D does not touch, rises to 3c/4. Its bytes,
- * (2c/3 + 3c/4) x 1 ms, end at 2 ms exactly. A solve that missed C (G2's flows brought in through
- * B) would check G2 at c/4 + 2c/3 < c, pass, and leave C at 2c/3: 2.125 ms. */
-START_TEST(test_filled_link_brings_its_flows) {
+typedef void (*StartFn)(Network *net, const Topology *topo, const int32_t id[3], double c,
+                        Finish *fm);
+
+/* Run start's flows on three links of capacity c (three_links) with filled links off and on:
+ * at[local][i] is flow i's end. */
+static void run_both(StartFn start, SimTime at[2][NFLOWS]) {
     const char *sets[] = {"nodes=3", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
     g_autoptr(Topology) topo = topo_ok(sc);
@@ -57,16 +57,35 @@ START_TEST(test_filled_link_brings_its_flows) {
         g_autoptr(Network) net = net_new(eng, topo);
         net_set_local_solves(net, local);
         Finish fm = {{0}, eng};
-        const int32_t g1[] = {id[0]}, g12[] = {id[0], id[1]}, g2[] = {id[1]};
-        double big = c;                             /* a second's worth: ends long after */
-        flow_on(net, topo, g1, 1, big, 0, &fm, 0);  /* A1 */
-        flow_on(net, topo, g1, 1, big, 0, &fm, 1);  /* A2 */
-        flow_on(net, topo, g12, 2, big, 0, &fm, 2); /* B */
-        flow_on(net, topo, g2, 1, c * (2.0 / 3 + 3.0 / 4) * 1e-3, 0, &fm, 3); /* C */
-        flow_on(net, topo, g1, 1, big, SIM_PS_PER_S / 1000, &fm, 4);          /* D, at 1 ms */
+        start(net, topo, id, c, &fm);
         engine_run(eng);
-        ck_assert_int_le(llabs(fm.at[3] - 2 * SIM_PS_PER_S / 1000), 1);
+        memcpy(at[local], fm.at, sizeof fm.at);
     }
+}
+
+#define MS (SIM_PS_PER_S / 1000)
+
+/* The closure. Links G1 and G2 of capacity c. A1, A2 and B cross G1, B and C cross G2: G1 fills
+ * at c/3 (A1, A2, B), then G2 gives C the rest, 2c/3 (G2 filled: it fixed C). At 1 ms D joins
+ * G1: A1, A2, B and D get c/4, and C, on a link D does not touch, rises to 3c/4. Its bytes,
+ * (2c/3 + 3c/4) x 1 ms, end at 2 ms exactly. A solve that missed C (G2's flows brought in through
+ * B) would check G2 at c/4 + 2c/3 < c, pass, and leave C at 2c/3: 2.125 ms. */
+static void start_closure(Network *net, const Topology *topo, const int32_t id[3], double c,
+                          Finish *fm) {
+    const int32_t g1[] = {id[0]}, g12[] = {id[0], id[1]}, g2[] = {id[1]};
+    double big = c;                            /* a second's worth: ends after */
+    flow_on(net, topo, g1, 1, big, 0, fm, 0);  /* A1 */
+    flow_on(net, topo, g1, 1, big, 0, fm, 1);  /* A2 */
+    flow_on(net, topo, g12, 2, big, 0, fm, 2); /* B */
+    flow_on(net, topo, g2, 1, c * (2.0 / 3 + 3.0 / 4) * 1e-3, 0, fm, 3); /* C */
+    flow_on(net, topo, g1, 1, big, MS, fm, 4);                           /* D, at 1 ms */
+}
+
+START_TEST(test_filled_link_brings_its_flows) {
+    SimTime at[2][NFLOWS];
+    run_both(start_closure, at);
+    for (int local = 0; local < 2; local++)
+        ck_assert_int_le(llabs(at[local][3] - 2 * MS), 1);
 }
 END_TEST
 
@@ -75,31 +94,25 @@ END_TEST
  * flows alone would give X all of c, but N would then carry c + c/3, so Y and G2's flows join
  * the solve: G2 fills first (c/3 each), N gives X the rest, 2c/3. X's bytes, (c/4 + 2c/3) x 1 ms,
  * end at 2 ms exactly; without the check, X at c would end at 1.667 ms. */
+static void start_check(Network *net, const Topology *topo, const int32_t id[3], double c,
+                        Finish *fm) {
+    const int32_t g1[] = {id[0]}, g1n[] = {id[0], id[2]}, g2n[] = {id[1], id[2]}, g2[] = {id[1]};
+    double big = c;
+    for (int a = 0; a < 3; a++)
+        flow_on(net, topo, g1, 1, c / 4 * 1e-3, 0, fm, (uint64_t)a);      /* A1-A3: end at 1 ms */
+    flow_on(net, topo, g1n, 2, c * (1.0 / 4 + 2.0 / 3) * 1e-3, 0, fm, 3); /* X */
+    flow_on(net, topo, g2n, 2, big, 0, fm, 4);                            /* Y */
+    flow_on(net, topo, g2, 1, big, 0, fm, 5);                             /* Z1 */
+    flow_on(net, topo, g2, 1, big, 0, fm, 6);                             /* Z2 */
+}
+
 START_TEST(test_checked_link_brings_its_flows) {
-    const char *sets[] = {"nodes=3", NULL};
-    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
-    g_autoptr(Topology) topo = topo_ok(sc);
-    int32_t id[3];
-    double c;
-    three_links(topo, id, &c);
+    SimTime at[2][NFLOWS];
+    run_both(start_check, at);
     for (int local = 0; local < 2; local++) {
-        g_autoptr(Engine) eng = engine_new();
-        g_autoptr(Network) net = net_new(eng, topo);
-        net_set_local_solves(net, local);
-        Finish fm = {{0}, eng};
-        const int32_t g1[] = {id[0]}, g1n[] = {id[0], id[2]}, g2n[] = {id[1], id[2]},
-                      g2[] = {id[1]};
-        double big = c, ms = 1e-3;
         for (int a = 0; a < 3; a++)
-            flow_on(net, topo, g1, 1, c / 4 * ms, 0, &fm, (uint64_t)a); /* A1-A3: end at 1 ms */
-        flow_on(net, topo, g1n, 2, c * (1.0 / 4 + 2.0 / 3) * ms, 0, &fm, 3); /* X */
-        flow_on(net, topo, g2n, 2, big, 0, &fm, 4);                          /* Y */
-        flow_on(net, topo, g2, 1, big, 0, &fm, 5);                           /* Z1 */
-        flow_on(net, topo, g2, 1, big, 0, &fm, 6);                           /* Z2 */
-        engine_run(eng);
-        for (int a = 0; a < 3; a++)
-            ck_assert_int_le(llabs(fm.at[a] - SIM_PS_PER_S / 1000), 1);
-        ck_assert_int_le(llabs(fm.at[3] - 2 * SIM_PS_PER_S / 1000), 1);
+            ck_assert_int_le(llabs(at[local][a] - MS), 1);
+        ck_assert_int_le(llabs(at[local][3] - 2 * MS), 1);
     }
 }
 END_TEST
