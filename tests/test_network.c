@@ -485,8 +485,9 @@ START_TEST(test_alike_channels_built_once) {
             net_loads_reset(net);
             for (int k = 0; k < ch.C; k++)
                 for (int i = 0; i < n; i++)
-                    coll_streams_edge(cs, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n],
-                                      ch.nic[2 * k], ch.nic[2 * k + 1], rep);
+                    coll_streams_edge(cs, coll_channel_ring(&ch, k)[i],
+                                      coll_channel_ring(&ch, k)[(i + 1) % n], ch.nic[2 * k],
+                                      ch.nic[2 * k + 1], rep);
             int want_n;
             const NetLoad *want = net_loads_get(net, &want_n);
             ck_assert_int_eq(nl, want_n);

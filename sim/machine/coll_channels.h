@@ -19,10 +19,18 @@ int coll_count_nodes(const Topology *t, const int *ring, int n);
 typedef struct {
     int C;     /* channels; each carries 1/C of the data */
     int n;     /* members in each channel's ring */
-    int *ring; /* C x n global GPUs, channel k at ring + k*n (owned) */
+    int *ring; /* C x n global GPUs, channel k at ring + k*n (owned), or one ring for all where
+                  alike: read it with coll_channel_ring */
     int *nic;  /* C x 2: the NIC channel k leaves a node by, and the NIC it enters the next by;
                   -1 = the sending / receiving GPU's own (owned) */
+    int alike; /* every channel is channel 0's ring by the same NICs, kept once (one GPU per
+                  node: every rotation of a one-GPU part is itself) */
 } CollChannels;
+
+/* Channel k's ring: n global GPUs. */
+static inline const int *coll_channel_ring(const CollChannels *ch, int k) {
+    return ch->ring + (ch->alike ? 0 : (size_t)k * (size_t)ch->n);
+}
 
 /* The channels of a ring collective over ring (n members, each node's members together, as
  * coll_ring_order gives). Where every node takes part whole and the topology lists the library's

@@ -229,7 +229,7 @@ static int tree_streams(CollStreams *c, const int *ring, int n, int nodes) {
     coll_channels_build(c->topo, ring, n, &ch);
     int *head = g_new(int, nodes), *start = g_new(int, nodes + 1);
     for (int k = 0; k < ch.C; k++) {
-        const int *r = ch.ring + k * n;
+        const int *r = coll_channel_ring(&ch, k);
         int nic = ch.nic[2 * k + 1]; /* the NIC the channel enters a node by */
         for (int j = 0, i = 0; i < n; j++) {
             start[j] = i;
@@ -321,10 +321,11 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
         /* channels that all cross the same edges by the same NICs (one GPU per node: every
          * rotation is the ring) load the same links in the same order: build one, scale it */
         int built = ch.ring && coll_channels_alike(&ch) ? 1 : ch.C;
-        for (int k = 0; k < built; k++)
-            for (int i = 0; i < n && ch.ring; i++)
-                add_edge_nics(c, ch.ring[k * n + i], ch.ring[k * n + (i + 1) % n], ch.nic[2 * k],
-                              ch.nic[2 * k + 1]);
+        for (int k = 0; k < built && ch.ring; k++) {
+            const int *r = coll_channel_ring(&ch, k);
+            for (int i = 0; i < n; i++)
+                add_edge_nics(c, r[i], r[(i + 1) % n], ch.nic[2 * k], ch.nic[2 * k + 1]);
+        }
         if (built < ch.C)
             net_loads_scale(c->net, (uint32_t)ch.C);
         s.streams = ch.C;

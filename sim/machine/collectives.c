@@ -485,7 +485,7 @@ static void start_phase(Collectives *c, guint slot) {
         double chunk = in->bytes / n / C / factor;
         in->pending = n * C;
         for (int e = 0; e < n * C; e++) {
-            const int *r = in->ch.ring + e / n * n, *nic = in->ch.nic + e / n * 2;
+            const int *r = coll_channel_ring(&in->ch, e / n), *nic = in->ch.nic + e / n * 2;
             int i = e % n;
             net_loads_reset(c->net);
             for (int j = 0; j < in->copies; j++)
