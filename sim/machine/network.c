@@ -28,6 +28,7 @@ static void info_free(gpointer p) {
     g_free(x->dl);
     g_free(x->excl);
     g_free(x->eidx);
+    g_free(x->sidx);
     g_free(x->epos);
     g_free(x->wc);
     g_free(x->wval);
@@ -393,6 +394,7 @@ static void link_share(Network *net, uint32_t d) {
             net_flow_materialise(net, (guint32)x->lazy);
         memcpy(ls->bytes, x->acc[x->wc[ls->owner_load]], sizeof ls->bytes);
         x->excl[ls->owner_load] = 0;
+        x->sidx[x->n - x->nexcl] = ls->owner_load;                        /* one more shared */
         uint32_t k = x->epos[ls->owner_load], last = x->eidx[--x->nexcl]; /* the last fills in */
         x->eidx[k] = last;
         x->epos[last] = k;
@@ -433,9 +435,10 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     }
     gboolean alone = TRUE;                 /* no other flow on a link that couples */
     const gboolean sharing = net->sharing; /* a local: stores to links may alias the network */
-    for (int i = 0, n = f->n; i < n; i++) {
-        if (skip && skip[i]) /* alone there */
-            continue;
+    /* lazy: its set's shared loads alone (it is alone on the others) */
+    uint32_t n = skip ? x->n - x->nexcl : (uint32_t)f->n;
+    for (uint32_t k = 0; k < n; k++) {
+        int i = skip ? (int)x->sidx[k] : (int)k;
         load_on(net, f, (uint32_t)slot, i, ub);
         const Link *l = &net->lk[f->dl[i]];
         alone = alone && (l->nfl == 1 || !couples(net, l));
@@ -523,6 +526,8 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
     x->dl = g_new(uint32_t, MAX(nn, 1));
     x->excl = g_new0(uint8_t, MAX(nn, 1));
     x->eidx = g_new(uint32_t, MAX(nn, 1));
+    x->sidx = g_new(uint32_t, MAX(nn, 1));
+    x->n = (uint32_t)nn;
     x->epos = g_new(uint32_t, MAX(nn, 1));
     x->wc = g_new(uint8_t, MAX(nn, 1));
     x->wval = g_new(uint32_t, MAX(nn, 1));
@@ -538,6 +543,7 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
             if (x->nw == G_MAXUINT8) { /* too many weights to keep apart: shared */
                 link_share(net, x->dl[i]);
                 x->wc[i] = 0;
+                x->sidx[i - x->nexcl] = (uint32_t)i; /* loads 0..i-1 are listed, one way or other */
                 continue;
             }
             x->wval[x->nw++] = loads[i].weight;
@@ -552,6 +558,7 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
             x->eidx[x->nexcl++] = (uint32_t)i;
         } else {
             link_share(net, x->dl[i]);
+            x->sidx[i - x->nexcl] = (uint32_t)i;
         }
     }
     x->acc = g_malloc0(sizeof *x->acc * (size_t)MAX(x->nw, 1));
@@ -606,19 +613,19 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         LinkStat *lstat = net->lstat;
         LoadInfo *x = f->info;
         const uint8_t *excl = x && x->nexcl ? x->excl : NULL;
-        for (int i = 0, n = f->n; i < n; i++) {
+        /* lazy: its set's shared loads alone (it is not on the others) */
+        const uint32_t *only = f->lazy ? x->sidx : NULL;
+        uint32_t n = only ? x->n - x->nexcl : (uint32_t)f->n;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t i = only ? only[k] : k;
             uint32_t d = dl[i], w = loads[i].weight;
             Link *l = &lk[d];
-            if (excl && excl[i]) { /* its bytes: in x->acc below */
-                if (f->lazy)       /* not on it */
-                    continue;
-            } else {
+            if (!(excl && excl[i])) /* an exclusive link's bytes: in x->acc below */
                 lstat[d].bytes[cls] += per_unit(net, bytes * w);
-            }
             Crossing *fl = l->fl;
-            for (uint32_t k = 0, m = l->nfl; k < m; k++)
-                if (fl[k].flow == slot) { /* the last takes its place */
-                    fl[k] = fl[--l->nfl];
+            for (uint32_t c = 0, m = l->nfl; c < m; c++)
+                if (fl[c].flow == slot) { /* the last takes its place */
+                    fl[c] = fl[--l->nfl];
                     break;
                 }
             l->wtot -= w;

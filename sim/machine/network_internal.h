@@ -14,9 +14,12 @@ typedef struct {
     uint32_t *dl;               /* by load: the lk index of its link */
     uint8_t *excl;              /* by load: 1 while its link is this set's alone */
     uint8_t *wc;                /* by load: its weight class, an index in wval and acc */
+    uint32_t n;                 /* loads */
     uint32_t nexcl;             /* loads with excl set */
     uint32_t *eidx;             /* nexcl: their indices, in no order */
     uint32_t *epos;             /* by load: an exclusive load's place in eidx */
+    uint32_t *sidx;             /* the other loads' indices (n - nexcl), in no order: what its
+                                   lazy flow goes on */
     int nw;                     /* weight classes: distinct weights among the loads */
     uint32_t *wval;             /* nw weights */
     double (*acc)[NET_CLASSES]; /* nw: bytes an exclusive link of that weight has carried, by
