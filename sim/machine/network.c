@@ -46,6 +46,15 @@ static void links_reserve(Network *net, uint32_t cap) {
     net->lk = lk;
     net->lx = g_renew(LinkScratch, net->lx, cap);
     net->lstat = g_renew(LinkStat, net->lstat, cap);
+    for (int c = 0; c < NET_CLASSES; c++) {
+        if (!net->lbytes[c]) { /* zeroed pages, touched only as links are used */
+            net->lbytes[c] = g_new0(double, cap);
+            continue;
+        }
+        net->lbytes[c] = g_renew(double, net->lbytes[c], cap);
+        if (cap > net->clk) /* (net_set_link_room may give less room than before) */
+            memset(net->lbytes[c] + net->clk, 0, sizeof(double) * (cap - net->clk));
+    }
     net->clk = cap;
 }
 
@@ -94,6 +103,8 @@ void net_free(Network *net) {
     g_aligned_free(net->lk);
     g_free(net->lx);
     g_free(net->lstat);
+    for (int c = 0; c < NET_CLASSES; c++)
+        g_free(net->lbytes[c]);
     g_free(net->dense_of);
     g_hash_table_unref(net->info_of);
     g_ptr_array_unref(net->infos);
@@ -214,7 +225,7 @@ static uint32_t link_dense(Network *net, int32_t id) {
                         .slack_below =
                             lim > 0 && lim < 0x1p61 ? (uint64_t)ceil(lim * (1 - SLACK_MARGIN)) : 0};
     net->lx[d] = (LinkScratch){0};
-    net->lstat[d] = (LinkStat){{0}, LINK_UNUSED, 0};
+    net->lstat[d] = (LinkStat){LINK_UNUSED, 0}; /* its byte counts: zero from links_reserve */
     net->dense_of[id] = d + 1;
     return d;
 }
@@ -392,7 +403,8 @@ static void link_share(Network *net, uint32_t d) {
         LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
         if (x->lazy >= 0)
             net_flow_materialise(net, (guint32)x->lazy);
-        memcpy(ls->bytes, x->acc[x->wc[ls->owner_load]], sizeof ls->bytes);
+        for (int c = 0; c < NET_CLASSES; c++)
+            net->lbytes[c][d] = x->acc[x->wc[ls->owner_load]][c];
         x->excl[ls->owner_load] = 0;
         x->sidx[x->n - x->nexcl] = ls->owner_load;                        /* one more shared */
         uint32_t k = x->epos[ls->owner_load], last = x->eidx[--x->nexcl]; /* the last fills in */
@@ -610,7 +622,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
         const double bytes = f->bytes;
         const int cls = f->cls;
         Link *lk = net->lk;
-        LinkStat *lstat = net->lstat;
+        double *lb = net->lbytes[cls];
         LoadInfo *x = f->info;
         const uint8_t *excl = x && x->nexcl ? x->excl : NULL;
         /* lazy: its set's shared loads alone (it is not on the others) */
@@ -621,7 +633,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
             uint32_t d = dl[i], w = loads[i].weight;
             Link *l = &lk[d];
             if (!(excl && excl[i])) /* an exclusive link's bytes: in x->acc below */
-                lstat[d].bytes[cls] += per_unit(net, bytes * w);
+                lb[d] += per_unit(net, bytes * w);
             Crossing *fl = l->fl;
             for (uint32_t c = 0, m = l->nfl; c < m; c++)
                 if (fl[c].flow == slot) { /* the last takes its place */
@@ -678,14 +690,14 @@ GArray *net_busiest_links(const Network *net, int max) {
         const Link *l = &net->lk[i];
         NetLinkStat s = {l->id, 0, 0, {0}};
         const LinkStat *ls = &net->lstat[i];
-        const double *carried = ls->bytes; /* an exclusive link's: its owner's (EXCLUSIVE LINKS) */
+        const double *acc = NULL; /* an exclusive link's: its owner's (EXCLUSIVE LINKS) */
         if (ls->owner >= 0) {
             const LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
-            carried = x->acc[x->wc[ls->owner_load]];
+            acc = x->acc[x->wc[ls->owner_load]];
         }
         for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = carried[c];
-            s.bytes += carried[c];
+            s.by_class[c] = acc ? acc[c] : net->lbytes[c][i];
+            s.bytes += s.by_class[c];
         }
         s.busy_s = s.bytes / l->cap;
         if (s.bytes <= 0)

@@ -72,8 +72,8 @@ typedef struct {
 
 /* A link in use: in one array in the order first used (Network.lk), found through dense_of.
  * One cache line (the array is aligned to them): all that a flow's start and end read and write
- * for each of its loads. The solver's scratch (LinkScratch) and the byte counts (LinkStat) live
- * apart, by the same index. */
+ * for each of its loads. The solver's scratch (LinkScratch) and the byte counts (lbytes, LinkStat)
+ * live apart, by the same index. */
 typedef struct {
     Crossing *fl; /* live flows on this link, nfl of them (capacity cfl) */
     uint32_t nfl, cfl;
@@ -112,12 +112,11 @@ static inline void link_set_ubsum(Link *l, unsigned __int128 v) {
     l->ub_hi = (uint64_t)(v >> 64);
 }
 
+/* Who a link's byte counts belong to (the counts themselves: Network.lbytes). */
 typedef struct {
-    double
-        bytes[NET_CLASSES]; /* carried, by traffic class (an exclusive link's: its owner's acc) */
-    int32_t owner;          /* LINK_UNUSED, LINK_SHARED, or the index in Network.infos of the
-                               load set it is exclusive to */
-    uint32_t owner_load;    /* that set's load on it */
+    int32_t owner;       /* LINK_UNUSED, LINK_SHARED, or the index in Network.infos of the load set
+                            it is exclusive to */
+    uint32_t owner_load; /* that set's load on it */
 } LinkStat;
 
 #define LINK_UNUSED (-1) /* no flow or load set has used it yet */
@@ -170,7 +169,11 @@ struct Network {
     Link *lk;           /* links in use, in the order first used (cache-line aligned) */
     LinkScratch *lx;    /* the same order */
     LinkStat *lstat;    /* the same order */
-    uint32_t nlk, clk;  /* in use, allocated */
+    /* bytes carried by class, then by lk index (an exclusive link's: its owner's acc). A flow's
+     * end adds to one class's array, where a load set's links, first used together, lie side by
+     * side: a cache line holds eight of them, where a link's eight classes took a line each */
+    double *lbytes[NET_CLASSES];
+    uint32_t nlk, clk; /* in use, allocated */
     int32_t nlinks;
     Vec dirty;  /* lk indices changed since the last solve */
     Vec dflows; /* flow slots started since the last solve, not alone */
