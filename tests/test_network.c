@@ -509,31 +509,6 @@ START_TEST(test_alike_channels_built_once) {
 }
 END_TEST
 
-/* A random flow's loads: up to maxn - 1 distinct links, each picked from the previous flow's
- * links (half the time, so that flows share links and classes form) or else from pool (or any
- * link), with weights 1 to maxw - 1 (mostly 1 where mostly_one). */
-static GArray *random_flow(GRand *rng, int nlinks, const GArray *prev, const int32_t *pool,
-                           int npool, int maxn, int maxw, gboolean mostly_one) {
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(NetLoad));
-    gboolean *used = g_new0(gboolean, nlinks);
-    for (int n = g_rand_int_range(rng, 1, maxn), i = 0; i < n; i++) {
-        int32_t id =
-            prev && g_rand_boolean(rng)
-                ? g_array_index(prev, NetLoad, g_rand_int_range(rng, 0, (int)prev->len)).link
-            : pool ? pool[g_rand_int_range(rng, 0, npool)]
-                   : g_rand_int_range(rng, 0, nlinks);
-        if (used[id])
-            continue;
-        used[id] = TRUE;
-        NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, maxw)};
-        if (mostly_one && g_rand_int_range(rng, 0, 3))
-            ld.weight = 1;
-        g_array_append_val(a, ld);
-    }
-    g_free(used);
-    return a;
-}
-
 /* Random flow sets on a dragonfly's links, solved with and without the solver's private links
  * and link classes: every flow ends at the same picosecond and every link carries the same
  * bytes. Flows copy parts of each other's link sets so that classes form, with weights 1-3 and
@@ -552,8 +527,8 @@ START_TEST(test_solver_classes_change_nothing) {
             links[i] = g_rand_int_range(rng, 0, nlinks);
         GArray *flows[64];
         for (int f = 0; f < nflows; f++) {
-            flows[f] =
-                random_flow(rng, nlinks, f > 0 ? flows[f - 1] : NULL, links, pool, 24, 4, TRUE);
+            flows[f] = random_flow_loads(rng, nlinks, f > 0 ? flows[f - 1] : NULL, links, pool, 24,
+                                         4, TRUE);
         }
         double bytes[64];
         SimTime lat[64];
@@ -561,34 +536,8 @@ START_TEST(test_solver_classes_change_nothing) {
             bytes[f] = 1e6 * g_rand_int_range(rng, 1, 1000);
             lat[f] = (SimTime)g_rand_int_range(rng, 0, 4) * 1000000;
         }
-        SimTime at[2][64];
-        GArray *busiest[2];
-        for (int on = 0; on < 2; on++) {
-            g_autoptr(Engine) eng = engine_new();
-            g_autoptr(Network) net = net_new(eng, topo);
-            net_set_solver_classes(net, on);
-            Finish fm = {{0}, eng};
-            for (int f = 0; f < nflows; f++)
-                net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], lat[f],
-                         f % NET_CLASSES, on_done, &fm, (uint64_t)f);
-            engine_run(eng);
-            memcpy(at[on], fm.at, sizeof at[on]);
-            busiest[on] = net_busiest_links(net, 1 << 20);
-            for (int max = 0; max < 12; max += 3) { /* the few: the first of the full list */
-                GArray *few = net_busiest_links(net, max);
-                ck_assert_uint_eq(few->len, MIN((guint)max, busiest[on]->len));
-                ck_assert(few->len == 0 || memcmp(few->data, busiest[on]->data,
-                                                  sizeof(NetLinkStat) * few->len) == 0);
-                g_array_unref(few);
-            }
-        }
-        for (int f = 0; f < nflows; f++)
-            ck_assert_int_eq(at[0][f], at[1][f]);
-        ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
-        ck_assert(busiest[0]->len == 0 || memcmp(busiest[0]->data, busiest[1]->data,
-                                                 sizeof(NetLinkStat) * busiest[0]->len) == 0);
-        for (int on = 0; on < 2; on++)
-            g_array_unref(busiest[on]);
+        uint64_t looked[2];
+        assert_flows_alike(topo, flows, nflows, bytes, lat, net_set_solver_classes, looked);
         for (int f = 0; f < nflows; f++) {
             for (int g2 = 0; g2 < f && !classes_seen; g2++)
                 classes_seen += flows[f]->len > 1 && flows[g2]->len > 1;
@@ -884,7 +833,7 @@ START_TEST(test_solver_matches_textbook_filling) {
         gboolean active[40];
         for (int f = 0; f < nflows; f++) {
             flows[f] =
-                random_flow(rng, nlinks, f > 0 ? flows[f - 1] : NULL, NULL, 0, 12, 94, FALSE);
+                random_flow_loads(rng, nlinks, f > 0 ? flows[f - 1] : NULL, NULL, 0, 12, 94, FALSE);
             bytes[f] = left[f] = 1e6 * g_rand_int_range(rng, 1, 500);
             active[f] = TRUE;
         }

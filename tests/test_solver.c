@@ -117,23 +117,6 @@ START_TEST(test_checked_link_brings_its_flows) {
 }
 END_TEST
 
-/* A random flow over up to 5 links of a small pool (so that flows share links and components
- * are large), weights 1 to 3. */
-static GArray *random_flow(GRand *rng, const int32_t *pool, int npool) {
-    GArray *a = g_array_new(FALSE, FALSE, sizeof(NetLoad));
-    for (int n = g_rand_int_range(rng, 1, 6), i = 0; i < n; i++) {
-        int32_t id = pool[g_rand_int_range(rng, 0, npool)];
-        gboolean dup = FALSE;
-        for (guint k = 0; k < a->len; k++)
-            dup = dup || g_array_index(a, NetLoad, k).link == id;
-        if (dup)
-            continue;
-        NetLoad ld = {id, g_rand_int_range(rng, 0, 4) ? 1u : (uint32_t)g_rand_int_range(rng, 2, 4)};
-        g_array_append_val(a, ld);
-    }
-    return a;
-}
-
 /* Random flow sets on a dragonfly's links of unequal capacity (GPU, PCIe, NIC, local and global
  * links), starting at scattered times, solved with filled links and with whole components: every
  * flow ends at the same picosecond and every link carries the same bytes, and the filled links'
@@ -155,32 +138,15 @@ START_TEST(test_local_solves_change_nothing) {
         double bytes[NFLOWS];
         SimTime lat[NFLOWS];
         for (int f = 0; f < nflows; f++) {
-            flows[f] = f % 4 == 3 ? g_array_ref(flows[f - 1]) : random_flow(rng, pool, npool);
+            flows[f] = f % 4 == 3 ? g_array_ref(flows[f - 1])
+                                  : random_flow_loads(rng, nlinks, NULL, pool, npool, 6, 4, TRUE);
             bytes[f] = 1e6 * g_rand_int_range(rng, 1, 1000);
             lat[f] = f % 2 ? lat[f - 1] : (SimTime)g_rand_int_range(rng, 0, 40) * 1000000000;
         }
-        SimTime at[2][NFLOWS];
-        GArray *busiest[2];
-        for (int local = 0; local < 2; local++) {
-            g_autoptr(Engine) eng = engine_new();
-            g_autoptr(Network) net = net_new(eng, topo);
-            net_set_local_solves(net, local);
-            Finish fm = {{0}, eng};
-            for (int f = 0; f < nflows; f++)
-                net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], lat[f],
-                         f % NET_CLASSES, on_done, &fm, (uint64_t)f);
-            engine_run(eng);
-            memcpy(at[local], fm.at, sizeof at[local]);
-            busiest[local] = net_busiest_links(net, 1 << 20);
-            looked_all[local] += net_solved_links(net);
-        }
-        for (int f = 0; f < nflows; f++)
-            ck_assert_int_eq(at[0][f], at[1][f]);
-        ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
-        ck_assert(
-            memcmp(busiest[0]->data, busiest[1]->data, sizeof(NetLinkStat) * busiest[0]->len) == 0);
-        for (int local = 0; local < 2; local++)
-            g_array_unref(busiest[local]);
+        uint64_t looked[2];
+        assert_flows_alike(topo, flows, nflows, bytes, lat, net_set_local_solves, looked);
+        looked_all[0] += looked[0];
+        looked_all[1] += looked[1];
         for (int f = 0; f < nflows; f++)
             g_array_unref(flows[f]);
         g_free(pool);

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 const char *scen(const char *file) {
@@ -105,4 +106,70 @@ void assert_same_inventory(const SimRun *one, const SimRun *all) {
     }
     stats_rows_free(ra);
     stats_rows_free(rb);
+}
+
+typedef struct {
+    SimTime at[128];
+    Engine *eng;
+} Ends;
+
+static void on_end(void *ctx, uint64_t i) {
+    Ends *e = ctx;
+    e->at[i] = engine_now(e->eng);
+}
+
+void assert_flows_alike(const Topology *topo, GArray *const *flows, int n, const double *bytes,
+                        const SimTime *lat, void (*set)(Network *, gboolean), uint64_t looked[2]) {
+    g_assert(n <= 128);
+    SimTime at[2][128];
+    GArray *busiest[2];
+    for (int on = 0; on < 2; on++) {
+        g_autoptr(Engine) eng = engine_new();
+        g_autoptr(Network) net = net_new(eng, topo);
+        set(net, on);
+        Ends e = {{0}, eng};
+        for (int f = 0; f < n; f++)
+            net_flow(net, (const NetLoad *)flows[f]->data, (int)flows[f]->len, bytes[f], lat[f],
+                     f % NET_CLASSES, on_end, &e, (uint64_t)f);
+        engine_run(eng);
+        memcpy(at[on], e.at, sizeof at[on]);
+        looked[on] = net_solved_links(net);
+        busiest[on] = net_busiest_links(net, 1 << 20);
+        for (int max = 0; max < 12; max += 3) { /* the few: the first of the full list */
+            GArray *few = net_busiest_links(net, max);
+            ck_assert_uint_eq(few->len, MIN((guint)max, busiest[on]->len));
+            ck_assert(few->len == 0 ||
+                      memcmp(few->data, busiest[on]->data, sizeof(NetLinkStat) * few->len) == 0);
+            g_array_unref(few);
+        }
+    }
+    for (int f = 0; f < n; f++)
+        ck_assert_int_eq(at[0][f], at[1][f]);
+    ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
+    ck_assert(busiest[0]->len == 0 || memcmp(busiest[0]->data, busiest[1]->data,
+                                             sizeof(NetLinkStat) * busiest[0]->len) == 0);
+    for (int on = 0; on < 2; on++)
+        g_array_unref(busiest[on]);
+}
+
+GArray *random_flow_loads(GRand *rng, int nlinks, const GArray *prev, const int32_t *pool,
+                          int npool, int maxn, int maxw, gboolean mostly_one) {
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(NetLoad));
+    gboolean *used = g_new0(gboolean, nlinks);
+    for (int n = g_rand_int_range(rng, 1, maxn), i = 0; i < n; i++) {
+        int32_t id =
+            prev && g_rand_boolean(rng)
+                ? g_array_index(prev, NetLoad, g_rand_int_range(rng, 0, (int)prev->len)).link
+            : pool ? pool[g_rand_int_range(rng, 0, npool)]
+                   : g_rand_int_range(rng, 0, nlinks);
+        if (used[id])
+            continue;
+        used[id] = TRUE;
+        NetLoad ld = {id, (uint32_t)g_rand_int_range(rng, 1, maxw)};
+        if (mostly_one && g_rand_int_range(rng, 0, 3))
+            ld.weight = 1;
+        g_array_append_val(a, ld);
+    }
+    g_free(used);
+    return a;
 }

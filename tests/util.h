@@ -30,6 +30,18 @@ double gathers_alone(const Scenario *sc, const int *members, int n, int elem);
 /* The deduplicated run one and the all-ranks run all agree: the same iteration and the same
  * communication inventory (op, dim, calls and total volume per row). */
 void assert_same_inventory(const SimRun *one, const SimRun *all);
+/* A random flow's loads (NetLoad; g_array_unref): up to maxn - 1 distinct links, each picked from
+ * the previous flow's links (half the time, so that flows share links and classes form) or else
+ * from pool (or any link), with weights 1 to maxw - 1 (mostly 1 where mostly_one). */
+GArray *random_flow_loads(GRand *rng, int nlinks, const GArray *prev, const int32_t *pool,
+                          int npool, int maxn, int maxw, gboolean mostly_one);
+/* Flows over the loads in flows[i] (NetLoad arrays), bytes[i] each after lat[i], class
+ * i % NET_CLASSES, on topo, solved twice with a network switch off and on (set(net, FALSE), then
+ * TRUE): asserts that every flow ends at the same picosecond and every link carries the same bytes
+ * by class (and that the few busiest links are the first of them all). looked: the links the
+ * solves looked at, off and on. n at most 128. */
+void assert_flows_alike(const Topology *topo, GArray *const *flows, int n, const double *bytes,
+                        const SimTime *lat, void (*set)(Network *, gboolean), uint64_t looked[2]);
 /* Run a suite; returns the process exit status. */
 int run_suite(Suite *s);
 
