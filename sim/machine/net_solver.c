@@ -72,9 +72,16 @@ static HeapItem heap_pop(HeapVec *h) {
  * flows alone, fixed in the same order by the same subtractions as in the whole component, whose
  * other links never touch theirs. A checked link over its capacity, or a solved flow that none of
  * its links fixed (bound by checked links alone), brings every flow on those links into the set,
- * and the set is filled again. On 1T_full_frontier with every rank, a component of 672 flows and
- * 1,717 tight links joined by NICs and local links had 11 links that filled, all global links:
- * the set is the flows of one global link (docs/speed.md). */
+ * and the set is filled again. Every link a solve looks at is tight: it is reached through the
+ * flows' coupling lists, and nothing in a solve turns a link slack. Where tight links that never
+ * fill (a NIC two flows share, held far below its capacity by a global link) joined the flows of
+ * many global links into one component, a change now re-solves the flows of one (docs/speed.md,
+ * "Third pass"). */
+
+/* Link d carries a flow outside the set: it is checked, not filled. */
+static inline gboolean outside_flows(const Network *net, uint32_t d) {
+    return net->lx[d].sw != net->lk[d].wtot;
+}
 
 /* Flow slot fs into the solved set, its tight links into the solve; a filled one brings its
  * flows (pushed on the stack). */
@@ -220,7 +227,7 @@ static uint32_t fill(Network *net) {
         x->cap_left = l->cap;
         /* summing its crossings' weights in double gives this integer exactly (below 2^53) */
         x->wsum = (double)l->wtot;
-        if (x->wsum <= 0 || x->skip || !couples(net, l)) /* slack: never fills (SLACK_MARGIN) */
+        if (x->wsum <= 0 || x->skip) /* checked, or of a class another link stands for */
             continue;
         double share = x->cap_left / x->wsum;
         if (l->nfl == 1 && net->classes) { /* private: see below */
@@ -302,10 +309,9 @@ static gboolean check(Network *net, uint32_t st) {
     uint32_t nl = net->comp_links.n;
     for (uint32_t c = 0; c < nl; c++) {
         uint32_t d = net->comp_links.v[c];
-        const Link *l = &net->lk[d];
-        const LinkScratch *x = &net->lx[d];
-        if (x->sw == l->wtot || !couples(net, l))
+        if (!outside_flows(net, d))
             continue;
+        const Link *l = &net->lk[d];
         /* the sum of rate x weight against capacity x unit: a link's sum in its own units */
         double load = 0;
         for (uint32_t k = 0; k < l->nfl; k++) {
@@ -336,17 +342,14 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
     for (uint32_t i = 0; i < net->dflows.n; i++) /* flows that started */
         take_flow(net, net->dflows.v[i], st);
     net->dflows.n = 0;
-    for (uint32_t i = 0; i < net->dirty.n; i++) { /* links flows left: a filled one's flows */
-        uint32_t d = net->dirty.v[i];
-        if (net->lk[d].filled || !net->local)
-            vec_push(&net->stack, d);
-    }
+    for (uint32_t i = 0; i < net->dirty.n; i++) /* filled links flows left: their flows */
+        vec_push(&net->stack, net->dirty.v[i]);
     net->dirty.n = 0;
     take_stacked(net, st);
     for (;;) {
         for (uint32_t i = 0; i < net->comp_links.n; i++) { /* checked: outside flows on it */
             uint32_t d = net->comp_links.v[i];
-            net->lx[d].skip = net->lx[d].sw != net->lk[d].wtot;
+            net->lx[d].skip = outside_flows(net, d);
         }
         uint32_t unfixed = fill(net);
         if (!check(net, st)) {

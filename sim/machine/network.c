@@ -329,21 +329,26 @@ void net_schedule_finish(Network *net, guint32 slot) {
     }
 }
 
-/* Solve the component of lk index d (all its flows, then on through coupling links) at the end
- * of this instant. */
-static void mark_dirty(Network *net, uint32_t d) {
-    vec_push(&net->dirty, d);
+/* A solve at the end of this instant (one, however many changes come before it). */
+static void schedule_solve(Network *net) {
     if (!net->solve_pending) {
         net->solve_pending = TRUE;
         engine_schedule(net->eng, 0, net_solve, net, 0);
     }
 }
 
+/* Lk index d lost a flow: its flows are solved again if it fixed rates (FILLED LINKS in
+ * net_solver.c). */
+static void mark_dirty(Network *net, uint32_t d) {
+    if (net->lk[d].filled || !net->local)
+        vec_push(&net->dirty, d);
+    schedule_solve(net);
+}
+
 /* The rate net_solve gives a flow alone on its links, by the same arithmetic (so the same bits):
  * the link of the smallest share capacity / weight (lowest id among equals) fills first and
  * fixes it at capacity x unit / weight. O(loads). */
-static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n,
-                        uint32_t *at) {
+static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t *dl, int n) {
     double best = 0;
     int32_t best_link = -1;
     for (int i = 0; i < n; i++) {
@@ -354,23 +359,21 @@ static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t
         }
     }
     for (int i = 0; i < n; i++)
-        if (loads[i].link == best_link) {
-            *at = dl[i];
+        if (loads[i].link == best_link)
             return MAX(net->lk[dl[i]].cap, 0.0) * net->dunit / (double)loads[i].weight;
-        }
-    *at = UINT32_MAX;
     return G_MAXDOUBLE; /* no loads */
 }
 
 /* Put a registered flow's load i on its link: its crossing, weight and bound (ub: flow_ub), and
- * the load on its coupling list if the link couples (COUPLING LISTS). */
-static inline void load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t ub) {
+ * the load on its coupling list if the link couples (COUPLING LISTS). Returns whether it is alone
+ * there or the link does not couple. */
+static inline gboolean load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t ub) {
     Link *l = &net->lk[f->dl[i]];
     uint32_t w = f->loads[i].weight;
     crossing_add(l, (Crossing){slot, w, (uint32_t)i});
     l->wtot += w;
     if (!net->sharing)
-        return;
+        return TRUE;
     gboolean was = couples(net, l); /* a link only turns tight as its sum grows */
     unsigned __int128 u = link_ubsum(l) + (unsigned __int128)ub * w;
     link_set_ubsum(l, u);
@@ -382,6 +385,7 @@ static inline void load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t
     }
     if (was)
         tl_add(f, (uint32_t)i);
+    return l->nfl == 1 || !couples(net, l);
 }
 
 void net_flow_materialise(Network *net, guint32 slot) {
@@ -435,26 +439,22 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
      * second one puts the first on them */
     LoadInfo *x = f->info;
-    const uint8_t *skip = NULL;
     if (x) {
         if (x->lazy >= 0)
             net_flow_materialise(net, (guint32)x->lazy);
         if (x->live++ == 0 && x->nexcl > 0 && net->sharing && net->classes) {
             f->lazy = 1;
             x->lazy = (int32_t)slot;
-            skip = x->excl;
         }
     }
     gboolean alone = TRUE;                 /* no other flow on a link that couples */
     const gboolean sharing = net->sharing; /* a local: stores to links may alias the network */
-    /* lazy: its set's shared loads alone (it is alone on the others) */
-    uint32_t n = skip ? x->n - x->nexcl : (uint32_t)f->n;
-    for (uint32_t k = 0; k < n; k++) {
-        int i = skip ? (int)x->sidx[k] : (int)k;
-        load_on(net, f, (uint32_t)slot, i, ub);
-        const Link *l = &net->lk[f->dl[i]];
-        alone = alone && (l->nfl == 1 || !couples(net, l));
-    }
+    if (f->lazy) /* its set's shared loads alone (it is alone on the others) */
+        for (uint32_t k = 0, n = x->n - x->nexcl; k < n; k++)
+            alone &= load_on(net, f, (uint32_t)slot, (int)x->sidx[k], ub);
+    else
+        for (int i = 0; i < f->n; i++)
+            alone &= load_on(net, f, (uint32_t)slot, i, ub);
     if (!sharing) {
         f->rate = alone_rate(net, f->loads, f->n);
         net_schedule_finish(net, (guint32)slot);
@@ -462,27 +462,22 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     }
     if (alone) { /* its own component: what a solve would give it, without one */
         f->rate = f->lone;
-        if (f->lone_d != UINT32_MAX) /* the link that fixes it (FILLED LINKS, net_solver.c) */
-            net->lk[f->lone_d].filled = 1;
         net_schedule_finish(net, (guint32)slot);
         return;
     }
-    vec_push(&net->dflows, (uint32_t)slot);
-    for (int i = 0; i < f->n; i++)
-        if (!(skip && skip[i]) && couples(net, &net->lk[f->dl[i]]))
-            mark_dirty(net, f->dl[i]);
+    vec_push(&net->dflows, (uint32_t)slot); /* the solve starts from it and its tight links */
+    schedule_solve(net);
 }
 
 static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const uint32_t *dl,
-                       double lone, uint32_t lone_d, gboolean owned, int n, double bytes,
-                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
+                       double lone, gboolean owned, int n, double bytes, SimTime latency, int cls,
+                       NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
     Flow f = {0};
     f.loads = loads;
     f.info = info;
     f.dl = dl;
     f.lone = lone;
-    f.lone_d = lone_d;
     f.owned = (uint8_t)owned;
     f.n = n;
     f.cls = cls;
@@ -524,9 +519,8 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
     for (int i = 0; i < n; i++) /* its links are no load set's alone */
         if (net->lstat[dl[i]].owner != LINK_SHARED)
             link_share(net, dl[i]);
-    uint32_t lone_d;
-    double lone = lone_rate(net, copy, dl, n, &lone_d);
-    flow_start(net, copy, NULL, dl, lone, lone_d, TRUE, n, bytes, latency, cls, done, ctx, arg);
+    flow_start(net, copy, NULL, dl, lone_rate(net, copy, dl, n), TRUE, n, bytes, latency, cls, done,
+               ctx, arg);
 }
 
 /* A borrowed load set's info: its links (made on first use), its rate alone, and its claim on
@@ -544,25 +538,19 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
     x->wc = g_new(uint8_t, MAX(nn, 1));
     x->wval = g_new(uint32_t, MAX(nn, 1));
     dense_all(net, loads, n, x->dl);
-    x->lone = lone_rate(net, loads, x->dl, n, &x->lone_d);
+    x->lone = lone_rate(net, loads, x->dl, n);
     int32_t id = (int32_t)net->infos->len;
     g_ptr_array_add(net->infos, x);
     for (int i = 0; i < n; i++) {
         int k = 0;
         while (k < x->nw && x->wval[k] != loads[i].weight)
             k++;
-        if (k == x->nw) {
-            if (x->nw == G_MAXUINT8) { /* too many weights to keep apart: shared */
-                link_share(net, x->dl[i]);
-                x->wc[i] = 0;
-                x->sidx[i - x->nexcl] = (uint32_t)i; /* loads 0..i-1 are listed, one way or other */
-                continue;
-            }
+        gboolean own = x->nw < G_MAXUINT8 || k < x->nw; /* too many weights to keep apart: shared */
+        if (k == x->nw && own)
             x->wval[x->nw++] = loads[i].weight;
-        }
-        x->wc[i] = (uint8_t)k;
+        x->wc[i] = own ? (uint8_t)k : 0;
         LinkStat *ls = &net->lstat[x->dl[i]];
-        if (ls->owner == LINK_UNUSED && net->exclusive) {
+        if (own && ls->owner == LINK_UNUSED && net->exclusive) {
             ls->owner = id;
             ls->owner_load = (uint32_t)i;
             x->excl[i] = 1;
@@ -570,7 +558,7 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
             x->eidx[x->nexcl++] = (uint32_t)i;
         } else {
             link_share(net, x->dl[i]);
-            x->sidx[i - x->nexcl] = (uint32_t)i;
+            x->sidx[i - x->nexcl] = (uint32_t)i; /* loads 0..i-1 are listed, one way or other */
         }
     }
     x->acc = g_malloc0(sizeof *x->acc * (size_t)MAX(x->nw, 1));
@@ -590,8 +578,8 @@ void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, 
     }
     net->info_hot[h].loads = loads;
     net->info_hot[h].info = info;
-    flow_start(net, loads, info, info->dl, info->lone, info->lone_d, FALSE, n, bytes, latency, cls,
-               done, ctx, arg);
+    flow_start(net, loads, info, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx,
+               arg);
 }
 
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,
@@ -605,6 +593,33 @@ void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency,
     net_flow(net, loads, n, bytes, latency, cls, done, ctx, arg);
 }
 
+/* Take a flow's load i off its link (the reverse of load_on), adding its bytes to the link's
+ * count where counted (an exclusive link's: its set's acc, in on_flow_done). */
+static inline void load_off(Network *net, const Flow *f, uint32_t slot, uint32_t i, uint64_t ub,
+                            gboolean counted) {
+    uint32_t d = f->dl[i], w = f->loads[i].weight;
+    Link *l = &net->lk[d];
+    if (counted)
+        net->lbytes[f->cls][d] += per_unit(net, f->bytes * w);
+    Crossing *fl = l->fl;
+    for (uint32_t c = 0, m = l->nfl; c < m; c++)
+        if (fl[c].flow == slot) { /* the last takes its place */
+            fl[c] = fl[--l->nfl];
+            break;
+        }
+    l->wtot -= w;
+    if (l->nfl == 0) /* fixes nobody now */
+        l->filled = 0;
+    if (!net->sharing)
+        return;
+    /* the flows left on a link that coupled them to this one (slack now or not) are solved
+     * again if it fixed their rates; a link it leaves empty, or that was slack, changes nobody's */
+    if (l->nfl > 0 && couples(net, l))
+        mark_dirty(net, d);
+    link_set_ubsum(l, link_ubsum(l) - (unsigned __int128)ub * w);
+    link_retight(net, l); /* only to slack: the flows left lose it from their lists */
+}
+
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     (void)eng;
     Network *net = ctx;
@@ -615,43 +630,16 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     f->ev_armed = 0;
     if (f->live) {
         uint64_t ub = flow_ub(f);
-        /* the loop's invariants in locals: stores to a link may alias the network's fields */
-        const gboolean sharing = net->sharing;
-        const NetLoad *loads = f->loads;
-        const uint32_t *dl = f->dl;
         const double bytes = f->bytes;
         const int cls = f->cls;
-        Link *lk = net->lk;
-        double *lb = net->lbytes[cls];
         LoadInfo *x = f->info;
         const uint8_t *excl = x && x->nexcl ? x->excl : NULL;
-        /* lazy: its set's shared loads alone (it is not on the others) */
-        const uint32_t *only = f->lazy ? x->sidx : NULL;
-        uint32_t n = only ? x->n - x->nexcl : (uint32_t)f->n;
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t i = only ? only[k] : k;
-            uint32_t d = dl[i], w = loads[i].weight;
-            Link *l = &lk[d];
-            if (!(excl && excl[i])) /* an exclusive link's bytes: in x->acc below */
-                lb[d] += per_unit(net, bytes * w);
-            Crossing *fl = l->fl;
-            for (uint32_t c = 0, m = l->nfl; c < m; c++)
-                if (fl[c].flow == slot) { /* the last takes its place */
-                    fl[c] = fl[--l->nfl];
-                    break;
-                }
-            l->wtot -= w;
-            if (l->nfl == 0) /* fixes nobody now */
-                l->filled = 0;
-            if (!sharing)
-                continue;
-            /* the flows left on a link that coupled them to this one (slack now or not) are
-             * solved again; a link it leaves empty, or that was slack, changes nobody's rate */
-            if (l->nfl > 0 && couples(net, l))
-                mark_dirty(net, d);
-            link_set_ubsum(l, link_ubsum(l) - (unsigned __int128)ub * w);
-            link_retight(net, l); /* only to slack: the flows left lose it from their lists */
-        }
+        if (f->lazy) /* its set's shared loads alone (it is not on the others) */
+            for (uint32_t k = 0, n = x->n - x->nexcl; k < n; k++)
+                load_off(net, f, slot, x->sidx[k], ub, TRUE);
+        else
+            for (int i = 0; i < f->n; i++)
+                load_off(net, f, slot, (uint32_t)i, ub, !(excl && excl[i]));
         if (excl) /* what each exclusive link of a weight adds, the same sum as per link */
             for (int k = 0; k < x->nw; k++)
                 x->acc[k][cls] += per_unit(net, bytes * x->wval[k]);

@@ -10,7 +10,6 @@
  * used (exclusive: see EXCLUSIVE LINKS in network.c). */
 typedef struct {
     double lone;
-    uint32_t lone_d;            /* the lk index of the link that gives it (UINT32_MAX: none) */
     uint32_t *dl;               /* by load: the lk index of its link */
     uint8_t *excl;              /* by load: 1 while its link is this set's alone */
     uint8_t *wc;                /* by load: its weight class, an index in wval and acc */
@@ -33,7 +32,6 @@ typedef struct {
     LoadInfo *info;       /* borrowed: its load set's */
     const uint32_t *dl;   /* the lk index of each load's link (with the loads, or kept: LoadInfo) */
     double lone;          /* its rate alone on its links (lone_rate) */
-    uint32_t lone_d;      /* the lk index of the link that gives it (UINT32_MAX: none) */
     int n;
     uint8_t cls;
     uint8_t owned;    /* loads is this flow's copy */
@@ -175,7 +173,7 @@ struct Network {
     double *lbytes[NET_CLASSES];
     uint32_t nlk, clk; /* in use, allocated */
     int32_t nlinks;
-    Vec dirty;  /* lk indices changed since the last solve */
+    Vec dirty;  /* filled links flows left since the last solve (every such link, local off) */
     Vec dflows; /* flow slots started since the last solve, not alone */
     gboolean solve_pending;
     uint32_t stamp;
