@@ -656,6 +656,55 @@ START_TEST(test_slack_links_change_nothing) {
 }
 END_TEST
 
+/* A link's bytes by traffic class, by hand. Load set B (borrowed) crosses L1 with
+ * one stream and L0 with two; at first both are its alone, so its flows' bytes go
+ * to the set (EXCLUSIVE LINKS). B moves b = 3 MB a stream, at 0 and 10 ms (class
+ * 5); at 20 ms flow A (its own loads, class 2) moves a = 1 MB over L0, which L0
+ * then hands its counts over for; at 30 ms B moves b once more, on L0 as a shared
+ * link. L0 carries 3 x 2b of class 5 and a of class 2, L1 3b of class 5; each B
+ * ends after b / (c / 2) (two streams on L0 of capacity c), A after a / c. */
+START_TEST(test_link_bytes_by_class) {
+    const char *sets[] = {"nodes=2", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(Topology) topo = topo_ok(sc);
+    int32_t L[2] = {-1, -1};
+    for (int32_t l = 0; l < topo_links(topo); l++)
+        if (topo_link_kind(topo, l) == LINK_NIC_OUT && L[topo_link_node(topo, l)] < 0)
+            L[topo_link_node(topo, l)] = l;
+    double c = topo_link_capacity(topo, L[0]), b = 3e6, a = 1e6;
+    ck_assert(topo_link_capacity(topo, L[1]) == c);
+    uint32_t u = (uint32_t)topo_stream_weight(topo);
+    const NetLoad set[] = {{L[1], u}, {L[0], 2 * u}}, own[] = {{L[0], u}};
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish fm = {{0}, eng};
+    const SimTime ms = SIM_PS_PER_S / 1000;
+    for (int k = 0; k < 3; k++)
+        net_flow_borrowed(net, set, 2, b, k < 2 ? 10 * k * ms : 30 * ms, 5, on_done, &fm,
+                          (uint64_t)k);
+    net_flow(net, own, 1, a, 20 * ms, 2, on_done, &fm, 3);
+    engine_run(eng);
+    SimTime tb = (SimTime)llround(b / (c / 2) * SIM_PS_PER_S),
+            ta = (SimTime)llround(a / c * SIM_PS_PER_S);
+    ck_assert_int_le(llabs(fm.at[0] - tb), 1);
+    ck_assert_int_le(llabs(fm.at[1] - (10 * ms + tb)), 1);
+    ck_assert_int_le(llabs(fm.at[2] - (30 * ms + tb)), 1);
+    ck_assert_int_le(llabs(fm.at[3] - (20 * ms + ta)), 1);
+    g_autoptr(GArray) st = net_busiest_links(net, 8);
+    ck_assert_uint_eq(st->len, 2);
+    const NetLinkStat *l0 = &g_array_index(st, NetLinkStat, 0),
+                      *l1 = &g_array_index(st, NetLinkStat, 1);
+    ck_assert_int_eq(l0->link, L[0]);
+    ck_assert_int_eq(l1->link, L[1]);
+    for (int k = 0; k < NET_CLASSES; k++) {
+        ck_assert(l0->by_class[k] == (k == 5 ? 6 * b : k == 2 ? a : 0));
+        ck_assert(l1->by_class[k] == (k == 5 ? 3 * b : 0));
+    }
+    ck_assert(l0->bytes == 6 * b + a && l1->bytes == 3 * b);
+    ck_assert(l0->busy_s == (6 * b + a) / c);
+}
+END_TEST
+
 /* Borrowed load sets with links of their own and links shared with other sets, whose flows start
  * at scattered times, overlap their own set's flows, and meet flows with loads of their own that
  * take over links a set had alone, run with and without the exclusive-link shortcut
@@ -896,6 +945,7 @@ int main(void) {
     tcase_add_test(tc, test_solver_classes_change_nothing);
     tcase_add_test(tc, test_slack_links_change_nothing);
     tcase_add_test(tc, test_exclusive_links_change_nothing);
+    tcase_add_test(tc, test_link_bytes_by_class);
     tcase_add_test(tc, test_solver_matches_textbook_filling);
     suite_add_tcase(s, tc);
     return run_suite(s);
