@@ -27,6 +27,8 @@
 
 #include <math.h>
 
+#include "bigmem.h"
+
 #include "conf.h"
 
 typedef struct {
@@ -85,6 +87,7 @@ struct Executor {
     gboolean prefetch;       /* the programs outgrow the caches: see complete() */
     const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    SimTime *host_cum_all;   /* the arrays of host_cum, one after another */
     GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
 };
 
@@ -192,9 +195,10 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
-    ex->rs = g_new0(RankState, ex->nsim);
-    ex->chan[0] = g_new0(Channel, ex->nsim);
-    ex->chan[1] = g_new0(Channel, ex->nsim);
+    /* per simulated rank: with every rank of a large machine, many MiB (bigmem.h) */
+    ex->rs = bigmem_new0(ex->nsim, sizeof(RankState));
+    ex->chan[0] = bigmem_new0(ex->nsim, sizeof(Channel));
+    ex->chan[1] = bigmem_new0(ex->nsim, sizeof(Channel));
     ex->p2p_group[0] = g_new0(const CollGroup *, ex->nsim);
     ex->p2p_group[1] = g_new0(const CollGroup *, ex->nsim);
     ex->members = g_new(int, layout_max_group_size(ex->lay));
@@ -213,9 +217,15 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->prefetch = prog_bytes > PREFETCH_BYTES;
     ex->host_cum = g_new0(SimTime *, sc->pp);
     ex->syncs = g_new(GArray *, sc->pp);
+    size_t ncum = 0; /* every stage's in one array: 8 bytes a task (bigmem.h) */
+    for (int s = 0; s < sc->pp; s++)
+        ncum += (size_t)workload_program(wl, s)->ntasks + 1;
+    ex->host_cum_all = bigmem_new0(ncum, sizeof(SimTime));
+    ncum = 0;
     for (int s = 0; s < sc->pp; s++) {
         const Program *pg = workload_program(wl, s);
-        SimTime *cum = ex->host_cum[s] = g_new(SimTime, pg->ntasks + 1);
+        SimTime *cum = ex->host_cum[s] = ex->host_cum_all + ncum;
+        ncum += (size_t)pg->ntasks + 1;
         ex->syncs[s] = g_array_new(FALSE, FALSE, sizeof(guint32));
         cum[0] = 0;
         for (guint k = 0; k < pg->ntasks; k++) {
@@ -235,20 +245,19 @@ void exec_free(Executor *ex) {
         return;
     g_free(ex->job_rank);
     g_free(ex->sim_of);
-    g_free(ex->rs);
+    bigmem_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
         for (int d = 0; d < DIM_COUNT; d++)
             g_free(ex->arrived[s][d]);
-    g_free(ex->chan[0]);
-    g_free(ex->chan[1]);
+    bigmem_free(ex->chan[0]);
+    bigmem_free(ex->chan[1]);
     for (int d = 0; d < DIM_COUNT; d++)
         g_free(ex->cgroup[d]);
     g_free(ex->p2p_group[0]);
     g_free(ex->p2p_group[1]);
     g_free(ex->members);
     g_free(ex->done_members);
-    for (int s = 0; s < ex->sc->pp; s++)
-        g_free(ex->host_cum[s]);
+    bigmem_free(ex->host_cum_all);
     g_free(ex->host_cum);
     g_free(ex->prog);
     for (int s = 0; s < ex->sc->pp; s++)

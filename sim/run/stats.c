@@ -10,6 +10,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "bigmem.h"
+
 #define CAT_COUNT (COLL_OP_COUNT * DIM_COUNT)
 #define SLOT_MAX 16 /* distinct (op, dim) pairs a run can use */
 
@@ -45,7 +47,7 @@ Stats *stats_new(int nsim, int weight, int total) {
     st->nsim = nsim;
     st->weight = weight;
     st->total = total;
-    st->ranks = g_new0(RankStats, nsim);
+    st->ranks = bigmem_new0(nsim, sizeof(RankStats)); /* with every rank: many MiB */
     memset(st->slot_of, -1, sizeof st->slot_of);
     return st;
 }
@@ -55,7 +57,7 @@ void stats_free(Stats *st) {
         return;
     for (int i = 0; i < st->nslots; i++)
         g_hash_table_unref(st->sizes[i]);
-    g_free(st->ranks);
+    bigmem_free(st->ranks);
     g_free(st);
 }
 

@@ -18,6 +18,7 @@
 
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "workload_internal.h"
 #include "zeropp.h"
@@ -27,7 +28,15 @@ struct Workload {
     const Topology *topo;
     Layout *layout;
     Program *programs; /* one per pipeline stage */
+    BigArena *arena;   /* the programs' arrays */
 };
+
+/* The arrays a stage's program builds in (Builder), kept from stage to stage: each stage writes
+ * over the last one's, so only the longest stage's first touches cost page faults (bigmem.h), and
+ * a finished stage is copied into the arena at its exact size. */
+typedef struct {
+    Buf tasks, deps, dep_of, streams[STREAM_COUNT];
+} BuildBufs;
 
 /* --- building one stage's program ----------------------------------------------------------- */
 
@@ -425,7 +434,7 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     return total;
 }
 
-static void build_stage(Workload *wl, int stage) {
+static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     const Scenario *sc = wl->sc;
     const DeviceSpec *dev = &topo_spec(wl->topo)->device;
     Program *pg = &wl->programs[stage];
@@ -446,7 +455,14 @@ static void build_stage(Workload *wl, int stage) {
                  .moe_expert_ready = NO_TASK,
                  .xbucket_ready = NO_TASK,
                  .sync_layers = sc->sync_each_layer && sc->recompute == RECOMPUTE_FULL,
-                 .loss = g_new(guint32, sc->grad_accum)};
+                 .loss = g_new(guint32, sc->grad_accum),
+                 .tasks = bufs->tasks,
+                 .deps = bufs->deps,
+                 .dep_of = bufs->dep_of};
+    memcpy(b.streams, bufs->streams, sizeof b.streams);
+    b.tasks.n = b.deps.n = b.dep_of.n = 0;
+    for (int s = 0; s < STREAM_COUNT; s++)
+        b.streams[s].n = 0;
     for (int mb = 0; mb < sc->grad_accum; mb++)
         b.loss[mb] = NO_TASK;
     /* chunk c of this stage is virtual stage c pp + stage of pp v (Narayanan et al. SC21: stage s
@@ -519,15 +535,19 @@ static void build_stage(Workload *wl, int stage) {
             }
         }
     }
-    /* the arrays move into the program, trimmed (a large block shrinks in place) */
+    /* the arrays into the arena at their size; the buffers stay for the next stage */
     pg->ntasks = b.tasks.n;
-    pg->tasks = g_realloc_n(b.tasks.v, MAX(b.tasks.n, 1), sizeof(Task));
-    pg->deps = g_realloc_n(b.deps.v, MAX(b.deps.n, 1), sizeof(guint32));
-    g_free(b.dep_of.v);
+    pg->tasks = bigarena_dup(wl->arena, b.tasks.v, (size_t)b.tasks.n * sizeof(Task));
+    pg->deps = bigarena_dup(wl->arena, b.deps.v, (size_t)b.deps.n * sizeof(guint32));
     for (int s = 0; s < STREAM_COUNT; s++) {
         pg->nstream[s] = b.streams[s].n;
-        pg->streams[s] = g_realloc_n(b.streams[s].v, MAX(b.streams[s].n, 1), sizeof(guint32));
+        pg->streams[s] =
+            bigarena_dup(wl->arena, b.streams[s].v, (size_t)b.streams[s].n * sizeof(guint32));
     }
+    bufs->tasks = b.tasks;
+    bufs->deps = b.deps;
+    bufs->dep_of = b.dep_of;
+    memcpy(bufs->streams, b.streams, sizeof b.streams);
     if (b.uses)
         g_array_unref(b.uses);
     g_free(b.loss);
@@ -541,21 +561,22 @@ Workload *workload_new(const Scenario *sc, const Topology *topo) {
     wl->topo = topo;
     wl->layout = layout_new(workload_layout_shape(sc));
     wl->programs = g_new0(Program, sc->pp);
+    wl->arena = bigarena_new();
+    BuildBufs bufs = {0};
     for (int s = 0; s < sc->pp; s++)
-        build_stage(wl, s);
+        build_stage(wl, s, &bufs);
+    g_free(bufs.tasks.v);
+    g_free(bufs.deps.v);
+    g_free(bufs.dep_of.v);
+    for (int s = 0; s < STREAM_COUNT; s++)
+        g_free(bufs.streams[s].v);
     return wl;
 }
 
 void workload_free(Workload *wl) {
     if (!wl)
         return;
-    for (int s = 0; s < wl->sc->pp; s++) {
-        Program *pg = &wl->programs[s];
-        g_free(pg->tasks);
-        g_free(pg->deps);
-        for (int i = 0; i < STREAM_COUNT; i++)
-            g_free(pg->streams[i]);
-    }
+    bigarena_free(wl->arena);
     g_free(wl->programs);
     layout_free(wl->layout);
     g_free(wl);

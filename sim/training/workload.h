@@ -68,7 +68,7 @@ typedef struct {
 #define TASK_DEP_POS(d) ((d) & ((1u << TASK_DEP_SEQ_BITS) - 1))
 
 typedef struct {
-    /* plain arrays, the builder's own, handed over without a copy */
+    /* plain arrays in the workload's arena (bigmem.h), valid while the workload lives */
     Task *tasks; /* ntasks, in issue order */
     guint32 ntasks;
     guint32 *deps;                  /* TASK_DEP(stream, position) each task waits for */

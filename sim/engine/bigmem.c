@@ -1,0 +1,168 @@
+/* bigmem: large arrays on transparent huge pages (see bigmem.h).
+ *
+ * Every array carries a 64-byte header just below it: the bytes of its mapping (0: it came from
+ * the C heap, and where), the bytes it holds, and how far it was ever exposed (past that a fresh
+ * mapping is still zero, so growing into it needs no memset, which would fault in pages the caller
+ * may never touch: an array by link id is touched where the traffic goes). */
+#include "bigmem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_BYTES ((size_t)2 << 20) /* x86-64's and arm64's (4 KiB granule) huge page */
+#define HEAD 64
+
+typedef struct {
+    void *raw;   /* from malloc or calloc, where map is 0 */
+    size_t map;  /* bytes mapped from the header on; 0: from the C heap */
+    size_t size; /* bytes the array holds */
+    size_t high; /* bytes ever exposed since the mapping (size <= high <= map - HEAD) */
+} Head;
+
+G_STATIC_ASSERT(sizeof(Head) <= HEAD);
+
+static inline Head *head_of(void *p) {
+    return (Head *)((char *)p - HEAD);
+}
+
+static size_t checked_bytes(size_t n, size_t size) {
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX - 2 * HUGE_BYTES)
+        g_error("bigmem: %zu elements of %zu bytes overflow", n, size);
+    return bytes;
+}
+
+/* A mapping of map bytes (a multiple of HUGE_BYTES) aligned to HUGE_BYTES, or NULL. */
+static void *map_aligned(size_t map) {
+    char *raw =
+        mmap(NULL, map + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    char *at = (char *)(((uintptr_t)raw + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+    if (at > raw)
+        munmap(raw, (size_t)(at - raw));
+    size_t tail = (size_t)(raw + map + HUGE_BYTES - (at + map));
+    if (tail > 0)
+        munmap(at + map, tail);
+#ifdef MADV_HUGEPAGE
+    madvise(at, map, MADV_HUGEPAGE); /* advice: nothing changes where it is refused */
+#endif
+    return at;
+}
+
+/* n x size bytes as bigmem_new0 gives them; zeroed only if zero (a mapping always is). */
+static void *big_new(size_t n, size_t size, gboolean zero) {
+    size_t bytes = checked_bytes(n, size);
+    Head *h;
+    if (bytes >= BIGMEM_MIN) {
+        size_t map = (HEAD + bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+        h = map_aligned(map);
+        if (!h)
+            g_error("bigmem: failed to map %zu bytes", map);
+        h->map = map; /* the rest of a fresh mapping reads as zero */
+    } else {          /* calloc: a large block comes zeroed from a fresh mapping, untouched */
+        char *raw = zero ? calloc(1, 2 * HEAD + bytes) : malloc(2 * HEAD + bytes);
+        if (!raw)
+            g_error("bigmem: failed to allocate %zu bytes", 2 * HEAD + bytes);
+        h = (Head *)(((uintptr_t)raw + HEAD - 1) & ~(uintptr_t)(HEAD - 1));
+        h->raw = raw;
+        h->map = 0;
+    }
+    h->size = h->high = bytes;
+    return (char *)h + HEAD;
+}
+
+void *bigmem_new0(size_t n, size_t size) {
+    return big_new(n, size, TRUE);
+}
+
+void *bigmem_renew(void *p, size_t n, size_t size) {
+    if (!p)
+        return bigmem_new0(n, size);
+    size_t bytes = checked_bytes(n, size);
+    Head *h = head_of(p);
+    if (h->map > 0 && HEAD + bytes <= h->map) {   /* in place */
+        if (bytes > h->size && h->size < h->high) /* bytes once exposed, then cut off */
+            memset((char *)p + h->size, 0, MIN(bytes, h->high) - h->size);
+        h->size = bytes;
+        h->high = MAX(h->high, bytes);
+        return p;
+    }
+    void *q = bigmem_new0(n, size);
+    memcpy(q, p, MIN(bytes, h->size));
+    bigmem_free(p);
+    return q;
+}
+
+void bigmem_free(void *p) {
+    if (!p)
+        return;
+    Head *h = head_of(p);
+    if (h->map > 0)
+        munmap(h, h->map);
+    else
+        free(h->raw);
+}
+
+/* --- arena ---------------------------------------------------------------------------------- */
+
+/* Chunks double from ARENA_FIRST (from the C heap: a small program stays on ordinary pages) to
+ * ARENA_MAX, each with its header a power of 2 (so mapped ones fill their huge pages). */
+#define ARENA_FIRST (BIGMEM_MIN - HEAD)
+#define ARENA_MAX ((size_t)64 << 20)
+
+struct BigArena {
+    GPtrArray *chunks; /* bigmem arrays */
+    char *at;          /* free bytes of the last chunk: [at, end) */
+    char *end;
+    size_t next;   /* the next chunk's bytes */
+    size_t used;   /* bytes carved */
+    size_t mapped; /* bytes of its chunks */
+};
+
+BigArena *bigarena_new(void) {
+    BigArena *a = g_new0(BigArena, 1);
+    a->chunks = g_ptr_array_new_with_free_func(bigmem_free);
+    a->next = ARENA_FIRST;
+    return a;
+}
+
+void *bigarena_alloc(BigArena *a, size_t bytes) {
+    size_t need = (bytes + HEAD - 1) & ~(size_t)(HEAD - 1);
+    if (need < bytes)
+        g_error("bigmem: %zu bytes overflow", bytes);
+    if ((size_t)(a->end - a->at) < need || !a->at) {
+        size_t chunk = MAX(a->next, need);
+        char *c = big_new(chunk, 1, FALSE); /* every byte is written before it is read */
+        g_ptr_array_add(a->chunks, c);
+        a->at = c;
+        a->end = c + chunk;
+        a->mapped += chunk;
+        if (a->next < ARENA_MAX)
+            a->next = MIN(2 * a->next + HEAD, ARENA_MAX - HEAD);
+    }
+    void *p = a->at;
+    a->at += need;
+    a->used += bytes;
+    return p;
+}
+
+void *bigarena_dup(BigArena *a, const void *src, size_t bytes) {
+    void *p = bigarena_alloc(a, bytes);
+    if (bytes > 0)
+        memcpy(p, src, bytes);
+    return p;
+}
+
+size_t bigarena_used(const BigArena *a) {
+    return a->used;
+}
+
+void bigarena_free(BigArena *a) {
+    if (!a)
+        return;
+    g_ptr_array_unref(a->chunks);
+    g_free(a);
+}

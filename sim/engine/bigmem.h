@@ -1,0 +1,45 @@
+/* bigmem: large arrays on transparent huge pages, and an arena of them.
+ *
+ * For: the few arrays whose size grows with the work or the machine (rank programs, per-rank and
+ * per-link state). Each first touch of a 4 KiB page is a fault the kernel serves by zeroing a
+ * page; on virtual machines that is a trap to the hypervisor as well, about 6 to 12 us a page on
+ * the hosts docs/speed.md names ("Memory"), where the simulator's own work is 0.1 to 2 us an
+ * event. An array of BIGMEM_MIN bytes or more is mapped apart, aligned and sized to 2 MiB, and
+ * advised MADV_HUGEPAGE: the kernel may then back it with 2 MiB pages, one fault each. Where the
+ * kernel has no transparent huge pages (or `never`), the advice does nothing and the array is an
+ * ordinary anonymous mapping. Smaller arrays come from the C heap (calloc).
+ * Not for: anything per event (no allocation there), or small structures. */
+#ifndef SIM_BIGMEM_H
+#define SIM_BIGMEM_H
+
+#include <glib.h>
+#include <stddef.h>
+
+/* Arrays from this size on are mapped apart; below it a huge page would mostly be zeroed for
+ * nothing (an array by link id that a small run touches in a few places). */
+#define BIGMEM_MIN ((size_t)512 << 10)
+
+/* n elements of size bytes, zeroed, 64-byte aligned; aborts like g_malloc when memory runs out or
+ * n x size overflows. bigmem_free releases it. */
+void *bigmem_new0(size_t n, size_t size);
+/* The array p (from bigmem_new0 or bigmem_renew, or NULL) resized to n elements of size bytes:
+ * the first min(old, new) elements kept, any further ones zeroed. */
+void *bigmem_renew(void *p, size_t n, size_t size);
+void bigmem_free(void *p);
+
+/* An arena: pieces carved one after another from big chunks and freed all together. For arrays
+ * written once and kept until the arena goes (a stage's program, copied in when it is complete):
+ * the pieces of every stage share huge pages, where each stage apart would be too small for one. */
+typedef struct BigArena BigArena;
+
+BigArena *bigarena_new(void);
+/* bytes from the arena, 64-byte aligned, not zeroed; 0 bytes gives a valid pointer. */
+void *bigarena_alloc(BigArena *a, size_t bytes);
+/* A copy of bytes at src in the arena. */
+void *bigarena_dup(BigArena *a, const void *src, size_t bytes);
+/* Bytes carved so far. */
+size_t bigarena_used(const BigArena *a);
+void bigarena_free(BigArena *a);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(BigArena, bigarena_free)
+
+#endif

@@ -1,0 +1,145 @@
+/* bigmem: large arrays come zeroed and aligned, keep their contents when resized, zero what they
+ * grow into (also bytes once held and cut off), and sit on mappings advised for huge pages; an
+ * arena's pieces are aligned, apart and intact. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bigmem.h"
+#include "util.h"
+
+static gboolean all_zero(const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return FALSE;
+    return TRUE;
+}
+
+/* Sizes below and above BIGMEM_MIN: the C heap and a mapping. */
+static const size_t sizes[] = {1, 100, 4096, BIGMEM_MIN - 1, BIGMEM_MIN, 3 * BIGMEM_MIN + 17};
+
+START_TEST(test_new_zeroed_aligned) {
+    for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        unsigned char *p = bigmem_new0(sizes[k], 1);
+        ck_assert_msg((uintptr_t)p % 64 == 0, "%zu bytes at %p, not 64-byte aligned", sizes[k],
+                      (void *)p);
+        ck_assert_msg(all_zero(p, sizes[k]), "%zu bytes not zeroed", sizes[k]);
+        memset(p, 0xa5, sizes[k]); /* every byte writable */
+        bigmem_free(p);
+    }
+    bigmem_free(NULL);
+}
+END_TEST
+
+/* Grown: the old elements kept, the new ones zero, whichever way each size is held; shrunk and
+ * grown again: the elements cut off come back zero, not as they were (in a mapping the bytes stay
+ * where they were written, so this needs the memset bigmem_renew does for them). */
+START_TEST(test_renew_keeps_and_zeroes) {
+    for (size_t a = 0; a < G_N_ELEMENTS(sizes); a++)
+        for (size_t b = 0; b < G_N_ELEMENTS(sizes); b++) {
+            size_t n0 = sizes[a], n1 = sizes[b];
+            unsigned char *p = bigmem_new0(n0, 1);
+            for (size_t i = 0; i < n0; i++)
+                p[i] = (unsigned char)(i * 7 + 1);
+            p = bigmem_renew(p, n1, 1);
+            ck_assert((uintptr_t)p % 64 == 0);
+            for (size_t i = 0; i < MIN(n0, n1); i++)
+                ck_assert_msg(p[i] == (unsigned char)(i * 7 + 1), "%zu -> %zu: byte %zu lost", n0,
+                              n1, i);
+            if (n1 > n0)
+                ck_assert_msg(all_zero(p + n0, n1 - n0), "%zu -> %zu: new bytes not zero", n0, n1);
+            bigmem_free(p);
+        }
+    size_t big = 4 * BIGMEM_MIN;
+    unsigned char *p = bigmem_new0(big, 1);
+    memset(p, 0xff, big);
+    p = bigmem_renew(p, big / 4, 1);
+    p = bigmem_renew(p, big, 1);
+    ck_assert(p[big / 4 - 1] == 0xff);
+    ck_assert_msg(all_zero(p + big / 4, big - big / 4), "bytes cut off and grown into again "
+                                                        "came back as they were");
+    bigmem_free(p);
+}
+END_TEST
+
+/* n x size that overflows is refused (g_error), not wrapped into a small array. */
+START_TEST(test_overflow_refused) {
+    bigmem_new0(SIZE_MAX / 8 + 2, 8);
+}
+END_TEST
+
+/* The mapping of a large array carries the huge-page advice (VmFlags "hg" in /proc/self/smaps),
+ * where the kernel has transparent huge pages; otherwise there is nothing to check. Whether the
+ * kernel then backs it with huge pages depends on its settings and free memory, not on us. */
+START_TEST(test_large_array_advised) {
+    if (!g_file_test("/sys/kernel/mm/transparent_hugepage/enabled", G_FILE_TEST_EXISTS))
+        return;
+    g_autofree char *mode = NULL;
+    g_file_get_contents("/sys/kernel/mm/transparent_hugepage/enabled", &mode, NULL, NULL);
+    if (!mode || strstr(mode, "[never]"))
+        return;
+    size_t bytes = 4 * BIGMEM_MIN;
+    char *p = bigmem_new0(bytes, 1);
+    memset(p, 1, bytes);
+    g_autofree char *smaps = NULL;
+    ck_assert(g_file_get_contents("/proc/self/smaps", &smaps, NULL, NULL));
+    gboolean in = FALSE, found = FALSE, advised = FALSE;
+    for (char *line = strtok(smaps, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            if (in) {
+                found = TRUE;
+                ck_assert_msg((uintptr_t)p + bytes <= hi, "the array spans mappings");
+            }
+        } else if (in && g_str_has_prefix(line, "VmFlags:")) {
+            advised = strstr(line, " hg") != NULL;
+        }
+    }
+    ck_assert_msg(found, "no mapping holds the array");
+    ck_assert_msg(advised, "the array's mapping is not advised MADV_HUGEPAGE");
+    bigmem_free(p);
+}
+END_TEST
+
+/* Pieces of every size, from a zero-byte one to ones larger than any chunk: each 64-byte aligned,
+ * each keeps its bytes while the others are written (none overlap), used() counts them. */
+START_TEST(test_arena_pieces) {
+    g_autoptr(BigArena) a = bigarena_new();
+    enum { N = 200 };
+    unsigned char *piece[N];
+    size_t len[N], total = 0;
+    GRand *rng = g_rand_new_with_seed(7);
+    for (int i = 0; i < N; i++) {
+        len[i] = i == 0     ? 0
+                 : i == 150 ? ((size_t)64 << 20) + 1 /* over the largest chunk */
+                            : (size_t)g_rand_int_range(rng, 1, 200000);
+        unsigned char src[64];
+        memset(src, i & 0xff, sizeof src);
+        piece[i] = len[i] <= sizeof src ? bigarena_dup(a, src, len[i]) : bigarena_alloc(a, len[i]);
+        ck_assert_msg((uintptr_t)piece[i] % 64 == 0, "piece %d not 64-byte aligned", i);
+        memset(piece[i], i & 0xff, len[i]);
+        total += len[i];
+    }
+    g_rand_free(rng);
+    for (int i = 0; i < N; i++)
+        for (size_t k = 0; k < len[i]; k++)
+            if (piece[i][k] != (unsigned char)(i & 0xff))
+                ck_abort_msg("piece %d byte %zu overwritten: %u", i, k, piece[i][k]);
+    ck_assert_uint_eq(bigarena_used(a), total);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("bigmem");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_new_zeroed_aligned);
+    tcase_add_test(tc, test_renew_keeps_and_zeroes);
+    tcase_add_test_raise_signal(tc, test_overflow_refused, SIGTRAP);
+    tcase_add_test(tc, test_large_array_advised);
+    tcase_add_test(tc, test_arena_pieces);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
