@@ -1,9 +1,9 @@
 /* bigmem: large arrays on transparent huge pages (see bigmem.h).
  *
- * Every array carries a 64-byte header just below it: the bytes of its mapping (0: it came from
- * the C heap, and where), the bytes it holds, and how far it was ever exposed (past that a fresh
- * mapping is still zero, so growing into it needs no memset, which would fault in pages the caller
- * may never touch: an array by link id is touched where the traffic goes). */
+ * Every array carries a 64-byte header just below it: where its mapping or heap block is and how
+ * long, the bytes it may grow to in place, the bytes it holds, and how far it was ever exposed
+ * (past that a fresh mapping is still zero, so growing into it needs no memset, which would fault
+ * in pages the caller may never touch: an array by link id is touched where the traffic goes). */
 #include "bigmem.h"
 
 #include <stdint.h>
@@ -13,12 +13,20 @@
 
 #define HUGE_BYTES ((size_t)2 << 20) /* x86-64's and arm64's (4 KiB granule) huge page */
 #define HEAD 64
+/* The first page of a mapped array (its header and first elements) stays an ordinary page, so
+ * that a run touching only those (a small machine's few links in arrays sized for a large one)
+ * faults one 4 KiB page, not a 2 MiB one. Measured against 16, 64 and 256 KiB and none, on
+ * 20B at 1 and 9,408 nodes, 1T Megatron, 1T_full_frontier and 20B on 1,024 nodes with every rank:
+ * the fewest faults but none (docs/speed.md, "Memory"), where none takes 32 MB for the
+ * 1-node run. */
+#define PLAIN ((size_t)4096)
 
 typedef struct {
-    void *raw;   /* from malloc or calloc, where map is 0 */
-    size_t map;  /* bytes mapped from the header on; 0: from the C heap */
+    void *raw;   /* the mapping, or the block from malloc or calloc */
+    size_t map;  /* bytes of the mapping at raw; 0: from the C heap */
+    size_t room; /* bytes the array may grow to in place (a mapping's, past the header) */
     size_t size; /* bytes the array holds */
-    size_t high; /* bytes ever exposed since the mapping (size <= high <= map - HEAD) */
+    size_t high; /* bytes ever exposed since the mapping (size <= high <= room) */
 } Head;
 
 G_STATIC_ASSERT(sizeof(Head) <= HEAD);
@@ -34,22 +42,24 @@ static size_t checked_bytes(size_t n, size_t size) {
     return bytes;
 }
 
-/* A mapping of map bytes (a multiple of HUGE_BYTES) aligned to HUGE_BYTES, or NULL. */
-static void *map_aligned(size_t map) {
-    char *raw =
-        mmap(NULL, map + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+/* A mapping for a header and bytes: its first PLAIN bytes on ordinary pages, from there on
+ * 2 MiB-aligned and advised for huge pages. Two system calls: the slack that aligns it stays
+ * mapped and untouched (on a VM each call that changes mappings costs microseconds, which a small
+ * run's dozen arrays felt). */
+static Head *map_array(size_t bytes) {
+    size_t map = PLAIN + ((HEAD + bytes - PLAIN + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1)) + HUGE_BYTES;
+    char *raw = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
-        return NULL;
-    char *at = (char *)(((uintptr_t)raw + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-    if (at > raw)
-        munmap(raw, (size_t)(at - raw));
-    size_t tail = (size_t)(raw + map + HUGE_BYTES - (at + map));
-    if (tail > 0)
-        munmap(at + map, tail);
+        g_error("bigmem: failed to map %zu bytes", map);
+    char *huge = (char *)(((uintptr_t)raw + PLAIN + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
 #ifdef MADV_HUGEPAGE
-    madvise(at, map, MADV_HUGEPAGE); /* advice: nothing changes where it is refused */
+    madvise(huge, (size_t)(raw + map - huge), MADV_HUGEPAGE); /* advice: refused, nothing changes */
 #endif
-    return at;
+    Head *h = (Head *)(huge - PLAIN);
+    h->raw = raw;
+    h->map = map;
+    h->room = (size_t)(raw + map - ((char *)h + HEAD));
+    return h;
 }
 
 /* n x size bytes as bigmem_new0 gives them; zeroed only if zero (a mapping always is). */
@@ -57,18 +67,15 @@ static void *big_new(size_t n, size_t size, gboolean zero) {
     size_t bytes = checked_bytes(n, size);
     Head *h;
     if (bytes >= BIGMEM_MIN) {
-        size_t map = (HEAD + bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-        h = map_aligned(map);
-        if (!h)
-            g_error("bigmem: failed to map %zu bytes", map);
-        h->map = map; /* the rest of a fresh mapping reads as zero */
-    } else {          /* calloc: a large block comes zeroed from a fresh mapping, untouched */
+        h = map_array(bytes); /* the rest of a fresh mapping reads as zero */
+    } else { /* calloc: a large block comes zeroed from a fresh mapping, untouched */
         char *raw = zero ? calloc(1, 2 * HEAD + bytes) : malloc(2 * HEAD + bytes);
         if (!raw)
             g_error("bigmem: failed to allocate %zu bytes", 2 * HEAD + bytes);
         h = (Head *)(((uintptr_t)raw + HEAD - 1) & ~(uintptr_t)(HEAD - 1));
         h->raw = raw;
         h->map = 0;
+        h->room = bytes;
     }
     h->size = h->high = bytes;
     return (char *)h + HEAD;
@@ -83,7 +90,7 @@ void *bigmem_renew(void *p, size_t n, size_t size) {
         return bigmem_new0(n, size);
     size_t bytes = checked_bytes(n, size);
     Head *h = head_of(p);
-    if (h->map > 0 && HEAD + bytes <= h->map) {   /* in place */
+    if (h->map > 0 && bytes <= h->room) {         /* in place */
         if (bytes > h->size && h->size < h->high) /* bytes once exposed, then cut off */
             memset((char *)p + h->size, 0, MIN(bytes, h->high) - h->size);
         h->size = bytes;
@@ -101,7 +108,7 @@ void bigmem_free(void *p) {
         return;
     Head *h = head_of(p);
     if (h->map > 0)
-        munmap(h, h->map);
+        munmap(h->raw, h->map);
     else
         free(h->raw);
 }

@@ -4,10 +4,12 @@
  * per-link state). Each first touch of a 4 KiB page is a fault the kernel serves by zeroing a
  * page; on virtual machines that is a trap to the hypervisor as well, about 6 to 12 us a page on
  * the hosts docs/speed.md names ("Memory"), where the simulator's own work is 0.1 to 2 us an
- * event. An array of BIGMEM_MIN bytes or more is mapped apart, aligned and sized to 2 MiB, and
- * advised MADV_HUGEPAGE: the kernel may then back it with 2 MiB pages, one fault each. Where the
- * kernel has no transparent huge pages (or `never`), the advice does nothing and the array is an
- * ordinary anonymous mapping. Smaller arrays come from the C heap (calloc).
+ * event. An array of BIGMEM_MIN bytes or more is mapped apart: its first 4 KiB on an ordinary
+ * page (a small run that touches only its first elements faults one small page), the rest
+ * 2 MiB-aligned and advised MADV_HUGEPAGE, so that the kernel may back it with 2 MiB pages, one
+ * fault each. Where the kernel has no transparent huge pages (or `never`), the advice does
+ * nothing and the array is an ordinary anonymous mapping. Smaller arrays come from the C heap
+ * (calloc).
  * Not for: anything per event (no allocation there), or small structures. */
 #ifndef SIM_BIGMEM_H
 #define SIM_BIGMEM_H
@@ -15,9 +17,9 @@
 #include <glib.h>
 #include <stddef.h>
 
-/* Arrays from this size on are mapped apart; below it a huge page would mostly be zeroed for
- * nothing (an array by link id that a small run touches in a few places). */
-#define BIGMEM_MIN ((size_t)512 << 10)
+/* Arrays from this size on are mapped apart (below it, a mapping's system calls and a huge page's
+ * zeroing cost more than the few faults they save). */
+#define BIGMEM_MIN ((size_t)256 << 10)
 
 /* n elements of size bytes, zeroed, 64-byte aligned; aborts like g_malloc when memory runs out or
  * n x size overflows. bigmem_free releases it. */

@@ -38,23 +38,38 @@ static void info_free(gpointer p) {
     g_free(x);
 }
 
-/* Room for cap links in lk, lx, lstat and lbytes, the links in use kept. Large arrays on huge
- * pages (bigmem.h): the links in use are the first ones, so each 2 MiB page a link first touches
- * serves the next thousands; room beyond them reads as zero and costs nothing until used. */
+/* Room for cap links in lk, lx, lstat and lbytes, the links in use kept (bigmem.h: the links in
+ * use are the first ones, so each huge page a link first touches serves the next thousands). */
 static void links_reserve(Network *net, uint32_t cap) {
-    net->lk = bigmem_renew(net->lk, cap, sizeof(Link)); /* 64-byte aligned, as Link needs */
-    net->lx = bigmem_renew(net->lx, cap, sizeof(LinkScratch));
-    net->lstat = bigmem_renew(net->lstat, cap, sizeof(LinkStat));
-    for (int c = 0; c < NET_CLASSES; c++)
-        net->lbytes[c] = bigmem_renew(net->lbytes[c], cap, sizeof(double));
+    Link *lk = bigmem_new0(cap, sizeof(Link)); /* 64-byte aligned, as Link needs */
+    LinkScratch *lx = bigmem_new0(cap, sizeof(LinkScratch));
+    LinkStat *lstat = bigmem_new0(cap, sizeof(LinkStat));
+    if (net->nlk) { /* the links in use alone: the rest is zero both sides */
+        memcpy(lk, net->lk, sizeof(Link) * net->nlk);
+        memcpy(lx, net->lx, sizeof(LinkScratch) * net->nlk);
+        memcpy(lstat, net->lstat, sizeof(LinkStat) * net->nlk);
+    }
+    bigmem_free(net->lk);
+    bigmem_free(net->lx);
+    bigmem_free(net->lstat);
+    net->lk = lk;
+    net->lx = lx;
+    net->lstat = lstat;
+    for (int c = 0; c < NET_CLASSES; c++) {
+        double *b = bigmem_new0(cap, sizeof(double));
+        if (net->nlk)
+            memcpy(b, net->lbytes[c], sizeof(double) * net->nlk);
+        bigmem_free(net->lbytes[c]);
+        net->lbytes[c] = b;
+    }
     net->clk = cap;
 }
 
-/* Room for this many links at first, doubled as links come into use (each doubling copies the
- * links in use). Arrays of BIGMEM_MIN bytes or more are on huge pages (bigmem.h), so only the small
- * ones fault page by page; room for every link of the machine at once put a huge page under each
- * of the eleven arrays even where a run uses a few dozen links. */
-#define LINKS_FIRST 1024u
+/* A machine of up to this many links gets room for all of them at once (no copy as links come
+ * into use): the arrays' pages cost nothing until a link is first used, and a run that uses many
+ * links has them on huge pages (bigmem.h). Larger machines (up to TOPO_MAX_LINKS) start with room
+ * for that many and grow, so that the reservation stays under 700 MB of address space. */
+#define LINKS_RESERVED (1u << 22)
 
 Network *net_new(Engine *eng, const Topology *topo) {
     Network *net = g_new0(Network, 1);
@@ -71,7 +86,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
      * page per 2 MiB instead of one per 4 KiB (at 9,408 nodes two arrays of 1.9 MB) */
     net->dense_of = bigmem_new0(MAX(net->nlinks, 1), sizeof(uint32_t));
     net->slot_of = bigmem_new0(MAX(net->nlinks, 1), sizeof(uint32_t));
-    links_reserve(net, MIN((uint32_t)MAX(net->nlinks, 1), LINKS_FIRST));
+    links_reserve(net, MIN((uint32_t)MAX(net->nlinks, 1), LINKS_RESERVED));
     net->builder = g_array_new(FALSE, FALSE, sizeof(NetLoad));
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
@@ -204,7 +219,7 @@ static inline void link_retight(Network *net, Link *l) {
 static uint32_t link_dense(Network *net, int32_t id) {
     if (net->dense_of[id])
         return net->dense_of[id] - 1;
-    if (net->nlk == net->clk)
+    if (net->nlk == net->clk) /* more than LINKS_RESERVED in use */
         links_reserve(net, MIN(2 * net->clk, (uint32_t)net->nlinks));
     uint32_t d = net->nlk++;
     double cap = topo_link_capacity(net->topo, id);
