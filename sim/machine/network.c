@@ -55,13 +55,12 @@ static void links_reserve(Network *net, uint32_t cap) {
     net->lk = lk;
     net->lx = lx;
     net->lstat = lstat;
-    for (int c = 0; c < NET_CLASSES; c++) {
-        double *b = bigmem_new0(cap, sizeof(double));
-        if (net->nlk)
-            memcpy(b, net->lbytes[c], sizeof(double) * net->nlk);
-        bigmem_free(net->lbytes[c]);
-        net->lbytes[c] = b;
-    }
+    size_t stripes = ((size_t)cap + 7) / 8, used = ((size_t)net->nlk + 7) / 8;
+    double *b = bigmem_new0(stripes * 8, NET_CLASSES * sizeof(double));
+    if (used)
+        memcpy(b, net->lbytes, used * 8 * NET_CLASSES * sizeof(double));
+    bigmem_free(net->lbytes);
+    net->lbytes = b;
     net->clk = cap;
 }
 
@@ -109,8 +108,7 @@ void net_free(Network *net) {
     bigmem_free(net->lk);
     bigmem_free(net->lx);
     bigmem_free(net->lstat);
-    for (int c = 0; c < NET_CLASSES; c++)
-        bigmem_free(net->lbytes[c]);
+    bigmem_free(net->lbytes);
     bigmem_free(net->dense_of);
     g_hash_table_unref(net->info_of);
     g_ptr_array_unref(net->infos);
@@ -414,7 +412,7 @@ static void link_share(Network *net, uint32_t d) {
         if (x->lazy >= 0)
             net_flow_materialise(net, (guint32)x->lazy);
         for (int c = 0; c < NET_CLASSES; c++)
-            net->lbytes[c][d] = x->acc[x->wc[ls->owner_load]][c];
+            *link_bytes(net, c, d) = x->acc[x->wc[ls->owner_load]][c];
         x->excl[ls->owner_load] = 0;
         x->sidx[x->n - x->nexcl] = ls->owner_load;                        /* one more shared */
         uint32_t k = x->epos[ls->owner_load], last = x->eidx[--x->nexcl]; /* the last fills in */
@@ -606,7 +604,7 @@ static inline void load_off(Network *net, const Flow *f, uint32_t slot, uint32_t
     uint32_t d = f->dl[i], w = f->loads[i].weight;
     Link *l = &net->lk[d];
     if (counted)
-        net->lbytes[f->cls][d] += per_unit(net, f->bytes * w);
+        *link_bytes(net, f->cls, d) += per_unit(net, f->bytes * w);
     Crossing *fl = l->fl;
     for (uint32_t c = 0, m = l->nfl; c < m; c++)
         if (fl[c].flow == slot) { /* the last takes its place */
@@ -690,7 +688,7 @@ GArray *net_busiest_links(const Network *net, int max) {
             acc = x->acc[x->wc[ls->owner_load]];
         }
         for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = acc ? acc[c] : net->lbytes[c][i];
+            s.by_class[c] = acc ? acc[c] : *link_bytes(net, c, i);
             s.bytes += s.by_class[c];
         }
         s.busy_s = s.bytes / l->cap;

@@ -167,10 +167,13 @@ struct Network {
     Link *lk;           /* links in use, in the order first used (cache-line aligned) */
     LinkScratch *lx;    /* the same order */
     LinkStat *lstat;    /* the same order */
-    /* bytes carried by class, then by lk index (an exclusive link's: its owner's acc). A flow's
-     * end adds to one class's array, where a load set's links, first used together, lie side by
-     * side: a cache line holds eight of them, where a link's eight classes took a line each */
-    double *lbytes[NET_CLASSES];
+    /* bytes carried, by lk index and class, in stripes of eight links (link_bytes; an exclusive
+     * link's: its owner's acc). A flow's end adds to one class, where a load set's links, first
+     * used together, lie side by side: a cache line holds eight of them, where a link's eight
+     * classes took a line each; and a link's classes share its pages, where an array per class
+     * put each class of the links in use on pages of its own (eight huge pages for the few
+     * hundred KB of 20B on 1,024 nodes with every rank) */
+    double *lbytes;
     uint32_t nlk, clk; /* in use, allocated */
     int32_t nlinks;
     Vec dirty;  /* filled links flows left since the last solve (every such link, local off) */
@@ -195,6 +198,13 @@ struct Network {
         void *info;
     } info_hot[INFO_HOT]; /* the last seen by address: most starts skip the hash table */
 };
+
+/* The bytes of class c link d has carried (Network.lbytes). */
+static inline double *link_bytes(const Network *net, int c, uint32_t d) {
+    return &net->lbytes[((size_t)(d >> 3) << 6) | ((size_t)c << 3) | (d & 7)];
+}
+
+G_STATIC_ASSERT(NET_CLASSES == 8); /* link_bytes' stripes */
 
 /* x / unit: the division skipped where the unit is 1 (x / 1.0 is x exactly, so the same bits). */
 static inline double per_unit(const Network *net, double x) {
