@@ -13,13 +13,14 @@
 
 #define HUGE_BYTES ((size_t)2 << 20) /* x86-64's and arm64's (4 KiB granule) huge page */
 #define HEAD 64
-/* The first page of a mapped array (its header and first elements) stays an ordinary page, so
+/* The first 16 KiB of a mapped array (its header and first elements) stay on ordinary pages, so
  * that a run touching only those (a small machine's few links in arrays sized for a large one)
- * faults one 4 KiB page, not a 2 MiB one. Measured against 16, 64 and 256 KiB and none, on
- * 20B at 1 and 9,408 nodes, 1T Megatron, 1T_full_frontier and 20B on 1,024 nodes with every rank:
- * the fewest faults but none (docs/speed.md, "Memory"), where none takes 32 MB for the
- * 1-node run. */
-#define PLAIN ((size_t)4096)
+ * faults a few 4 KiB pages, not a 2 MiB one. Against none, 4, 64 and 256 KiB (page faults and
+ * huge pages on 20B at 1, 128, 1,024 and 9,408 nodes, 1T Megatron, 1T_full_frontier and 20B on
+ * 1,024 nodes with every rank; docs/speed.md, "Memory"): none took 32 MB for the 1-node run, 4
+ * KiB five huge pages on 128 nodes (0.5 ms more than without bigmem), 64 and 256 KiB more faults
+ * on the large runs. */
+#define PLAIN ((size_t)16 << 10)
 
 typedef struct {
     void *raw;   /* the mapping, or the block from malloc or calloc */
