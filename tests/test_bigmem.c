@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bigmem.h"
@@ -44,9 +45,10 @@ START_TEST(test_renew_keeps_and_zeroes) {
                 p[i] = (unsigned char)(i * 7 + 1);
             p = bigmem_renew(p, n1, 1);
             ck_assert((uintptr_t)p % 64 == 0);
-            for (size_t i = 0; i < MIN(n0, n1); i++)
-                ck_assert_msg(p[i] == (unsigned char)(i * 7 + 1), "%zu -> %zu: byte %zu lost", n0,
-                              n1, i);
+            size_t lost = 0; /* one check per resize: each of Check's assertions writes */
+            while (lost < MIN(n0, n1) && p[lost] == (unsigned char)(lost * 7 + 1))
+                lost++;
+            ck_assert_msg(lost == MIN(n0, n1), "%zu -> %zu: byte %zu lost", n0, n1, lost);
             if (n1 > n0)
                 ck_assert_msg(all_zero(p + n0, n1 - n0), "%zu -> %zu: new bytes not zero", n0, n1);
             bigmem_free(p);
@@ -136,7 +138,11 @@ int main(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_new_zeroed_aligned);
     tcase_add_test(tc, test_renew_keeps_and_zeroes);
-    tcase_add_test_raise_signal(tc, test_overflow_refused, SIGTRAP);
+    /* the refusal aborts the process: only where each test runs in a child of its own (the
+     * sanitizer build runs them in one process, CK_FORK=no) */
+    const char *fork = getenv("CK_FORK");
+    if (!fork || strcmp(fork, "no") != 0)
+        tcase_add_test_raise_signal(tc, test_overflow_refused, SIGTRAP);
     tcase_add_test(tc, test_large_array_advised);
     tcase_add_test(tc, test_arena_pieces);
     suite_add_tcase(s, tc);
