@@ -117,7 +117,7 @@ void bigmem_free(void *p) {
 /* --- arena ---------------------------------------------------------------------------------- */
 
 /* Chunks double from ARENA_FIRST (from the C heap: a small program stays on ordinary pages) to
- * ARENA_MAX, each with its header a power of 2 (so mapped ones fill their huge pages). */
+ * ARENA_MAX; a piece larger than that gets a chunk of its own size. */
 #define ARENA_FIRST (BIGMEM_MIN - HEAD)
 #define ARENA_MAX ((size_t)64 << 20)
 
@@ -125,9 +125,8 @@ struct BigArena {
     GPtrArray *chunks; /* bigmem arrays */
     char *at;          /* free bytes of the last chunk: [at, end) */
     char *end;
-    size_t next;   /* the next chunk's bytes */
-    size_t used;   /* bytes carved */
-    size_t mapped; /* bytes of its chunks */
+    size_t next; /* the next chunk's bytes */
+    size_t used; /* bytes carved */
 };
 
 BigArena *bigarena_new(void) {
@@ -147,7 +146,6 @@ void *bigarena_alloc(BigArena *a, size_t bytes) {
         g_ptr_array_add(a->chunks, c);
         a->at = c;
         a->end = c + chunk;
-        a->mapped += chunk;
         if (a->next < ARENA_MAX)
             a->next = MIN(2 * a->next + HEAD, ARENA_MAX - HEAD);
     }
