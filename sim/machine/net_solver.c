@@ -94,7 +94,8 @@ static void take_flow(Network *net, uint32_t fs, uint32_t st) {
         net_flow_materialise(net, fs);
     vec_push(&net->comp_flows, fs);
     for (uint32_t j = 0; j < f->ntl; j++) { /* its loads on links that couple */
-        uint32_t i = f->tli[j], m = f->dl[i];
+        const TightLoad *e = &f->tl[j];
+        uint32_t m = e->d;
         LinkScratch *x = &net->lx[m];
         if (x->stamp != st) {
             x->stamp = st;
@@ -103,7 +104,7 @@ static void take_flow(Network *net, uint32_t fs, uint32_t st) {
             if (net->lk[m].filled || !net->local)
                 vec_push(&net->stack, m);
         }
-        x->sw += f->loads[i].weight;
+        x->sw += e->weight;
     }
 }
 
@@ -284,16 +285,16 @@ static uint32_t fill(Network *net) {
             vec_push(&net->order, fs);
             /* its tight links, all in this solve (a slack one never fills: left out) */
             for (uint32_t j = 0; j < f->ntl; j++) {
-                uint32_t i = f->tli[j];
-                uint32_t md = f->dl[i];
+                const TightLoad *e = &f->tl[j];
+                uint32_t md = e->d;
                 LinkScratch *m = &net->lx[md];
-                m->cap_left -= per_unit(net, rate * f->loads[i].weight);
-                m->wsum -= f->loads[i].weight;
+                m->cap_left -= per_unit(net, rate * e->weight);
+                m->wsum -= e->weight;
                 if (m == x || m->wsum <= 0 || m->skip)
                     continue;
                 double sm = MAX(m->cap_left, 0.0) / m->wsum;
                 if (sm < m->hkey) { /* below its entry (rounding): LAZY HEAP */
-                    heap_push(h, sm, f->loads[i].link, md);
+                    heap_push(h, sm, e->link, md);
                     m->hkey = sm;
                 }
             }

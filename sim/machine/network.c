@@ -101,7 +101,7 @@ void net_free(Network *net) {
         Flow *f = &g_array_index(net->flows, Flow, i);
         if (f->owned)
             g_free((NetLoad *)f->loads);
-        g_free(f->tli);
+        g_free(f->tl);
     }
     for (uint32_t i = 0; i < net->nlk; i++)
         g_free(net->lk[i].fl);
@@ -169,7 +169,7 @@ static inline uint64_t flow_ub(const Flow *f) {
 
 /* COUPLING LISTS. The solver's walk follows a flow's links that couple (tight ones, with the
  * shortcuts on) and fixes rates on them alone (on 1T_full_frontier one load in eight:
- * docs/speed.md). So each live flow keeps the list of its loads on such links (Flow.tli), and a
+ * docs/speed.md). So each live flow keeps the list of its loads on such links (Flow.tl), and a
  * link that turns tight or slack moves all its crossings into or out of their flows' lists: O(flows
  * on it) per turn instead of O(loads) per flow per solve. Invariant: a live flow's list holds
  * exactly its loads that are on their link (not lazy) and on a link that couples; the order is any
@@ -177,13 +177,14 @@ static inline uint64_t flow_ub(const Flow *f) {
  * before the first flow. */
 static inline void tl_add(Flow *f, uint32_t i) {
     f->tpos[i] = f->ntl;
-    f->tli[f->ntl++] = i;
+    f->tl[f->ntl++] = (TightLoad){i, f->dl[i], f->loads[i].weight, f->loads[i].link};
 }
 
 static inline void tl_del(Flow *f, uint32_t i) {
-    uint32_t p = f->tpos[i], last = f->tli[--f->ntl]; /* the last fills in */
-    f->tli[p] = last;
-    f->tpos[last] = p;
+    uint32_t p = f->tpos[i];
+    TightLoad last = f->tl[--f->ntl]; /* the last fills in */
+    f->tl[p] = last;
+    f->tpos[last.load] = p;
 }
 
 /* Link l turns tight (t) or slack: its crossings' loads go into or out of their flows' lists
@@ -437,9 +438,10 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     f->ntl = 0;
     if ((uint32_t)f->n > f->tl_cap) { /* its coupling list (COUPLING LISTS), kept with the slot */
         f->tl_cap = (uint32_t)f->n;
-        f->tli = g_renew(uint32_t, f->tli, 2 * (size_t)f->tl_cap);
+        g_free(f->tl);
+        f->tl = g_malloc((size_t)f->tl_cap * (sizeof(TightLoad) + sizeof(uint32_t)));
     }
-    f->tpos = f->tli + f->tl_cap;
+    f->tpos = (uint32_t *)(f->tl + f->tl_cap);
     /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
      * second one puts the first on them */
     LoadInfo *x = f->info;
@@ -494,7 +496,7 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
         slot = net->free_slots.v[--net->free_slots.n];
         const Flow *old = &g_array_index(net->flows, Flow, slot);
         f.version = old->version;
-        f.tli = old->tli; /* the slot's list block, for reuse */
+        f.tl = old->tl; /* the slot's list block, for reuse */
         f.tl_cap = old->tl_cap;
         g_array_index(net->flows, Flow, slot) = f;
     } else {

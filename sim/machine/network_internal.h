@@ -27,6 +27,16 @@ typedef struct {
     int32_t lazy;               /* the slot of its live flow not on its exclusive links, -1 none */
 } LoadInfo;
 
+/* A flow's load on a link that couples (Flow.tl): what the solver reads of it, beside it, so that
+ * collecting a solve's flows and filling reads the list alone, not the flow's load and lk index
+ * arrays as well (a cache miss each on a global link's hundreds of flows). */
+typedef struct {
+    uint32_t load;   /* its index in the flow's loads */
+    uint32_t d;      /* its link's lk index */
+    uint32_t weight; /* the load's weight */
+    int32_t link;    /* its link's topology id */
+} TightLoad;
+
 typedef struct {
     const NetLoad *loads; /* owned unless borrowed (net_flow_borrowed) */
     LoadInfo *info;       /* borrowed: its load set's */
@@ -51,11 +61,12 @@ typedef struct {
     double own_share;
     int32_t own_link; /* -1: none */
     uint32_t own_d;
-    /* COUPLING LISTS (network.c): the indices of its loads on links that couple, kept as links
-     * turn tight or slack, with each listed load's place in the list (tpos), so the solver's
-     * walk reads those alone; ntl of them, tli and tpos in one block of 2 x tl_cap, kept with
-     * the slot for its next flow */
-    uint32_t *tli, *tpos;
+    /* COUPLING LISTS (network.c): its loads on links that couple, kept as links turn tight or
+     * slack, with each listed load's place in the list (tpos, by load), so the solver's walk
+     * reads those alone; ntl of them, tl and tpos in one block for tl_cap, kept with the slot
+     * for its next flow */
+    TightLoad *tl;
+    uint32_t *tpos;
     uint32_t ntl, tl_cap;
     NetDoneFn done;
     void *ctx;
