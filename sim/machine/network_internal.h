@@ -29,7 +29,7 @@ typedef struct {
 
 /* A flow's load on a link that couples (Flow.tl): what the solver reads of it, beside it, so that
  * collecting a solve's flows and filling reads the list alone, not the flow's load and lk index
- * arrays as well (a cache miss each on a global link's hundreds of flows). */
+ * arrays as well (a cache miss each, for every flow of a global link). */
 typedef struct {
     uint32_t load;   /* its index in the flow's loads */
     uint32_t d;      /* its link's lk index */
