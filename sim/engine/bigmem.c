@@ -1,9 +1,9 @@
 /* bigmem: large arrays on transparent huge pages (see bigmem.h).
  *
  * Every array carries a 64-byte header just below it: where its mapping or heap block is and how
- * long, the bytes it may grow to in place, the bytes it holds, and how far it was ever exposed
- * (past that a fresh mapping is still zero, so growing into it needs no memset, which would fault
- * in pages the caller may never touch: an array by link id is touched where the traffic goes). */
+ * long (64 bytes keep the array cache-line aligned). A fresh mapping reads as zero untouched, and
+ * calloc's large blocks come from one: an array by link id is touched only where the traffic
+ * goes. */
 #include "bigmem.h"
 
 #include <stdint.h>
@@ -23,11 +23,8 @@
 #define PLAIN ((size_t)16 << 10)
 
 typedef struct {
-    void *raw;   /* the mapping, or the block from malloc or calloc */
-    size_t map;  /* bytes of the mapping at raw; 0: from the C heap */
-    size_t room; /* bytes the array may grow to in place (a mapping's, past the header) */
-    size_t size; /* bytes the array holds */
-    size_t high; /* bytes ever exposed since the mapping (size <= high <= room) */
+    void *raw;  /* the mapping, or the block from malloc or calloc */
+    size_t map; /* bytes of the mapping at raw; 0: from the C heap */
 } Head;
 
 G_STATIC_ASSERT(sizeof(Head) <= HEAD);
@@ -59,7 +56,6 @@ static Head *map_array(size_t bytes) {
     Head *h = (Head *)(huge - PLAIN);
     h->raw = raw;
     h->map = map;
-    h->room = (size_t)(raw + map - ((char *)h + HEAD));
     return h;
 }
 
@@ -76,32 +72,12 @@ static void *big_new(size_t n, size_t size, gboolean zero) {
         h = (Head *)(((uintptr_t)raw + HEAD - 1) & ~(uintptr_t)(HEAD - 1));
         h->raw = raw;
         h->map = 0;
-        h->room = bytes;
     }
-    h->size = h->high = bytes;
     return (char *)h + HEAD;
 }
 
 void *bigmem_new0(size_t n, size_t size) {
     return big_new(n, size, TRUE);
-}
-
-void *bigmem_renew(void *p, size_t n, size_t size) {
-    if (!p)
-        return bigmem_new0(n, size);
-    size_t bytes = checked_bytes(n, size);
-    Head *h = head_of(p);
-    if (h->map > 0 && bytes <= h->room) {         /* in place */
-        if (bytes > h->size && h->size < h->high) /* bytes once exposed, then cut off */
-            memset((char *)p + h->size, 0, MIN(bytes, h->high) - h->size);
-        h->size = bytes;
-        h->high = MAX(h->high, bytes);
-        return p;
-    }
-    void *q = bigmem_new0(n, size);
-    memcpy(q, p, MIN(bytes, h->size));
-    bigmem_free(p);
-    return q;
 }
 
 void bigmem_free(void *p) {
@@ -126,7 +102,6 @@ struct BigArena {
     char *at;          /* free bytes of the last chunk: [at, end) */
     char *end;
     size_t next; /* the next chunk's bytes */
-    size_t used; /* bytes carved */
 };
 
 BigArena *bigarena_new(void) {
@@ -151,7 +126,6 @@ void *bigarena_alloc(BigArena *a, size_t bytes) {
     }
     void *p = a->at;
     a->at += need;
-    a->used += bytes;
     return p;
 }
 
@@ -160,10 +134,6 @@ void *bigarena_dup(BigArena *a, const void *src, size_t bytes) {
     if (bytes > 0)
         memcpy(p, src, bytes);
     return p;
-}
-
-size_t bigarena_used(const BigArena *a) {
-    return a->used;
 }
 
 void bigarena_free(BigArena *a) {

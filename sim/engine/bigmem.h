@@ -2,15 +2,14 @@
  *
  * For: the few arrays whose size grows with the work or the machine (rank programs, per-rank and
  * per-link state). Each first touch of a 4 KiB page is a fault the kernel serves by zeroing a
- * page; on virtual machines that is a trap to the hypervisor as well, about 6 to 12 us a page on
- * the host docs/speed.md names ("Fourth pass"), where the simulator's own work is 0.1 to 2 us an
- * event. An array of BIGMEM_MIN bytes or more is mapped apart: its first 16 KiB on ordinary
- * pages (a small run that touches only its first elements faults a few small pages), the rest
- * 2 MiB-aligned and advised MADV_HUGEPAGE, so that the kernel may back it with 2 MiB pages, one
- * fault each. Where the kernel has no transparent huge pages (or `never`), the advice does
- * nothing and the array is an ordinary anonymous mapping. Smaller arrays come from the C heap
- * (calloc).
- * Not for: anything per event (no allocation there), or small structures. */
+ * page; on virtual machines that is a trap to the hypervisor as well: 12 to 16 us a page on the
+ * host docs/speed.md names ("Fourth pass"; tools/pagefaults.c measures it), where the simulator's
+ * own work is 0.1 to 2 us an event. An array of BIGMEM_MIN bytes or more is mapped apart: its first
+ * 16 KiB on ordinary pages (a small run that touches only its first elements faults a few small
+ * pages), the rest 2 MiB-aligned and advised MADV_HUGEPAGE, so that the kernel may back it with 2
+ * MiB pages, one fault each. Where the kernel has no transparent huge pages (or `never`), the
+ * advice does nothing and the array is an ordinary anonymous mapping. Smaller arrays come from the
+ * C heap (calloc). Not for: anything per event (no allocation there), or small structures. */
 #ifndef SIM_BIGMEM_H
 #define SIM_BIGMEM_H
 
@@ -24,9 +23,6 @@
 /* n elements of size bytes, zeroed, 64-byte aligned; aborts like g_malloc when memory runs out or
  * n x size overflows. bigmem_free releases it. */
 void *bigmem_new0(size_t n, size_t size);
-/* The array p (from bigmem_new0 or bigmem_renew, or NULL) resized to n elements of size bytes:
- * the first min(old, new) elements kept, any further ones zeroed. */
-void *bigmem_renew(void *p, size_t n, size_t size);
 void bigmem_free(void *p);
 
 /* An arena: pieces carved one after another from big chunks and freed all together. For arrays
@@ -39,8 +35,6 @@ BigArena *bigarena_new(void);
 void *bigarena_alloc(BigArena *a, size_t bytes);
 /* A copy of bytes at src in the arena. */
 void *bigarena_dup(BigArena *a, const void *src, size_t bytes);
-/* Bytes carved so far. */
-size_t bigarena_used(const BigArena *a);
 void bigarena_free(BigArena *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(BigArena, bigarena_free)
 
