@@ -39,7 +39,7 @@ if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fai
 for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
            tflops_per_gpu mfu neox_flops neox_tflops_per_gpu params_bytes capacity_bytes fits \
            total_volume_bytes sizes events solves solved_links host_wait_s interference_s \
-           peak_rss_bytes page_faults; do
+           peak_rss_bytes page_faults copy_sends uneven_copy_sends copy_pace_ratio; do
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
 done
 expect_grep json-nodes '"nodes": 4' "$tmp/a.json"

@@ -115,6 +115,88 @@ START_TEST(test_pipeline_dedup_matches_all_ranks) {
 }
 END_TEST
 
+/* UNEVEN COPIES (coll_streams.c): a deduplicated send counts as uneven where its replicas' copies
+ * would not keep one pace on the fabric, and the report says so (sim.uneven_copy_sends).
+ * - Closed form: megatron_39b (TP 8 x PP 2 x DP 4 on 8 DGX A100 nodes, stage 0 on nodes 0-3 and
+ *   stage 1 on nodes 4-7) with 6 nodes per leaf and a taper of 12. Each of the 16 sends (8 TP
+ *   ranks, forward and back) carries 4 replicas' copies. Copies 0 and 1 (nodes 0, 1 <-> 4, 5)
+ *   stay on leaf 0 and go at their NIC's 25 GB/s; copies 2 and 3 (nodes 2, 3 <-> 6, 7) share
+ *   their rail's leaf uplink of 6 x 25 / 12 = 12.5 GB/s, 6.25 GB/s each: all 16 sends uneven,
+ *   pace ratio 25 / 6.25 = 4 exactly. The iteration comes out the same as --all-ranks' here, but
+ *   the critical rank's exposed communication does not (1.2435 s deduplicated, 1.1847 s with
+ *   every rank): uneven means "may be overstated", which the report says.
+ * - The three layouts of test_pipeline_dedup_matches_all_ranks, where the copies are images:
+ *   every send counted (16; 31 stage boundaries x 8 x 2 = 496), none uneven.
+ * - 1T_full_frontier's layout on 256 nodes with Frontier's 4 global links per group pair picked
+ *   per GPU pair: only stage 15 -> 16 (nodes 120-127 -> 128-135) crosses the two 128-node
+ *   groups, so at most its 16 sends are uneven; they all are, the 8 copies of each spread over
+ *   the 4 links unevenly (ratio 4: a copy alone at its NIC's 25 GB/s against 4 on one global
+ *   link), and dedup comes out slower than --all-ranks (60.045 s against 59.422 s). */
+/* One run's summary; the scenario and run are kept (a run reads its scenario) in *sc and *run. */
+static const SimSummary *summary_ok(Scenario **sc, SimRun **run, const char *file,
+                                    const char *const *sets, int dedup) {
+    *sc = load_ok(file, sets);
+    *run = run_ok(*sc, dedup);
+    return sim_summary(*run);
+}
+
+static void release(Scenario *sc, SimRun *run) {
+    sim_run_free(run);
+    scenario_free(sc);
+}
+
+START_TEST(test_uneven_copies) {
+    Scenario *c1, *c2;
+    SimRun *r1, *r2;
+    const char *leaf6[] = {"nodes=8", "training.global_batch=64",
+                           "topology.fabric.nodes_per_leaf=6", "topology.fabric.taper=12", NULL};
+    const SimSummary *s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", leaf6, 1);
+    ck_assert_int_eq(s->copy_sends, 16);
+    ck_assert_int_eq(s->uneven_sends, 16);
+    ck_assert_msg(s->copy_pace_ratio == 4.0, "pace ratio %.17g", s->copy_pace_ratio);
+    const SimSummary *all = summary_ok(&c2, &r2, "validation/megatron_39b.yaml", leaf6, 0);
+    ck_assert_int_eq(s->iteration, all->iteration);
+    ck_assert_msg(s->critical.exposed > all->critical.exposed,
+                  "exposed: deduplicated %" PRId64 " ps, all ranks %" PRId64, s->critical.exposed,
+                  all->critical.exposed);
+    release(c1, r1);
+    release(c2, r2);
+
+    const char *dgx[] = {"nodes=8", "training.global_batch=64", "topology.fabric.nodes_per_leaf=4",
+                         "topology.fabric.taper=4", NULL};
+    const char *fr16[] = {"nodes=64", "topology.fabric.nodes_per_group=16",
+                          "topology.fabric.switches_per_group=4", NULL};
+    const char *fr256[] = {"nodes=256", "topology.fabric.global_links=1", NULL};
+    struct {
+        const char *file;
+        const char *const *sets;
+        int sends;
+    } even[] = {{"validation/megatron_39b.yaml", dgx, 16},
+                {"1T_full_frontier.yaml", fr16, 496},
+                {"1T_full_frontier.yaml", fr256, 496}};
+    for (size_t i = 0; i < G_N_ELEMENTS(even); i++) {
+        s = summary_ok(&c1, &r1, even[i].file, even[i].sets, 1);
+        ck_assert_int_eq(s->copy_sends, even[i].sends);
+        ck_assert_int_eq(s->uneven_sends, 0);
+        ck_assert(s->copy_pace_ratio == 1.0);
+        release(c1, r1);
+    }
+
+    const char *n256[] = {"nodes=256", NULL};
+    s = summary_ok(&c1, &r1, "1T_full_frontier.yaml", n256, 1);
+    all = summary_ok(&c2, &r2, "1T_full_frontier.yaml", n256, 0);
+    ck_assert_int_eq(s->copy_sends, 496);
+    ck_assert_int_eq(s->uneven_sends, 16);
+    ck_assert_msg(s->copy_pace_ratio == 4.0, "pace ratio %.17g", s->copy_pace_ratio);
+    ck_assert_int_eq(all->copy_sends, 0); /* nothing deduplicated: nothing to count */
+    ck_assert_int_eq(all->uneven_sends, 0);
+    ck_assert_msg(s->iteration > all->iteration, "deduplicated %" PRId64 " ps, all ranks %" PRId64,
+                  s->iteration, all->iteration);
+    release(c1, r1);
+    release(c2, r2);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("dedup");
     TCase *tc = tcase_create("core");
@@ -122,6 +204,7 @@ int main(void) {
     tcase_add_test(tc, test_tree_symmetric_form);
     tcase_add_test(tc, test_megatron_dedup_matches_all_ranks);
     tcase_add_test(tc, test_pipeline_dedup_matches_all_ranks);
+    tcase_add_test(tc, test_uneven_copies);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -39,7 +39,8 @@ static const char *const headline[] = {"model",
                                        "sim_version",
                                        "topology",
                                        "device",
-                                       "overrides"};
+                                       "overrides",
+                                       "uneven_copy_sends"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
 G_STATIC_ASSERT(H_COUNT <= 32);
 
@@ -200,6 +201,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {STR, 0, sc->topo.name},
         {STR, 0, sc->topo.device.name},
         {STR, 0, overrides},
+        {NUM, s->uneven_sends, NULL},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {

@@ -42,6 +42,10 @@ struct CollStreams {
     int ngroups;             /* groups made */
     int rep_node;            /* while building: the symmetric form's node, -1 = all */
     gboolean shape_only;     /* while building: the shape, not the loads */
+    /* sends run as copies (coll_streams_copies_evenness): built, those whose copies' paces
+       differ, and the largest ratio of a send's fastest copy's pace to its slowest's */
+    int copy_sends, uneven_sends;
+    double pace_ratio;
 };
 
 static guint group_hash(gconstpointer k) {
@@ -74,6 +78,7 @@ CollStreams *coll_streams_new(const Topology *topo, Network *net) {
     cs->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     cs->scratch = g_array_new(FALSE, FALSE, sizeof(int));
     cs->rep_node = -1;
+    cs->pace_ratio = 1;
     return cs;
 }
 
@@ -183,28 +188,38 @@ int coll_group_nodes(const CollGroup *g) {
 
 /* --- streams ------------------------------------------------------------------------------- */
 
-void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node) {
-    if (a == b)
+/* The links one stream from a to b loads in the symmetric form for rep_node (coll_streams_edge);
+ * p->n 0 for a == b. */
+static void edge_path(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node,
+                      TopoPath *p) {
+    if (a == b) {
+        p->n = 0;
+        p->spread_group = -1;
         return;
-    TopoPath p;
+    }
     int g = topo_gpus_per_node(cs->topo);
     if (rep_node != COLL_NODES_ALL && a / g != rep_node && b / g != rep_node) {
         /* symmetric form, an edge of two other nodes: the fabric's links alone */
-        topo_path_fabric(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
-        net_loads_add_path(cs->net, &p);
+        topo_path_fabric(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), p);
         return;
     }
-    topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), &p);
+    topo_path_nics(cs->topo, a, b, nic_out, nic_in, topo_pair_salt(a, b), p);
     if (rep_node != COLL_NODES_ALL) { /* symmetric form: drop other nodes' local links */
         int k = 0;
-        for (int i = 0; i < p.n; i++) {
-            int node = topo_link_node(cs->topo, p.link[i]);
+        for (int i = 0; i < p->n; i++) {
+            int node = topo_link_node(cs->topo, p->link[i]);
             if (node < 0 || node == rep_node)
-                p.link[k++] = p.link[i];
+                p->link[k++] = p->link[i];
         }
-        p.n = k;
+        p->n = k;
     }
-    net_loads_add_path(cs->net, &p);
+}
+
+void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node) {
+    TopoPath p;
+    edge_path(cs, a, b, nic_out, nic_in, rep_node, &p);
+    if (p.n > 0 || p.spread_group >= 0)
+        net_loads_add_path(cs->net, &p);
 }
 
 static void add_edge_nics(CollStreams *cs, int a, int b, int nic_out, int nic_in) {
@@ -408,6 +423,50 @@ static int copy_nodes(int rep_node, int j) {
     return j == 0 ? COLL_NODES_ALL : COLL_NODES_NONE;
 }
 
+/* UNEVEN COPIES. A send run as copies is one flow, which moves at its slowest link's pace. That
+ * is every copy's pace apart only where their paths are images of each other (the argument of
+ * coll_start_copies in collectives.c). Where they are not, as on a dragonfly whose global link
+ * between two groups is picked per GPU pair, the one flow holds the copies that would go faster
+ * to the slowest one's pace, and in step, where simulated apart they drift and spread their
+ * crossings over time: the deduplicated iteration can then exceed --all-ranks' (docs/speed.md,
+ * "Representatives": +132% on all of Frontier). Such a send is counted here, once, when built
+ * with its copies' sum in the builder. A copy's pace is the least over its links of
+ * net_loads_link_pace under that sum, its nodes' links taken as copy 0's (their images, which
+ * the symmetric form leaves out of the other copies' paths); the send is uneven where its
+ * fastest copy's pace exceeds its slowest's by more than rounding. A pace leaves out the run's
+ * other traffic and latency: even paces do not prove the copies alike, and uneven ones move the
+ * iteration only where that pace bounds it (test_uneven_copies). O(copies x hops). */
+#define PACE_EVEN 1e-9
+
+static void count_uneven(CollStreams *cs, const TopoPath *paths, int copies) {
+    /* copy 0's node-local links: every copy's nodes are images of its (the others' paths in
+       the symmetric form leave theirs out) */
+    double local = G_MAXDOUBLE;
+    for (int i = 0; i < paths[0].n; i++)
+        if (topo_link_node(cs->topo, paths[0].link[i]) >= 0)
+            local = MIN(local, net_loads_link_pace(cs->net, paths[0].link[i]));
+    double lo = G_MAXDOUBLE, hi = 0;
+    for (int j = 0; j < copies; j++) {
+        double pace = local;
+        for (int i = 0; i < paths[j].n; i++)
+            pace = MIN(pace, net_loads_link_pace(cs->net, paths[j].link[i]));
+        lo = MIN(lo, pace);
+        hi = MAX(hi, pace);
+    }
+    cs->copy_sends++;
+    if (hi > lo * (1 + PACE_EVEN)) {
+        cs->uneven_sends++;
+        cs->pace_ratio = MAX(cs->pace_ratio, hi / lo);
+    }
+}
+
+void coll_streams_copies_evenness(const CollStreams *cs, int *sends, int *uneven,
+                                  double *pace_ratio) {
+    *sends = cs->copy_sends;
+    *uneven = cs->uneven_sends;
+    *pace_ratio = cs->pace_ratio;
+}
+
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
     return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
@@ -462,12 +521,17 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         ps.shape = build_streams(cs, algo, op, g, phase);
         cs->shape_only = FALSE;
         net_loads_reset(cs->net);
-        for (int j = 0; j < copies; j++)
-            coll_streams_edge(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
-                              copy_nodes(rep_node, j));
+        g_autofree TopoPath *paths = g_new(TopoPath, copies);
+        for (int j = 0; j < copies; j++) {
+            edge_path(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
+                      copy_nodes(rep_node, j), &paths[j]);
+            if (paths[j].n > 0 || paths[j].spread_group >= 0)
+                net_loads_add_path(cs->net, &paths[j]);
+        }
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;
+        count_uneven(cs, paths, copies);
     } else { /* each copy's own loads (cached with its group), summed */
         g_autofree int *m = g_new(int, g->n);
         GArray *parts = g_array_new(FALSE, FALSE, sizeof(NetLoad));

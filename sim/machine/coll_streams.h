@@ -73,6 +73,12 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, Co
                                          CollOp op, int phase, int rep_node, int copies, int stride,
                                          CollShape *shape, int *nl);
 
+/* Sends run as copies built so far (coll_streams_loads_copies), those whose copies' paces on the
+ * fabric differ (UNEVEN COPIES in coll_streams.c: the one flow holds them to the slowest's), and
+ * the largest ratio of such a send's fastest copy's pace to its slowest's (1: none). */
+void coll_streams_copies_evenness(const CollStreams *cs, int *sends, int *uneven,
+                                  double *pace_ratio);
+
 /* Into the network's load builder (after net_loads_reset): one stream from GPU a to GPU b,
  * leaving a's node by NIC nic_out and entering b's by nic_in (-1: the GPU's own), in the
  * symmetric form for rep_node (-1: every node). Not cached (the detailed mode's ring steps). */

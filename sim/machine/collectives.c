@@ -377,6 +377,10 @@ static double model_time(const CollSpec *sp, const CollChoice *cand, CollOp op, 
     return cand->latency / 1e12 + bytes / alg;
 }
 
+void coll_copies_evenness(const Collectives *c, int *sends, int *uneven, double *pace_ratio) {
+    coll_streams_copies_evenness(c->streams, sends, uneven, pace_ratio);
+}
+
 const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n) {
     return coll_streams_group(c->streams, members, n, op == COLL_SEND);
 }

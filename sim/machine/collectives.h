@@ -117,6 +117,12 @@ void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, 
 void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
                        double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
+/* The sends run as copies so far, those whose copies would not keep the same pace apart, and the
+ * largest ratio of such a send's fastest copy's pace to its slowest's (1: none): where some are
+ * uneven, one flow holds their copies in step at the slowest's pace, and the deduplicated run
+ * can be slower than --all-ranks (coll_streams.c, UNEVEN COPIES). */
+void coll_copies_evenness(const Collectives *c, int *sends, int *uneven, double *pace_ratio);
+
 /* The group op runs on for these members (n >= 2; a send's are source then destination): found
  * by its member list (O(n) to hash and compare) or made. Valid while c lives. */
 const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n);

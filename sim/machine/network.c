@@ -285,6 +285,12 @@ void net_loads_add(Network *net, const NetLoad *loads, int n) {
         load_add(net, loads[i].link, loads[i].weight);
 }
 
+double net_loads_link_pace(const Network *net, int32_t link) {
+    uint32_t s = net->slot_of[link];
+    uint32_t w = s ? g_array_index(net->builder, NetLoad, s - 1).weight : net->unit;
+    return topo_link_capacity(net->topo, link) * net->dunit / (double)MAX(w, 1u);
+}
+
 const NetLoad *net_loads_get(Network *net, int *n) {
     *n = (int)net->builder->len;
     return (const NetLoad *)net->builder->data;

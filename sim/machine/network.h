@@ -77,6 +77,9 @@ void net_loads_add(Network *net, const NetLoad *loads, int n);
  * more times (integer weights, the same order of first use). */
 void net_loads_scale(Network *net, uint32_t factor);
 const NetLoad *net_loads_get(Network *net, int *n);
+/* One stream's pace on link under the builder's loads: capacity x unit / the builder's weight
+ * on it, or the capacity where the builder does not hold it (one stream alone), bytes/s. */
+double net_loads_link_pace(const Network *net, int32_t link);
 
 /* Time one flow alone would take: latency + bytes / min(capacity / weight) (weight in streams),
  * nearest picosecond. */

@@ -390,6 +390,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "solves", (double)s->solves, FALSE);
     kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
+    kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
+    kv_num(out, i2, "uneven_copy_sends", s->uneven_sends, FALSE);
+    kv_num(out, i2, "copy_pace_ratio", s->copy_pace_ratio, FALSE);
     kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
     kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);
     kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, FALSE);
@@ -521,6 +524,14 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
                 s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);
     fputc('\n', out);
+    if (s->uneven_sends > 0) /* UNEVEN COPIES in coll_streams.c */
+        fprintf(out,
+                "caution    %d of %d pipeline sends carry other replicas' sends whose paths are\n"
+                "           loaded unevenly (a copy up to %.2fx as fast as its send's slowest on\n"
+                "           the fabric): one flow holds them in step at the slowest's pace, so\n"
+                "           the iteration may be overstated; --all-ranks simulates every replica\n"
+                "           (docs/speed.md, \"Representatives\")\n",
+                s->uneven_sends, s->copy_sends, s->copy_pace_ratio);
 }
 
 static void write_csv(FILE *out, const SimRun *run) {

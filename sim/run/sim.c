@@ -108,6 +108,7 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     s->solves = net_solves(run->net);
     s->solved_links = net_solved_links(run->net);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
+    coll_copies_evenness(run->coll, &s->copy_sends, &s->uneven_sends, &s->copy_pace_ratio);
     s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -40,6 +40,11 @@ typedef struct {
     uint64_t solves;            /* max-min solves (net_solves) */
     uint64_t solved_links;      /* links those solves looked at, in all (net_solved_links) */
     int ranks_simulated;
+    /* deduplicated pipeline sends that carry their replicas' copies in one flow, those whose
+       copies would not keep one pace apart (the iteration may be overstated: UNEVEN COPIES in
+       coll_streams.c), and the largest ratio of a copy's pace to its send's slowest (1: none) */
+    int copy_sends, uneven_sends;
+    double copy_pace_ratio;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
     double page_faults;    /* host process page faults so far (minor and major; getrusage) */
