@@ -8,6 +8,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "bigmem.h"
@@ -15,20 +16,32 @@
 #define CAT_COUNT (COLL_OP_COUNT * DIM_COUNT)
 #define SLOT_MAX 16 /* distinct (op, dim) pairs a run can use */
 
+/* A rank's figures for one (op, dim) slot: what one call's start, end and issue touch, together. */
+typedef struct {
+    SimTime time;   /* in flight, summed over calls */
+    double exposed; /* its share of exposed time */
+    double hidden;  /* its share of compute with communication in flight */
+    double calls;
+    double volume;
+} SlotStats;
+
+/* One rank, laid out by what a state change touches: the first cache line (the times it charges,
+ * what is in flight) and the slots in flight; a change read eleven lines spread over arrays by
+ * field, one for each array it touched (every rank's is touched, in turn, on all of Frontier
+ * with every rank: docs/speed.md, "Fifth pass"). */
 typedef struct {
     SimTime last; /* time of the last state change */
-    SimTime finish;
-    gboolean computing;
-    int in_flight; /* communications in flight */
     SimTime compute, comm, exposed, bubble;
+    int32_t in_flight; /* communications in flight */
+    uint8_t computing;
+    uint16_t active[SLOT_MAX]; /* in flight, by slot */
+    SimTime finish;
     SimTime host_wait, interference;
-    uint16_t active[SLOT_MAX];
-    SimTime time[SLOT_MAX];
-    double exposed_cat[SLOT_MAX];
-    double hidden_cat[SLOT_MAX];
-    double calls[SLOT_MAX];
-    double volume[SLOT_MAX];
-} RankStats;
+    SlotStats slot[SLOT_MAX];
+} __attribute__((aligned(64))) RankStats;
+
+/* the first eight slots' counts in the first line with the times (slots go in first-use order) */
+G_STATIC_ASSERT(offsetof(RankStats, active) + 8 * sizeof(uint16_t) <= 64);
 
 struct Stats {
     int nsim, weight, total;
@@ -85,12 +98,12 @@ static void charge(Stats *st, RankStats *rs, SimTime now) {
         rs->compute += dt;
         for (int s = 0; s < st->nslots && rs->in_flight > 0; s++)
             if (rs->active[s])
-                rs->hidden_cat[s] += (double)dt * rs->active[s] / rs->in_flight;
+                rs->slot[s].hidden += (double)dt * rs->active[s] / rs->in_flight;
     } else if (rs->in_flight > 0) {
         rs->exposed += dt;
         for (int s = 0; s < st->nslots; s++)
             if (rs->active[s])
-                rs->exposed_cat[s] += (double)dt * rs->active[s] / rs->in_flight;
+                rs->slot[s].exposed += (double)dt * rs->active[s] / rs->in_flight;
     } else {
         rs->bubble += dt;
     }
@@ -109,20 +122,20 @@ void stats_comm(Stats *st, int r, CollOp op, Dim dim, gboolean begin, SimTime no
     if (begin) {
         rs->in_flight++;
         rs->active[s]++;
-        rs->time[s] -= now;
+        rs->slot[s].time -= now;
     } else {
         g_assert(rs->active[s] > 0);
         rs->in_flight--;
         rs->active[s]--;
-        rs->time[s] += now;
+        rs->slot[s].time += now;
     }
 }
 
 void stats_issue(Stats *st, int r, CollOp op, Dim dim, double bytes, double volume) {
     RankStats *rs = &st->ranks[r];
     int s = slot(st, op, dim);
-    rs->calls[s] += 1;
-    rs->volume[s] += volume;
+    rs->slot[s].calls += 1;
+    rs->slot[s].volume += volume;
     st->calls[s] += st->weight;
     st->bytes[s] += bytes * st->weight;
     st->volume[s] += volume * st->weight;
@@ -191,9 +204,9 @@ GArray *stats_comm_rows(const Stats *st, int r) {
         row.message_bytes = st->bytes[s] / st->total;
         row.volume_bytes = st->volume[s] / st->total;
         row.total_volume_bytes = st->volume[s];
-        row.time = rs->time[s];
-        row.exposed = rs->exposed_cat[s];
-        row.hidden = rs->hidden_cat[s];
+        row.time = rs->slot[s].time;
+        row.exposed = rs->slot[s].exposed;
+        row.hidden = rs->slot[s].hidden;
         row.sizes = g_array_new(FALSE, FALSE, sizeof(SizeCount));
         GHashTableIter it;
         gpointer k, v;
@@ -219,10 +232,10 @@ void stats_rows_free(GArray *rows) {
 
 double stats_rank_volume(const Stats *st, int r, CollOp op, Dim dim) {
     int s = st->slot_of[op * DIM_COUNT + dim];
-    return s < 0 ? 0.0 : st->ranks[r].volume[s];
+    return s < 0 ? 0.0 : st->ranks[r].slot[s].volume;
 }
 
 double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim) {
     int s = st->slot_of[op * DIM_COUNT + dim];
-    return s < 0 ? 0.0 : st->ranks[r].calls[s];
+    return s < 0 ? 0.0 : st->ranks[r].slot[s].calls;
 }
