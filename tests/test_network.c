@@ -447,7 +447,7 @@ START_TEST(test_lone_flow_needs_no_solve) {
     int nl;
     const NetLoad *got = net_loads_get(net2, &nl);
     g_autofree NetLoad *loads = g_memdup2(got, sizeof(NetLoad) * nl);
-    net_flow_borrowed(net2, loads, nl, 10e9, 0, 0, on_done, &f2, 0);
+    net_flow_borrowed(net2, loads, nl, NULL, 10e9, 0, 0, on_done, &f2, 0);
     net_flow(net2, loads, nl, 10e9, 0, 0, on_done, &f2, 1);
     engine_run(eng2);
     ck_assert_uint_ge(net_solves(net2), 1);
@@ -679,9 +679,10 @@ START_TEST(test_link_bytes_by_class) {
     g_autoptr(Network) net = net_new(eng, topo);
     Finish fm = {{0}, eng};
     const SimTime ms = SIM_PS_PER_S / 1000;
+    NetLoadSet facts = NULL; /* flow 1 finds the set's facts by address, 0 and 2 by the handle */
     for (int k = 0; k < 3; k++)
-        net_flow_borrowed(net, set, 2, b, k < 2 ? 10 * k * ms : 30 * ms, 5, on_done, &fm,
-                          (uint64_t)k);
+        net_flow_borrowed(net, set, 2, k == 1 ? NULL : &facts, b, k < 2 ? 10 * k * ms : 30 * ms, 5,
+                          on_done, &fm, (uint64_t)k);
     net_flow(net, own, 1, a, 20 * ms, 2, on_done, &fm, 3);
     engine_run(eng);
     SimTime tb = (SimTime)llround(b / (c / 2) * SIM_PS_PER_S),
@@ -709,7 +710,8 @@ END_TEST
  * at scattered times, overlap their own set's flows, and meet flows with loads of their own that
  * take over links a set had alone, run with and without the exclusive-link shortcut
  * (network.c, EXCLUSIVE LINKS): every flow ends at the same picosecond, every link carries the
- * same bytes by class, and the solver runs the same solves over the same links. */
+ * same bytes by class, and the solver runs the same solves over the same links. The run with the
+ * shortcut keeps each set's handle (net_flow_borrowed), the other finds sets by address. */
 typedef struct {
     Network *net;
     GArray **sets;  /* NetLoad, borrowed */
@@ -717,6 +719,7 @@ typedef struct {
     int *set_of;    /* per flow */
     double *bytes;  /* per flow */
     Finish *fin;
+    NetLoadSet *facts; /* per set: the handle kept for its loads, or NULL (found by address) */
 } ExclRun;
 
 static void excl_start(Engine *eng, void *ctx, uint64_t f) {
@@ -727,7 +730,8 @@ static void excl_start(Engine *eng, void *ctx, uint64_t f) {
         net_flow(r->net, (const NetLoad *)a->data, (int)a->len, r->bytes[f], 1000000, (int)f % 3,
                  on_done, r->fin, f);
     else
-        net_flow_borrowed(r->net, (const NetLoad *)a->data, (int)a->len, r->bytes[f], 1000000,
+        net_flow_borrowed(r->net, (const NetLoad *)a->data, (int)a->len,
+                          r->facts ? &r->facts[r->set_of[f]] : NULL, r->bytes[f], 1000000,
                           (int)f % 3, on_done, r->fin, f);
 }
 
@@ -783,7 +787,8 @@ START_TEST(test_exclusive_links_change_nothing) {
             g_autoptr(Network) net = net_new(eng, topo);
             net_set_exclusive_links(net, on);
             Finish fin = {{0}, eng};
-            ExclRun r = {net, sets, owned, set_of, bytes, &fin};
+            NetLoadSet facts[NSETS] = {0}; /* kept with the shortcut on, not without */
+            ExclRun r = {net, sets, owned, set_of, bytes, &fin, on ? facts : NULL};
             for (int f = 0; f < NFLOWS; f++)
                 engine_schedule(eng, start[f], excl_start, &r, (uint64_t)f);
             engine_run(eng);

@@ -19,6 +19,7 @@ typedef struct {
     NetLoad *loads; /* owned unless borrowed from another phase set of the group */
     int nl;
     gboolean owned;
+    NetLoadSet facts; /* the network's handle for loads (net_flow_borrowed), NULL before use */
 } PhaseSet;
 
 struct CollGroup {
@@ -30,6 +31,7 @@ struct CollGroup {
     int *ring;           /* n, ring order (owned) */
     int nodes;           /* nodes the ring crosses (coll_count_nodes) */
     GArray *phases;      /* PhaseSet */
+    CollChoiceMemo memo; /* coll_group_memo */
 };
 typedef struct CollGroup Group;
 
@@ -176,6 +178,10 @@ const int *coll_group_members(const CollGroup *g, int *n) {
 
 int coll_group_id(const CollGroup *g) {
     return g->id;
+}
+
+CollChoiceMemo *coll_group_memo(const CollGroup *g) {
+    return &((Group *)g)->memo;
 }
 
 gboolean coll_group_keeps_order(const CollGroup *g) {
@@ -469,12 +475,12 @@ void coll_streams_copies_evenness(const CollStreams *cs, int *sends, int *uneven
 
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
-    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl);
+    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl, NULL);
 }
 
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, CollAlgo algo,
                                          CollOp op, int phase, int rep_node, int copies, int stride,
-                                         CollShape *shape, int *nl) {
+                                         CollShape *shape, int *nl, NetLoadSet **facts) {
     Group *g = (Group *)cg; /* its phase list grows */
     if (copies <= 1)
         stride = 0;
@@ -484,6 +490,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
             ps->copies == MAX(copies, 1) && ps->stride == stride) {
             *shape = ps->shape;
             *nl = ps->nl;
+            if (facts)
+                *facts = &((PhaseSet *)ps)->facts;
             return ps->loads;
         }
     }
@@ -557,5 +565,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
     g_array_append_val(g->phases, ps);
     *shape = ps.shape;
     *nl = ps.nl;
+    if (facts)
+        *facts = &g_array_index(g->phases, PhaseSet, g->phases->len - 1).facts;
     return ps.loads;
 }

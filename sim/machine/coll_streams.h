@@ -48,6 +48,8 @@ const int *coll_group_ring(const CollGroup *g);
 const int *coll_group_members(const CollGroup *g, int *n);
 int coll_group_id(const CollGroup *g);
 gboolean coll_group_keeps_order(const CollGroup *g);
+/* Its last choice (collectives.c keeps it; zeroed when the group is made). */
+CollChoiceMemo *coll_group_memo(const CollGroup *g);
 /* The nodes its ring crosses (coll_count_nodes of the ring, counted once). */
 int coll_group_nodes(const CollGroup *g);
 
@@ -68,10 +70,12 @@ const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo 
  * the same program on GPUs the topology treats alike (executor.c, exec_rep_index). copies 1 is
  * coll_streams_loads. rep_node COLL_NODES_NONE: copy 0 loads all of its links and copies 1..
  * their fabric links alone (their nodes are images of simulated ones, whose own traffic loads
- * those nodes' links: collectives.h, COLL_REP_IMAGES). */
+ * those nodes' links: collectives.h, COLL_REP_IMAGES). facts (NULL: not wanted): the network's
+ * handle for these loads, kept with them (net_flow_borrowed); valid until the group's next phase
+ * set is built. */
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, CollAlgo algo,
                                          CollOp op, int phase, int rep_node, int copies, int stride,
-                                         CollShape *shape, int *nl);
+                                         CollShape *shape, int *nl, NetLoadSet **facts);
 
 /* Sends run as copies built so far (coll_streams_loads_copies), those whose copies' paces on the
  * fabric differ (UNEVEN COPIES in coll_streams.c: the one flow holds them to the slowest's), and

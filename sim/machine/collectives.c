@@ -79,6 +79,7 @@ struct Collectives {
     guint *free_slots;    /* instance slots free for reuse, a stack of nfree (room for cfree) */
     guint nfree, cfree;
     GPtrArray *choices; /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
+    uint32_t choice_gen; /* from 1, one more at each coll_force: older memos stand for nothing */
     AloneFacts alone[COLL_ALONE_CACHE]; /* by the loads' address (alone_facts) */
 };
 
@@ -175,6 +176,7 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->streams = coll_streams_new(topo, net);
     c->choices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    c->choice_gen = 1;
     return c;
 }
 
@@ -199,6 +201,7 @@ void coll_force(Collectives *c, int algo, int proto) {
     c->force_algo = algo;
     c->force_proto = proto;
     g_ptr_array_set_size(c->choices, 0);
+    c->choice_gen++;
 }
 
 void coll_ring_order(Collectives *c, const int *members, int n, int *ring) {
@@ -395,9 +398,8 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
     return coll_choose_group(c, op, coll_group(c, op, members, n), bytes);
 }
 
-/* O(choices made for the group): a group meets a few message sizes (its layers' tensors, its
- * buckets), each choice is made once. */
-CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes) {
+/* coll_choose_group past its memo: the group's list of choices, or a new one. */
+static CollChoice choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes) {
     int id = coll_group_id(g);
     if ((guint)id >= c->choices->len)
         g_ptr_array_set_size(c->choices, id + 1);
@@ -442,6 +444,17 @@ CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, doub
     ChoiceEntry e = {op, bytes, best};
     g_array_append_val(made, e);
     return best;
+}
+
+/* O(choices made for the group): a group meets a few message sizes (its layers' tensors, its
+ * buckets), each choice is made once. */
+CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes) {
+    CollChoiceMemo *memo = coll_group_memo(g);
+    if (memo->gen == c->choice_gen && memo->op == (int)op && memo->bytes == bytes)
+        return memo->choice;
+    CollChoice made_choice = choose_group(c, op, g, bytes);
+    *memo = (CollChoiceMemo){c->choice_gen, op, bytes, made_choice};
+    return made_choice;
 }
 
 /* --- running ------------------------------------------------------------------------------- */
@@ -505,9 +518,10 @@ static void start_phase(Collectives *c, guint slot) {
     }
     CollShape s;
     int nl;
+    NetLoadSet *facts;
     const NetLoad *loads =
         coll_streams_loads_copies(c->streams, in->group, in->choice.algo, in->op, in->phase,
-                                  in->rep_node, in->copies, in->stride, &s, &nl);
+                                  in->rep_node, in->copies, in->stride, &s, &nl, &facts);
     double sb = coll_shape_bytes(&s, in->bytes);
     SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                     : shape_latency(sp, in->choice.algo, in->choice.proto, &s);
@@ -521,7 +535,7 @@ static void start_phase(Collectives *c, guint slot) {
             bytes *= capped / alone;
     }
     in->pending = 1;
-    net_flow_borrowed(c->net, loads, nl, bytes, lat, in->cls, on_flow_done, c, slot);
+    net_flow_borrowed(c->net, loads, nl, facts, bytes, lat, in->cls, on_flow_done, c, slot);
 }
 
 /* A free instance slot (its contents to be set). */

@@ -577,19 +577,18 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
     return x;
 }
 
-void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
-                       int cls, NetDoneFn done, void *ctx, uint64_t arg) {
-    uintptr_t a = (uintptr_t)loads;
-    uint32_t h = (uint32_t)((a >> 4) ^ (a >> 12)) & (INFO_HOT - 1);
-    LoadInfo *info = net->info_hot[h].loads == loads ? net->info_hot[h].info : NULL;
-    if (!info)
-        info = g_hash_table_lookup(net->info_of, loads);
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, NetLoadSet *set, double bytes,
+                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg) {
+    LoadInfo *info = set ? (LoadInfo *)*set : NULL;
     if (!info) {
-        info = info_new(net, loads, n);
-        g_hash_table_insert(net->info_of, (gpointer)loads, info);
+        info = g_hash_table_lookup(net->info_of, loads);
+        if (!info) {
+            info = info_new(net, loads, n);
+            g_hash_table_insert(net->info_of, (gpointer)loads, info);
+        }
+        if (set)
+            *set = (NetLoadSet)info;
     }
-    net->info_hot[h].loads = loads;
-    net->info_hot[h].info = info;
     flow_start(net, loads, info, info->dl, info->lone, FALSE, n, bytes, latency, cls, done, ctx,
                arg);
 }

@@ -58,9 +58,17 @@ void net_set_sharing(Network *net, gboolean on);
 void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency, int cls,
               NetDoneFn done, void *ctx, uint64_t arg);
 
-/* The same with loads the caller keeps unchanged until the flow is done (no copy). */
-void net_flow_borrowed(Network *net, const NetLoad *loads, int n, double bytes, SimTime latency,
-                       int cls, NetDoneFn done, void *ctx, uint64_t arg);
+/* What the network works out once about a borrowed load set (its links' places, its rate alone,
+ * its exclusive links), as a handle the caller may keep beside the loads: NULL until the set's
+ * first flow. Valid while the network lives. */
+typedef struct NetLoadSetFacts *NetLoadSet;
+
+/* The same with loads the caller keeps unchanged until the flow is done (no copy). set: the
+ * caller's handle for these loads (NULL: none kept), filled by the first flow, so that later
+ * ones skip finding the set's facts by the loads' address in a table (a cache miss or two a
+ * start where tens of thousands of groups each keep their own loads). */
+void net_flow_borrowed(Network *net, const NetLoad *loads, int n, NetLoadSet *set, double bytes,
+                       SimTime latency, int cls, NetDoneFn done, void *ctx, uint64_t arg);
 
 /* One transfer along the minimal path from GPU src to GPU dst, after `latency`. */
 void net_transfer(Network *net, int src, int dst, double bytes, SimTime latency, int cls,

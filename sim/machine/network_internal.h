@@ -163,8 +163,6 @@ typedef struct {
     uint32_t d, off;
 } ClassSlot;
 
-#define INFO_HOT 256 /* a power of 2 */
-
 struct Network {
     Engine *eng;
     const Topology *topo;
@@ -204,10 +202,6 @@ struct Network {
     uint64_t started, solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
     GPtrArray *infos;    /* LoadInfo, owned, in the order made (LinkStat.owner) */
-    struct {
-        const NetLoad *loads;
-        void *info;
-    } info_hot[INFO_HOT]; /* the last seen by address: most starts skip the hash table */
 };
 
 /* The bytes of class c link d has carried (Network.lbytes). */
