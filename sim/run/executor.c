@@ -360,19 +360,20 @@ static void comm_change(Executor *ex, int i, gboolean inter, int delta) {
     rs->sigma = sigma;
 }
 
-/* arg: stream << 40 | dim << 32 | group. Each simulated member's head task on that stream is the
- * collective that finished. */
+/* arg: inter << 48 | stream << 40 | dim << 32 | group (inter: the group spans nodes, carried
+ * here rather than read again from the group, long out of cache when the collective ends). Each
+ * simulated member's head task on that stream is the collective that finished. */
 static void on_coll_done(void *ctx, uint64_t arg) {
     Executor *ex = ctx;
-    StreamId s = (StreamId)(arg >> 40);
+    StreamId s = (StreamId)(arg >> 40 & 0xffu);
     Dim dim = (Dim)(arg >> 32 & 0xffu);
     int group = (int)(arg & 0xffffffffu);
+    gboolean inter = (gboolean)(arg >> 48 & 1);
     SimTime now = engine_now(ex->eng);
     /* its own copy of the members: complete() may start the next collective, which fills
      * ex->members with another group (a rank's expert and dense buckets share a stream) */
     int *members = ex->done_members;
     int n = layout_group_members(ex->lay, dim, group, members);
-    gboolean inter = coll_group_spans_nodes(ex->cgroup[dim][group]);
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, members[k]);
         if (i < 0)
@@ -419,10 +420,12 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     Dim cls = layout_dim_class(dim);
     int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
     coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
-                     (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
+                     (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 |
+                         (uint32_t)group);
 }
 
-/* p2p: arg = receiver index << 1 | direction (0 activations forward, 1 gradients backward) */
+/* p2p: arg = receiver index << 2 | inter << 1 | direction (0 activations forward, 1 gradients
+ * backward; inter: the send crosses nodes) */
 static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, StreamId *send_s,
                      StreamId *recv_s) {
     int recv_rank = ex->job_rank[recv_i];
@@ -435,13 +438,13 @@ static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, Strea
 
 static void on_p2p_done(void *ctx, uint64_t arg) {
     Executor *ex = ctx;
-    int recv_i = (int)(arg >> 1), dir = (int)(arg & 1), send_i;
+    int recv_i = (int)(arg >> 2), dir = (int)(arg & 1), send_i;
+    gboolean inter = (gboolean)(arg >> 1 & 1);
     StreamId ss, rs;
     p2p_ends(ex, recv_i, dir, &send_i, &ss, &rs);
     SimTime now = engine_now(ex->eng);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, FALSE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, FALSE, now);
-    gboolean inter = coll_group_spans_nodes(ex->p2p_group[dir][recv_i]);
     comm_change(ex, send_i, inter, -1);
     comm_change(ex, recv_i, inter, -1);
     complete(ex, send_i, ss);
@@ -501,7 +504,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         rep = COLL_REP_IMAGES;
     }
     coll_start_group(ex->coll, COLL_SEND, *g, copies, stride, t->bytes, DIM_PP, rep, on_p2p_done,
-                     ex, (uint64_t)recv_i << 1 | (uint64_t)dir);
+                     ex, (uint64_t)recv_i << 2 | (uint64_t)inter << 1 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.
