@@ -493,7 +493,8 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
      * links); their node-local links are images of simulated ones and stay out
      * (COLL_REP_IMAGES). Where their paths differ (some replicas' stage boundary crosses a
      * dragonfly group, others' not) the flow moves at the slowest copy's pace: see docs/speed.md
-     * for what that costs against --all-ranks. */
+     * for what that costs against --all-ranks; the run counts such sends and its report says so
+     * (UNEVEN COPIES in coll_streams.c). */
     int copies = 1, stride = 0, rep = -1;
     if (ex->dedup_tp) {
         copies = ex->sc->tp;
