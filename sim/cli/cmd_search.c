@@ -76,6 +76,7 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
             "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
             has_sp ? "    sp" : "", has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB",
             "compute", "exp TP", "exp DP", "exp PP", "bubble");
+    int uneven = 0; /* rows marked ! */
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
         const SimSummary *s = &r->sum;
@@ -91,10 +92,12 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
         g_autofree char *extra = g_strdup_printf(
             "%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "", sp ? " " : "", sp ? 5 : 0,
             sp ? (strcmp(sp, "true") ? "no" : "yes") : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
+        uneven += s->uneven_sends > 0;
         fprintf(out,
-                "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f %8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
+                "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f%c%8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%\n",
-                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it, s->tflops_per_gpu,
+                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it,
+                s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu,
                 100 * s->mfu, s->memory.total_bytes / 1073741824.0,
                 (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
                 r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
@@ -104,6 +107,12 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
             "(percentages of the iteration on the critical rank: compute, exposed communication "
             "by dimension, bubble; GPU memory %.1f GiB)\n",
             capacity / 1073741824.0);
+    if (uneven > 0) /* UNEVEN COPIES in coll_streams.c */
+        fprintf(out,
+                "(! %d of these layouts send pipeline activations for replicas whose paths are\n"
+                " loaded unevenly: their deduplicated time may be overstated, and --all-ranks\n"
+                " simulates every replica; docs/speed.md, \"Representatives\")\n",
+                uneven);
 }
 
 int cmd_search(int argc, char **argv) {
