@@ -97,8 +97,8 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
                 "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f%c%8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%\n",
                 k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it,
-                s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu,
-                100 * s->mfu, s->memory.total_bytes / 1073741824.0,
+                s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu, 100 * s->mfu,
+                s->memory.total_bytes / 1073741824.0,
                 (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
                 r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
                 (double)s->critical.bubble / SIM_PS_PER_S * pct);
