@@ -95,6 +95,7 @@ Engine *engine_new(void) {
     eng->cap = eng->pay_cap = 1024;
     eng->heap_mem = bigmem_new0(eng->cap + HEAP_SKEW, sizeof(Node));
     eng->heap = eng->heap_mem + HEAP_SKEW;
+    g_assert(((uintptr_t)&eng->heap[1] & 63) == 0); /* HEAP ALIGNMENT */
     eng->pay = g_new(Payload, eng->pay_cap);
     eng->free = g_new(uint32_t, eng->pay_cap);
     eng->pos = g_new(uint32_t, eng->pay_cap);
@@ -223,6 +224,7 @@ static void enqueue(Engine *eng, uint32_t slot, SimTime time, uint64_t key) {
         bigmem_free(eng->heap_mem);
         eng->heap_mem = mem;
         eng->heap = mem + HEAP_SKEW;
+        g_assert(((uintptr_t)&eng->heap[1] & 63) == 0);
     }
     sift_up(eng, eng->len++, node_make(time, key));
 }
