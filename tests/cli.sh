@@ -81,7 +81,9 @@ check list-models 0 "$sim" list models
 check list-bad 2 "$sim" list bogus
 check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
-expect_grep csv-provenance ',frontier,AMD MI250X GCD,$' "$tmp/out"
+expect_grep csv-provenance ',frontier,AMD MI250X GCD,,0$' "$tmp/out"
+check csv-uneven 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --format csv
+expect_grep csv-uneven-count ',nodes=256,16$' "$tmp/out"
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
 check all-ranks 0 "$sim" "$s/1.3B_zero1.yaml" --all-ranks
 check collective 0 "$sim" collective --op allreduce --ranks 16 --sizes 1MiB:4MiB --format csv

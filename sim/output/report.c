@@ -540,7 +540,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
           "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s,sim_version,"
-          "topology,device,overrides\n",
+          "topology,device,overrides,uneven_copy_sends\n",
           out);
     g_autoptr(GString) g = g_string_new(NULL);
     report_csv_quote(g, sc->path);
@@ -571,7 +571,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     g_string_append_c(g, ',');
     g_autofree char *sets = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     report_csv_quote(g, sets);
-    fprintf(out, "%s\n", g->str);
+    fprintf(out, "%s,%d\n", g->str, s->uneven_sends); /* UNEVEN COPIES in coll_streams.c */
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {
