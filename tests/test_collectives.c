@@ -310,8 +310,14 @@ START_TEST(test_algorithm_choice_rccl_model) {
                       "%d GCDs, %.0f B: %s/%s, want %s/%s", cases[i].n, cases[i].bytes,
                       coll_algo_name(ch.algo), coll_proto_name(ch.proto),
                       coll_algo_name(cases[i].algo), coll_proto_name(cases[i].proto));
-        if (i == 0) { /* forced */
-            coll_force(coll, ALGO_TREE, -1);
+        if (i == 0) {
+            /* the group's memo of its last choice (CollChoiceMemo) is keyed by size: 1 MiB
+               after 128 MiB on the same group is the tree, and 128 MiB again the ring */
+            ch = coll_choose(coll, COLL_ALLREDUCE, members, 16, cases[1].bytes);
+            ck_assert_int_eq(ch.algo, cases[1].algo);
+            ch = coll_choose(coll, COLL_ALLREDUCE, members, 16, cases[0].bytes);
+            ck_assert_int_eq(ch.algo, cases[0].algo);
+            coll_force(coll, ALGO_TREE, -1); /* forced: the memo no longer stands */
             ch = coll_choose(coll, COLL_ALLREDUCE, members, 16, cases[i].bytes);
             ck_assert_int_eq(ch.algo, ALGO_TREE);
         }

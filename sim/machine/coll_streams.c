@@ -195,7 +195,7 @@ int coll_group_nodes(const CollGroup *g) {
 /* --- streams ------------------------------------------------------------------------------- */
 
 /* The links one stream from a to b loads in the symmetric form for rep_node (coll_streams_edge);
- * p->n 0 for a == b. */
+ * none for a == b (a path that adds nothing to the builder). */
 static void edge_path(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node,
                       TopoPath *p) {
     if (a == b) {
@@ -224,8 +224,7 @@ static void edge_path(CollStreams *cs, int a, int b, int nic_out, int nic_in, in
 void coll_streams_edge(CollStreams *cs, int a, int b, int nic_out, int nic_in, int rep_node) {
     TopoPath p;
     edge_path(cs, a, b, nic_out, nic_in, rep_node, &p);
-    if (p.n > 0 || p.spread_group >= 0)
-        net_loads_add_path(cs->net, &p);
+    net_loads_add_path(cs->net, &p);
 }
 
 static void add_edge_nics(CollStreams *cs, int a, int b, int nic_out, int nic_in) {
@@ -533,8 +532,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         for (int j = 0; j < copies; j++) {
             edge_path(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
                       copy_nodes(rep_node, j), &paths[j]);
-            if (paths[j].n > 0 || paths[j].spread_group >= 0)
-                net_loads_add_path(cs->net, &paths[j]);
+            net_loads_add_path(cs->net, &paths[j]);
         }
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));

@@ -78,7 +78,7 @@ struct Collectives {
     GArray *instances;    /* Instance, by slot */
     guint *free_slots;    /* instance slots free for reuse, a stack of nfree (room for cfree) */
     guint nfree, cfree;
-    GPtrArray *choices; /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
+    GPtrArray *choices;  /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
     uint32_t choice_gen; /* from 1, one more at each coll_force: older memos stand for nothing */
     AloneFacts alone[COLL_ALONE_CACHE]; /* by the loads' address (alone_facts) */
 };
