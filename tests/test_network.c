@@ -86,6 +86,42 @@ START_TEST(test_n_flows_into_one_nic) {
 }
 END_TEST
 
+/* A crowded link: N flows of k x B bytes (k = 1..N) from N nodes into one NIC of capacity C share
+ * it equally, so the k-th ends once each of the N - k + 1 still running has moved what it moved:
+ * t_k = (B / C) (k N - k (k - 1) / 2) (processor sharing). N = 100 grows the NIC's crossing list
+ * from its first piece of 4 to 128 in the arena (ARENA PIECES in network.c), and each end takes a
+ * crossing out of the middle (the last fills in). */
+typedef struct {
+    SimTime at[101];
+    Engine *eng;
+} Crowd;
+
+static void on_crowd_done(void *ctx, uint64_t k) {
+    Crowd *c = ctx;
+    c->at[k] = engine_now(c->eng);
+}
+
+START_TEST(test_crowded_link_closed_form) {
+    enum { N = 100 };
+    TopologySpec s = spec_with(1, NULL, 0, 25e9); /* C = 25 GB/s */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, N + 1, &err);
+    ck_assert_ptr_nonnull(topo);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Crowd c = {{0}, eng};
+    for (int k = 1; k <= N; k++) /* B = 0.25 GB: B / C = 10 ms */
+        net_transfer(net, k, 0, k * 0.25e9, 0, 0, on_crowd_done, &c, (uint64_t)k);
+    engine_run(eng);
+    for (int k = 1; k <= N; k++) {
+        SimTime want = (SimTime)(k * N - k * (k - 1) / 2) * (SIM_PS_PER_S / 100);
+        ck_assert_msg(llabs(c.at[k] - want) <= 1, "flow %d ends at %" PRId64 " ps, not %" PRId64, k,
+                      c.at[k], want);
+    }
+    topo_spec_clear(&s);
+}
+END_TEST
+
 /* Max-min, not equal split: L1 = 0->1 (10 GB/s), L2 = 1->2 (4 GB/s). f1 on L1, f2 on L1 + L2,
  * f3 on L2. L2 fills first: f2 = f3 = 2 GB/s; f1 takes the rest of L1, 8 GB/s. f2 and f3 (8 GB)
  * end at 4 s; f1 (40 GB) has moved 32 GB by then and finishes the last 8 GB alone at 10 GB/s. */
@@ -936,6 +972,7 @@ int main(void) {
     tcase_add_test(tc, test_two_flows_share_a_link);
     tcase_add_test(tc, test_n_flows_into_one_nic);
     tcase_add_test(tc, test_max_min_fairness);
+    tcase_add_test(tc, test_crowded_link_closed_form);
     tcase_add_test(tc, test_adaptive_split_flows);
     tcase_add_test(tc, test_frontier_routes);
     tcase_add_test(tc, test_fabric_path_is_the_full_paths_fabric);

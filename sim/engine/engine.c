@@ -90,16 +90,32 @@ struct Engine {
     gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
 };
 
+/* A copy of n elements of size bytes at old in a fresh bigmem array of cap, old freed. */
+static void *regrow(void *old, size_t n, size_t cap, size_t size) {
+    void *a = bigmem_new0(cap, size);
+    if (n)
+        memcpy(a, old, n * size);
+    bigmem_free(old);
+    return a;
+}
+
+/* The slot arrays at pay_cap, the first used slots kept. They are read on every event by slot:
+ * bigmem puts them on huge pages once they are large (with every rank of all of Frontier, about
+ * 200,000 slots), as it does the heap. */
+static void slots_grow(Engine *eng, size_t used) {
+    eng->pay = regrow(eng->pay, used, eng->pay_cap, sizeof(Payload));
+    eng->free = regrow(eng->free, used, eng->pay_cap, sizeof(uint32_t));
+    eng->pos = regrow(eng->pos, used, eng->pay_cap, sizeof(uint32_t));
+    eng->key_of = regrow(eng->key_of, used, eng->pay_cap, sizeof(uint64_t));
+}
+
 Engine *engine_new(void) {
     Engine *eng = g_new0(Engine, 1);
     eng->cap = eng->pay_cap = 1024;
     eng->heap_mem = bigmem_new0(eng->cap + HEAP_SKEW, sizeof(Node));
     eng->heap = eng->heap_mem + HEAP_SKEW;
     g_assert(((uintptr_t)&eng->heap[1] & 63) == 0); /* HEAP ALIGNMENT */
-    eng->pay = g_new(Payload, eng->pay_cap);
-    eng->free = g_new(uint32_t, eng->pay_cap);
-    eng->pos = g_new(uint32_t, eng->pay_cap);
-    eng->key_of = g_new(uint64_t, eng->pay_cap);
+    slots_grow(eng, 0);
     eng->last_time = -1;
     return eng;
 }
@@ -108,10 +124,10 @@ void engine_free(Engine *eng) {
     if (!eng)
         return;
     bigmem_free(eng->heap_mem);
-    g_free(eng->pay);
-    g_free(eng->free);
-    g_free(eng->pos);
-    g_free(eng->key_of);
+    bigmem_free(eng->pay);
+    bigmem_free(eng->free);
+    bigmem_free(eng->pos);
+    bigmem_free(eng->key_of);
     for (int k = 0; k < LANES; k++)
         g_free(eng->lane[k].key);
     g_free(eng);
@@ -239,10 +255,7 @@ static uint32_t schedule_slot(Engine *eng, SimTime delay, EngineFn fn, void *ctx
             if (eng->pay_cap > SLOT_MASK + 1)
                 g_error("engine: more than %" G_GUINT64_FORMAT " events pending at once",
                         SLOT_MASK + 1);
-            eng->pay = g_renew(Payload, eng->pay, eng->pay_cap);
-            eng->free = g_renew(uint32_t, eng->free, eng->pay_cap);
-            eng->pos = g_renew(uint32_t, eng->pos, eng->pay_cap);
-            eng->key_of = g_renew(uint64_t, eng->key_of, eng->pay_cap);
+            slots_grow(eng, eng->pay_len);
         }
         slot = (uint32_t)eng->pay_len++;
     }

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "bigmem.h"
 #include "coll_channels.h"
 
 typedef struct {
@@ -16,9 +17,9 @@ typedef struct {
     int phase, rep_node;
     int copies, stride; /* coll_streams_loads_copies; 1, 0 for one group */
     CollShape shape;
-    NetLoad *loads; /* owned unless borrowed from another phase set of the group */
+    NetLoad *loads; /* its own (in the arena) unless borrowed from another phase set of the group */
     int nl;
-    gboolean owned;
+    gboolean owned;   /* loads are its own, not a twin's */
     NetLoadSet facts; /* the network's handle for loads (net_flow_borrowed), NULL before use */
 } PhaseSet;
 
@@ -27,18 +28,25 @@ struct CollGroup {
     int n;
     int id;              /* 0, 1, ... in the order made (coll_group_id) */
     gboolean keep_order; /* send: the members are the ring as given */
-    int *members;        /* n, as given (owned) */
-    int *ring;           /* n, ring order (owned) */
+    int *members;        /* n, as given (after the struct, in its piece) */
+    int *ring;           /* n, ring order (after the members) */
     int nodes;           /* nodes the ring crosses (coll_count_nodes) */
-    GArray *phases;      /* PhaseSet */
+    PhaseSet *phases;    /* nphases of cphases (in the arena, doubling) */
+    int nphases, cphases;
     CollChoiceMemo memo; /* coll_group_memo */
 };
 typedef struct CollGroup Group;
 
+/* ARENA PIECES. Groups, their phase lists and their loads live until the streams go: carved from
+ * one arena (bigmem.h), a group with its members and ring in one piece, so that all of Frontier
+ * with every rank (145,824 send pairs, each a group with its loads) has them on huge pages, not
+ * one small page each in the C heap (docs/speed.md, "Sixth pass"). A phase list that grows leaves
+ * its old piece behind (it doubles: at most as many bytes again as its final size). */
 struct CollStreams {
     const Topology *topo;
     Network *net;
-    GHashTable *groups;      /* Group * (key and value), owned */
+    BigArena *arena;
+    GHashTable *groups;      /* Group * (key and value), in the arena */
     GHashTable *local_rings; /* GUINT_TO_POINTER(mask + 1) -> int[] local ring order */
     GArray *scratch;         /* int */
     int ngroups;             /* groups made */
@@ -61,22 +69,12 @@ static gboolean group_equal(gconstpointer a, gconstpointer b) {
            memcmp(x->members, y->members, sizeof(int) * x->n) == 0;
 }
 
-static void group_free(gpointer p) {
-    Group *g = p;
-    for (guint i = 0; i < g->phases->len; i++)
-        if (g_array_index(g->phases, PhaseSet, i).owned)
-            g_free(g_array_index(g->phases, PhaseSet, i).loads);
-    g_array_unref(g->phases);
-    g_free(g->members);
-    g_free(g->ring);
-    g_free(g);
-}
-
 CollStreams *coll_streams_new(const Topology *topo, Network *net) {
     CollStreams *cs = g_new0(CollStreams, 1);
     cs->topo = topo;
     cs->net = net;
-    cs->groups = g_hash_table_new_full(group_hash, group_equal, group_free, NULL);
+    cs->groups = g_hash_table_new(group_hash, group_equal); /* groups: in the arena */
+    cs->arena = bigarena_new();
     cs->local_rings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     cs->scratch = g_array_new(FALSE, FALSE, sizeof(int));
     cs->rep_node = -1;
@@ -90,6 +88,7 @@ void coll_streams_free(CollStreams *cs) {
     g_hash_table_unref(cs->groups);
     g_hash_table_unref(cs->local_rings);
     g_array_unref(cs->scratch);
+    bigarena_free(cs->arena);
     g_free(cs);
 }
 
@@ -152,16 +151,16 @@ const CollGroup *coll_streams_group(CollStreams *cs, const int *members, int n,
     Group *g = g_hash_table_lookup(cs->groups, &key);
     if (g)
         return g;
-    g = g_new0(Group, 1);
+    g = bigarena_alloc(cs->arena, sizeof(Group) + 2 * sizeof(int) * (size_t)n);
     *g = key;
-    g->members = g_memdup2(members, sizeof(int) * n);
-    g->ring = g_new(int, n);
+    g->members = (int *)(g + 1);
+    memcpy(g->members, members, sizeof(int) * n);
+    g->ring = g->members + n;
     if (keep_order)
         memcpy(g->ring, members, sizeof(int) * n);
     else
         ring_order(cs, members, n, g->ring);
     g->nodes = coll_count_nodes(cs->topo, g->ring, n);
-    g->phases = g_array_new(FALSE, FALSE, sizeof(PhaseSet));
     g->id = cs->ngroups++;
     g_hash_table_add(cs->groups, g);
     return g;
@@ -400,9 +399,10 @@ static gboolean node_symmetric(CollAlgo algo, CollOp op) {
  * collective's pace: one flow moves at its slowest link's rate); fabric links stay. Every node
  * of a data-parallel group runs the same program, so rep_node's other traffic is every node's,
  * and the flow's rate is that of the full form when it is limited on a node, exactly where
- * nothing else runs on the other nodes' links. Returns an owned copy; *nl is updated. O(nl). */
+ * nothing else runs on the other nodes' links. Returns a copy in the arena; *nl is updated. O(nl).
+ */
 static NetLoad *fold_onto_node(CollStreams *cs, const NetLoad *loads, int *nl, int rep_node) {
-    NetLoad *out = g_new(NetLoad, *nl > 0 ? *nl : 1);
+    NetLoad *out = bigarena_alloc(cs->arena, sizeof(NetLoad) * (*nl > 0 ? *nl : 1));
     g_autoptr(GHashTable) at = g_hash_table_new(g_direct_hash, g_direct_equal); /* link -> k+1 */
     int k = 0;
     for (int i = 0; i < *nl; i++) {
@@ -483,8 +483,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
     Group *g = (Group *)cg; /* its phase list grows */
     if (copies <= 1)
         stride = 0;
-    for (guint i = 0; i < g->phases->len; i++) {
-        const PhaseSet *ps = &g_array_index(g->phases, PhaseSet, i);
+    for (int i = 0; i < g->nphases; i++) {
+        const PhaseSet *ps = &g->phases[i];
         if (ps->algo == algo && ps->op == op && ps->phase == phase && ps->rep_node == rep_node &&
             ps->copies == MAX(copies, 1) && ps->stride == stride) {
             *shape = ps->shape;
@@ -501,8 +501,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
                    .copies = MAX(copies, 1),
                    .stride = stride};
     const PhaseSet *twin = NULL; /* a phase set over the same edges */
-    for (guint i = 0; i < g->phases->len && ring_edges(algo, op); i++) {
-        const PhaseSet *o = &g_array_index(g->phases, PhaseSet, i);
+    for (int i = 0; i < g->nphases && ring_edges(algo, op); i++) {
+        const PhaseSet *o = &g->phases[i];
         if (ring_edges(o->algo, o->op) && o->rep_node == rep_node && o->copies == ps.copies &&
             o->stride == stride && o->owned)
             twin = o;
@@ -520,7 +520,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         cs->rep_node = -1;
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
         ps.loads = fold ? fold_onto_node(cs, built, &ps.nl, rep_node)
-                        : g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+                        : bigarena_dup(cs->arena, built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;
     } else if (op == COLL_SEND) { /* each copy's path straight into the builder (no group per
                                      copy: DP replicas' copies are hundreds per send) */
@@ -535,7 +535,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
             net_loads_add_path(cs->net, &paths[j]);
         }
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
-        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.loads = bigarena_dup(cs->arena, built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;
         count_uneven(cs, paths, copies);
     } else { /* each copy's own loads (cached with its group), summed */
@@ -556,14 +556,22 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         net_loads_add(cs->net, (const NetLoad *)parts->data, (int)parts->len);
         g_array_unref(parts);
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
-        ps.loads = g_memdup2(built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
+        ps.loads = bigarena_dup(cs->arena, built, sizeof(NetLoad) * (ps.nl > 0 ? ps.nl : 1));
         ps.owned = TRUE;
         g = (Group *)cg; /* the table may have grown; the group itself did not move */
     }
-    g_array_append_val(g->phases, ps);
+    if (g->nphases == g->cphases) {
+        int cap = g->cphases ? 2 * g->cphases : 2;
+        PhaseSet *a = bigarena_alloc(cs->arena, sizeof(PhaseSet) * (size_t)cap);
+        if (g->nphases)
+            memcpy(a, g->phases, sizeof(PhaseSet) * (size_t)g->nphases);
+        g->phases = a;
+        g->cphases = cap;
+    }
+    g->phases[g->nphases++] = ps;
     *shape = ps.shape;
     *nl = ps.nl;
     if (facts)
-        *facts = &g_array_index(g->phases, PhaseSet, g->phases->len - 1).facts;
+        *facts = &g->phases[g->nphases - 1].facts;
     return ps.loads;
 }

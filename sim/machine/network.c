@@ -25,19 +25,6 @@
 
 #include "bigmem.h"
 
-static void info_free(gpointer p) {
-    LoadInfo *x = p;
-    g_free(x->dl);
-    g_free(x->excl);
-    g_free(x->eidx);
-    g_free(x->sidx);
-    g_free(x->epos);
-    g_free(x->wc);
-    g_free(x->wval);
-    g_free(x->acc);
-    g_free(x);
-}
-
 /* Room for cap links in lk, lx, lstat and lbytes, the links in use kept (bigmem.h: the links in
  * use are the first ones, so each huge page a link first touches serves the next thousands). */
 static void links_reserve(Network *net, uint32_t cap) {
@@ -90,7 +77,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->unit = topo_stream_weight(topo);
     net->dunit = net->unit;
     net->info_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    net->infos = g_ptr_array_new_with_free_func(info_free);
+    net->infos = g_ptr_array_new();
+    net->arena = bigarena_new();
     return net;
 }
 
@@ -101,10 +89,7 @@ void net_free(Network *net) {
         Flow *f = &g_array_index(net->flows, Flow, i);
         if (f->owned)
             g_free((NetLoad *)f->loads);
-        g_free(f->tl);
     }
-    for (uint32_t i = 0; i < net->nlk; i++)
-        g_free(net->lk[i].fl);
     bigmem_free(net->lk);
     bigmem_free(net->lx);
     bigmem_free(net->lstat);
@@ -112,6 +97,7 @@ void net_free(Network *net) {
     bigmem_free(net->dense_of);
     g_hash_table_unref(net->info_of);
     g_ptr_array_unref(net->infos);
+    bigarena_free(net->arena); /* the load sets' facts, coupling and crossing lists */
     bigmem_free(net->slot_of);
     g_array_unref(net->flows);
     g_free(net->free_slots.v);
@@ -235,10 +221,16 @@ static uint32_t link_dense(Network *net, int32_t id) {
     return d;
 }
 
-static void crossing_add(Link *l, Crossing c) {
+/* A link's crossing list doubles in the arena (ARENA PIECES), the old piece left there: at most
+ * as many bytes again as the lists' final sizes. */
+static void crossing_add(Network *net, Link *l, Crossing c) {
     if (l->nfl == l->cfl) {
-        l->cfl = l->cfl ? 2 * l->cfl : 4;
-        l->fl = g_renew(Crossing, l->fl, l->cfl);
+        uint32_t cap = l->cfl ? 2 * l->cfl : 4;
+        Crossing *fl = bigarena_alloc(net->arena, sizeof(Crossing) * cap);
+        if (l->nfl)
+            memcpy(fl, l->fl, sizeof(Crossing) * l->nfl);
+        l->fl = fl;
+        l->cfl = cap;
     }
     l->fl[l->nfl++] = c;
 }
@@ -381,7 +373,7 @@ static double lone_rate(const Network *net, const NetLoad *loads, const uint32_t
 static inline gboolean load_on(Network *net, Flow *f, uint32_t slot, int i, uint64_t ub) {
     Link *l = &net->lk[f->dl[i]];
     uint32_t w = f->loads[i].weight;
-    crossing_add(l, (Crossing){slot, w, (uint32_t)i});
+    crossing_add(net, l, (Crossing){slot, w, (uint32_t)i});
     l->wtot += w;
     if (!net->sharing)
         return TRUE;
@@ -443,9 +435,12 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     uint64_t ub = flow_ub(f);
     f->ntl = 0;
     if ((uint32_t)f->n > f->tl_cap) { /* its coupling list (COUPLING LISTS), kept with the slot */
-        f->tl_cap = (uint32_t)f->n;
-        g_free(f->tl);
-        f->tl = g_malloc((size_t)f->tl_cap * (sizeof(TightLoad) + sizeof(uint32_t)));
+        uint32_t cap =
+            4; /* a power of 2: a slot's old pieces (ARENA PIECES) are at most its last */
+        while (cap < (uint32_t)f->n)
+            cap *= 2;
+        f->tl_cap = cap;
+        f->tl = bigarena_alloc(net->arena, (size_t)cap * (sizeof(TightLoad) + sizeof(uint32_t)));
     }
     f->tpos = (uint32_t *)(f->tl + f->tl_cap);
     /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
@@ -538,17 +533,21 @@ void net_flow(Network *net, const NetLoad *loads, int n, double bytes, SimTime l
 /* A borrowed load set's info: its links (made on first use), its rate alone, and its claim on
  * every link no one has used yet (exclusive); a link some other set claimed is shared from now. */
 static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
-    LoadInfo *x = g_new0(LoadInfo, 1);
-    size_t nn = (size_t)MAX(n, 0);
-    x->lazy = -1;
-    x->dl = g_new(uint32_t, MAX(nn, 1));
-    x->excl = g_new0(uint8_t, MAX(nn, 1));
-    x->eidx = g_new(uint32_t, MAX(nn, 1));
-    x->sidx = g_new(uint32_t, MAX(nn, 1));
-    x->n = (uint32_t)nn;
-    x->epos = g_new(uint32_t, MAX(nn, 1));
-    x->wc = g_new(uint8_t, MAX(nn, 1));
-    x->wval = g_new(uint32_t, MAX(nn, 1));
+    /* one piece (ARENA PIECES): the facts, then five arrays of words and two of bytes by load */
+    size_t nn = (size_t)MAX(n, 0), m = MAX(nn, 1);
+    char *p = bigarena_alloc(net->arena, sizeof(LoadInfo) + m * (5 * sizeof(uint32_t) + 2));
+    LoadInfo *x = (LoadInfo *)p;
+    G_STATIC_ASSERT(sizeof(LoadInfo) % sizeof(uint32_t) == 0);
+    *x = (LoadInfo){.lazy = -1, .n = (uint32_t)nn};
+    uint32_t *w = (uint32_t *)(p + sizeof(LoadInfo));
+    x->dl = w;
+    x->eidx = w + m;
+    x->sidx = w + 2 * m;
+    x->epos = w + 3 * m;
+    x->wval = w + 4 * m;
+    x->excl = (uint8_t *)(w + 5 * m);
+    x->wc = x->excl + m;
+    memset(x->excl, 0, m);
     dense_all(net, loads, n, x->dl);
     x->lone = lone_rate(net, loads, x->dl, n);
     int32_t id = (int32_t)net->infos->len;
@@ -573,7 +572,8 @@ static LoadInfo *info_new(Network *net, const NetLoad *loads, int n) {
             x->sidx[i - x->nexcl] = (uint32_t)i; /* loads 0..i-1 are listed, one way or other */
         }
     }
-    x->acc = g_malloc0(sizeof *x->acc * (size_t)MAX(x->nw, 1));
+    size_t acc = sizeof *x->acc * (size_t)MAX(x->nw, 1);
+    x->acc = memset(bigarena_alloc(net->arena, acc), 0, acc);
     return x;
 }
 

@@ -3,6 +3,7 @@
 #ifndef SIM_NETWORK_INTERNAL_H
 #define SIM_NETWORK_INTERNAL_H
 
+#include "bigmem.h"
 #include "network.h"
 
 /* A borrowed load set (net_flow_borrowed), worked out on its first flow and kept: the lk index of
@@ -201,7 +202,11 @@ struct Network {
     double dunit;      /* the same, as a double */
     uint64_t started, solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
-    GPtrArray *infos;    /* LoadInfo, owned, in the order made (LinkStat.owner) */
+    GPtrArray *infos;    /* LoadInfo, in the order made (LinkStat.owner), in arena */
+    /* ARENA PIECES: what lives until the network goes, or grows and is never given back (load
+     * sets' facts, coupling lists, crossing lists), carved from one arena (bigmem.h): on huge
+     * pages where a run needs many MiB of them, and a load set's arrays in one piece */
+    BigArena *arena;
 };
 
 /* The bytes of class c link d has carried (Network.lbytes). */

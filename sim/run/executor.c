@@ -189,8 +189,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
-    ex->job_rank = g_new(int, ex->nsim);
-    ex->sim_of = g_new(int, sc->gpus);
+    ex->job_rank = bigmem_new0(ex->nsim, sizeof(int)); /* read on every event: huge pages */
+    ex->sim_of = bigmem_new0(sc->gpus, sizeof(int));
     for (int r = 0, i = 0; r < sc->gpus; r++)
         if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
@@ -198,8 +198,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->rs = bigmem_new0(ex->nsim, sizeof(RankState));
     ex->chan[0] = bigmem_new0(ex->nsim, sizeof(Channel));
     ex->chan[1] = bigmem_new0(ex->nsim, sizeof(Channel));
-    ex->p2p_group[0] = g_new0(const CollGroup *, ex->nsim);
-    ex->p2p_group[1] = g_new0(const CollGroup *, ex->nsim);
+    ex->p2p_group[0] = bigmem_new0(ex->nsim, sizeof(const CollGroup *));
+    ex->p2p_group[1] = bigmem_new0(ex->nsim, sizeof(const CollGroup *));
     ex->members = g_new(int, layout_max_group_size(ex->lay));
     ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
@@ -242,8 +242,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
 void exec_free(Executor *ex) {
     if (!ex)
         return;
-    g_free(ex->job_rank);
-    g_free(ex->sim_of);
+    bigmem_free(ex->job_rank);
+    bigmem_free(ex->sim_of);
     bigmem_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
         for (int d = 0; d < DIM_COUNT; d++)
@@ -252,8 +252,8 @@ void exec_free(Executor *ex) {
     bigmem_free(ex->chan[1]);
     for (int d = 0; d < DIM_COUNT; d++)
         g_free(ex->cgroup[d]);
-    g_free(ex->p2p_group[0]);
-    g_free(ex->p2p_group[1]);
+    bigmem_free(ex->p2p_group[0]);
+    bigmem_free(ex->p2p_group[1]);
     g_free(ex->members);
     g_free(ex->done_members);
     bigmem_free(ex->host_cum_all);
