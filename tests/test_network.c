@@ -29,7 +29,7 @@ static TopologySpec spec_with(int g, const int *pairs, int npairs, double nic_bw
 }
 
 typedef struct {
-    SimTime at[64]; /* finish time of flow i */
+    SimTime at[128]; /* finish time of flow i */
     Engine *eng;
 } Finish;
 
@@ -91,16 +91,6 @@ END_TEST
  * t_k = (B / C) (k N - k (k - 1) / 2) (processor sharing). N = 100 grows the NIC's crossing list
  * from its first piece of 4 to 128 in the arena (ARENA PIECES in network.c), and each end takes a
  * crossing out of the middle (the last fills in). */
-typedef struct {
-    SimTime at[101];
-    Engine *eng;
-} Crowd;
-
-static void on_crowd_done(void *ctx, uint64_t k) {
-    Crowd *c = ctx;
-    c->at[k] = engine_now(c->eng);
-}
-
 START_TEST(test_crowded_link_closed_form) {
     enum { N = 100 };
     TopologySpec s = spec_with(1, NULL, 0, 25e9); /* C = 25 GB/s */
@@ -109,9 +99,9 @@ START_TEST(test_crowded_link_closed_form) {
     ck_assert_ptr_nonnull(topo);
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, topo);
-    Crowd c = {{0}, eng};
+    Finish c = {{0}, eng};
     for (int k = 1; k <= N; k++) /* B = 0.25 GB: B / C = 10 ms */
-        net_transfer(net, k, 0, k * 0.25e9, 0, 0, on_crowd_done, &c, (uint64_t)k);
+        net_transfer(net, k, 0, k * 0.25e9, 0, 0, on_done, &c, (uint64_t)k);
     engine_run(eng);
     for (int k = 1; k <= N; k++) {
         SimTime want = (SimTime)(k * N - k * (k - 1) / 2) * (SIM_PS_PER_S / 100);
