@@ -90,6 +90,15 @@ void bigmem_free(void *p) {
         free(h->raw);
 }
 
+void *bigmem_regrow(void *old, size_t used, size_t cap, size_t size) {
+    g_assert(used <= cap);
+    void *a = bigmem_new0(cap, size);
+    if (used)
+        memcpy(a, old, used * size);
+    bigmem_free(old);
+    return a;
+}
+
 /* --- arena ---------------------------------------------------------------------------------- */
 
 /* Chunks double from ARENA_FIRST (from the C heap: a small program stays on ordinary pages) to

@@ -24,6 +24,10 @@
  * n x size overflows. bigmem_free releases it. */
 void *bigmem_new0(size_t n, size_t size);
 void bigmem_free(void *p);
+/* The first used elements of size bytes at old (a bigmem array or NULL) in a fresh bigmem array
+ * of cap (zeroed past them), old freed: for arrays that double as they fill, read by index on
+ * every event (the engine's slots, the network's flows, the collectives' instances). */
+void *bigmem_regrow(void *old, size_t used, size_t cap, size_t size);
 
 /* An arena: pieces carved one after another from big chunks and freed all together. For arrays
  * written once and kept until the arena goes (a stage's program, copied in when it is complete):

@@ -90,23 +90,14 @@ struct Engine {
     gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
 };
 
-/* A copy of n elements of size bytes at old in a fresh bigmem array of cap, old freed. */
-static void *regrow(void *old, size_t n, size_t cap, size_t size) {
-    void *a = bigmem_new0(cap, size);
-    if (n)
-        memcpy(a, old, n * size);
-    bigmem_free(old);
-    return a;
-}
-
 /* The slot arrays at pay_cap, the first used slots kept. They are read on every event by slot:
  * bigmem puts them on huge pages once they are large (with every rank of all of Frontier, about
  * 200,000 slots), as it does the heap. */
 static void slots_grow(Engine *eng, size_t used) {
-    eng->pay = regrow(eng->pay, used, eng->pay_cap, sizeof(Payload));
-    eng->free = regrow(eng->free, used, eng->pay_cap, sizeof(uint32_t));
-    eng->pos = regrow(eng->pos, used, eng->pay_cap, sizeof(uint32_t));
-    eng->key_of = regrow(eng->key_of, used, eng->pay_cap, sizeof(uint64_t));
+    eng->pay = bigmem_regrow(eng->pay, used, eng->pay_cap, sizeof(Payload));
+    eng->free = bigmem_regrow(eng->free, used, eng->pay_cap, sizeof(uint32_t));
+    eng->pos = bigmem_regrow(eng->pos, used, eng->pay_cap, sizeof(uint32_t));
+    eng->key_of = bigmem_regrow(eng->key_of, used, eng->pay_cap, sizeof(uint64_t));
 }
 
 Engine *engine_new(void) {

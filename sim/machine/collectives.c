@@ -22,6 +22,7 @@
 
 #include <math.h>
 
+#include "bigmem.h"
 #include "coll_channels.h"
 #include "coll_streams.h"
 #include <string.h>
@@ -75,8 +76,9 @@ struct Collectives {
     int force_algo, force_proto;
     int rep_node;         /* while choosing: see coll_start_symmetric; -1 = all nodes */
     CollStreams *streams; /* rings and loads per group (owned) */
-    GArray *instances;    /* Instance, by slot */
-    guint *free_slots;    /* instance slots free for reuse, a stack of nfree (room for cfree) */
+    Instance *inst;       /* by slot: ninst used of cinst (bigmem_regrow) */
+    guint ninst, cinst;
+    guint *free_slots; /* instance slots free for reuse, a stack of nfree (room for cfree) */
     guint nfree, cfree;
     GPtrArray *choices;  /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
     uint32_t choice_gen; /* from 1, one more at each coll_force: older memos stand for nothing */
@@ -173,7 +175,6 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     for (int k = 0; k < COLL_ALONE_CACHE; k++) /* empty: no load set has nl -1 */
         c->alone[k].nl = -1;
     c->rep_node = -1;
-    c->instances = g_array_new(FALSE, FALSE, sizeof(Instance));
     c->streams = coll_streams_new(topo, net);
     c->choices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     c->choice_gen = 1;
@@ -183,10 +184,10 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
 void coll_free(Collectives *c) {
     if (!c)
         return;
-    for (guint i = 0; i < c->instances->len; i++) {
-        coll_channels_clear(&g_array_index(c->instances, Instance, i).ch);
+    for (guint i = 0; i < c->ninst; i++) {
+        coll_channels_clear(&c->inst[i].ch);
     }
-    g_array_unref(c->instances);
+    bigmem_free(c->inst);
     g_free(c->free_slots);
     coll_streams_free(c->streams);
     g_ptr_array_unref(c->choices);
@@ -462,7 +463,7 @@ CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, doub
 static void start_phase(Collectives *c, guint slot);
 
 static void finish(Collectives *c, guint slot) {
-    Instance *in = &g_array_index(c->instances, Instance, slot);
+    Instance *in = &c->inst[slot];
     NetDoneFn done = in->done;
     void *ctx = in->ctx;
     uint64_t arg = in->arg;
@@ -477,7 +478,7 @@ static void finish(Collectives *c, guint slot) {
 
 static void on_flow_done(void *ctx, uint64_t slot) {
     Collectives *c = ctx;
-    Instance *in = &g_array_index(c->instances, Instance, slot);
+    Instance *in = &c->inst[slot];
     if (--in->pending > 0)
         return;
     if (in->steps > 0 && ++in->step < in->steps) { /* detailed ring: next step */
@@ -492,7 +493,7 @@ static void on_flow_done(void *ctx, uint64_t slot) {
 }
 
 static void start_phase(Collectives *c, guint slot) {
-    Instance *in = &g_array_index(c->instances, Instance, slot);
+    Instance *in = &c->inst[slot];
     const CollSpec *sp = c->spec;
     int bi;
     const CollBackend *b = backend_for(sp, in->op, in->bytes, &bi);
@@ -542,9 +543,14 @@ static void start_phase(Collectives *c, guint slot) {
 static guint instance_new(Collectives *c) {
     if (c->nfree)
         return c->free_slots[--c->nfree];
-    guint slot = c->instances->len;
-    g_array_set_size(c->instances, slot + 1);
-    return slot;
+    if (c->ninst == c->cinst) {
+        guint cap = c->cinst ? 2 * c->cinst : 64;
+        if (cap <= c->cinst)
+            g_error("collectives: more than %u at once", c->cinst);
+        c->inst = bigmem_regrow(c->inst, c->ninst, cap, sizeof(Instance));
+        c->cinst = cap;
+    }
+    return c->ninst++;
 }
 
 static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
@@ -567,7 +573,7 @@ void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int
     g_assert(n >= 1 && copies >= 1);
     if (n == 1) { /* nothing to move: done at the end of this instant */
         guint slot = instance_new(c);
-        g_array_index(c->instances, Instance, slot) =
+        c->inst[slot] =
             (Instance){.op = op, .n = 1, .bytes = bytes, .done = done, .ctx = ctx, .arg = arg};
         engine_schedule(c->eng, 0, on_trivial, c, slot);
         return;
@@ -610,7 +616,7 @@ void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies,
         in.step_latency = (in.choice.latency - base) / in.steps;
         coll_channels_build(c->topo, in.ring, n, &in.ch);
     }
-    g_array_index(c->instances, Instance, slot) = in;
+    c->inst[slot] = in;
     start_phase(c, slot);
 }
 

@@ -86,7 +86,7 @@ static inline gboolean outside_flows(const Network *net, uint32_t d) {
 /* Flow slot fs into the solved set, its tight links into the solve; a filled one brings its
  * flows (pushed on the stack). */
 static void take_flow(Network *net, uint32_t fs, uint32_t st) {
-    Flow *f = &g_array_index(net->flows, Flow, fs);
+    Flow *f = flow_at(net, fs);
     if (f->stamp == st || !f->live)
         return;
     f->stamp = st;
@@ -201,7 +201,7 @@ static inline void rebase(Flow *f, SimTime now) {
  * Returns the flows no link fixed. */
 static uint32_t fill(Network *net) {
     for (uint32_t i = 0; i < net->comp_flows.n; i++) { /* reset scratch */
-        Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
+        Flow *f = flow_at(net, net->comp_flows.v[i]);
         f->fixed = FALSE;
         f->own_link = -1;
     }
@@ -232,7 +232,7 @@ static uint32_t fill(Network *net) {
             continue;
         double share = x->cap_left / x->wsum;
         if (l->nfl == 1 && net->classes) { /* private: see below */
-            Flow *f = &g_array_index(net->flows, Flow, l->fl[0].flow);
+            Flow *f = flow_at(net, l->fl[0].flow);
             if (f->own_link < 0 || share < f->own_share ||
                 (share == f->own_share && l->id < f->own_link)) {
                 f->own_share = share;
@@ -250,7 +250,7 @@ static uint32_t fill(Network *net) {
      * in the same order, on heaps a fraction of the size (a DP ring's flow crosses thousands of
      * fabric links alone). */
     for (uint32_t i = 0; i < net->comp_flows.n; i++) {
-        const Flow *f = &g_array_index(net->flows, Flow, net->comp_flows.v[i]);
+        const Flow *f = flow_at(net, net->comp_flows.v[i]);
         if (f->own_link >= 0) {
             heap_push(h, f->own_share, f->own_link, f->own_d);
             net->lx[f->own_d].hkey = f->own_share;
@@ -275,7 +275,7 @@ static uint32_t fill(Network *net) {
         x->fill = 1;
         for (uint32_t k = 0; k < l->nfl; k++) {
             uint32_t fs = l->fl[k].flow;
-            Flow *f = &g_array_index(net->flows, Flow, fs);
+            Flow *f = flow_at(net, fs);
             if (f->fixed)
                 continue;
             f->fixed = TRUE;
@@ -316,7 +316,7 @@ static gboolean check(Network *net, uint32_t st) {
         /* the sum of rate x weight against capacity x unit: a link's sum in its own units */
         double load = 0;
         for (uint32_t k = 0; k < l->nfl; k++) {
-            const Flow *g = &g_array_index(net->flows, Flow, l->fl[k].flow);
+            const Flow *g = flow_at(net, l->fl[k].flow);
             double r = g->stamp == st ? (g->fixed ? g->nrate : G_MAXDOUBLE) : g->rate;
             load += r * l->fl[k].weight;
         }
@@ -367,7 +367,7 @@ void net_solve(Engine *eng, void *ctx, uint64_t arg) {
     /* the new rates, in the order they were fixed (that of the whole component's filling) */
     for (uint32_t i = 0; i < net->order.n; i++) {
         uint32_t fs = net->order.v[i];
-        Flow *f = &g_array_index(net->flows, Flow, fs);
+        Flow *f = flow_at(net, fs);
         double old = f->rate;
         if (old != f->nrate || old == 0) { /* progress at the old rate, up to now */
             rebase(f, now);

@@ -65,7 +65,6 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->classes = TRUE;
     net->exclusive = TRUE;
     net->local = TRUE;
-    net->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->nlinks = topo_links(topo);
     /* zeroed, not filled: a fresh mapping's pages stay untouched until a link is used, and on
      * huge pages (bigmem.h) a traffic that reaches every node, as a DP ring does, faults in one
@@ -85,8 +84,8 @@ Network *net_new(Engine *eng, const Topology *topo) {
 void net_free(Network *net) {
     if (!net)
         return;
-    for (guint i = 0; i < net->flows->len; i++) {
-        Flow *f = &g_array_index(net->flows, Flow, i);
+    for (uint32_t i = 0; i < net->nflows; i++) {
+        Flow *f = flow_at(net, i);
         if (f->owned)
             g_free((NetLoad *)f->loads);
     }
@@ -99,7 +98,7 @@ void net_free(Network *net) {
     g_ptr_array_unref(net->infos);
     bigarena_free(net->arena); /* the load sets' facts, coupling and crossing lists */
     bigmem_free(net->slot_of);
-    g_array_unref(net->flows);
+    bigmem_free(net->fl);
     g_free(net->free_slots.v);
     g_free(net->dirty.v);
     g_free(net->dflows.v);
@@ -180,7 +179,7 @@ static __attribute__((noinline)) void link_turn(Network *net, Link *l, uint8_t t
     if (!net->classes)
         return;
     for (uint32_t k = 0; k < l->nfl; k++) {
-        Flow *g = &g_array_index(net->flows, Flow, l->fl[k].flow);
+        Flow *g = flow_at(net, l->fl[k].flow);
         if (t)
             tl_add(g, l->fl[k].load);
         else
@@ -320,7 +319,7 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
 
 void net_schedule_finish(Network *net, guint32 slot) {
-    Flow *f = &g_array_index(net->flows, Flow, slot);
+    Flow *f = flow_at(net, slot);
     f->version++;
     SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
     uint64_t arg = (uint64_t)f->version << 32 | slot;
@@ -392,7 +391,7 @@ static inline gboolean load_on(Network *net, Flow *f, uint32_t slot, int i, uint
 }
 
 void net_flow_materialise(Network *net, guint32 slot) {
-    Flow *f = &g_array_index(net->flows, Flow, slot);
+    Flow *f = flow_at(net, slot);
     LoadInfo *x = f->info;
     g_assert(f->lazy && x && x->lazy == (int32_t)slot);
     uint64_t ub = flow_ub(f);
@@ -423,7 +422,7 @@ static void link_share(Network *net, uint32_t d) {
 
 static void activate(Engine *eng, void *ctx, uint64_t slot) {
     Network *net = ctx;
-    Flow *f = &g_array_index(net->flows, Flow, slot);
+    Flow *f = flow_at(net, slot);
     f->last = engine_now(eng);
     if (f->n == 0 || f->bytes <= 0) { /* nothing to move: done now */
         f->rate = G_MAXDOUBLE;
@@ -495,14 +494,21 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
     guint32 slot;
     if (net->free_slots.n) {
         slot = net->free_slots.v[--net->free_slots.n];
-        const Flow *old = &g_array_index(net->flows, Flow, slot);
+        const Flow *old = flow_at(net, slot);
         f.version = old->version;
         f.tl = old->tl; /* the slot's list block, for reuse */
         f.tl_cap = old->tl_cap;
-        g_array_index(net->flows, Flow, slot) = f;
+        *flow_at(net, slot) = f;
     } else {
-        slot = net->flows->len;
-        g_array_append_val(net->flows, f);
+        if (net->nflows == net->cflows) {
+            uint32_t cap = net->cflows ? 2 * net->cflows : 64;
+            if (cap <= net->cflows)
+                g_error("network: more than %u flows at once", net->cflows);
+            net->fl = bigmem_regrow(net->fl, net->nflows, cap, sizeof(Flow));
+            net->cflows = cap;
+        }
+        slot = net->nflows++;
+        *flow_at(net, slot) = f;
     }
     net->started++;
     engine_schedule(net->eng, latency, activate, net, slot);
@@ -635,7 +641,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     (void)eng;
     Network *net = ctx;
     guint32 slot = (guint32)(arg & 0xffffffffu), version = (guint32)(arg >> 32);
-    Flow *f = &g_array_index(net->flows, Flow, slot);
+    Flow *f = flow_at(net, slot);
     if (f->version != version || f->done == NULL)
         return; /* superseded (a rate change moves the event: not expected) */
     f->ev_armed = 0;

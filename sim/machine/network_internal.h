@@ -171,7 +171,8 @@ struct Network {
     gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
     gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
     gboolean local;     /* a solve closes over filled links, not every tight one (net_solver.c) */
-    GArray *flows;      /* Flow, by slot */
+    Flow *fl;           /* by slot: nflows used of cflows (bigmem_regrow) */
+    uint32_t nflows, cflows;
     Vec free_slots;     /* flow slots free for reuse, a stack */
     uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */
     Link *lk;           /* links in use, in the order first used (cache-line aligned) */
@@ -208,6 +209,10 @@ struct Network {
      * pages where a run needs many MiB of them, and a load set's arrays in one piece */
     BigArena *arena;
 };
+
+static inline Flow *flow_at(const Network *net, uint32_t slot) {
+    return &net->fl[slot];
+}
 
 /* The bytes of class c link d has carried (Network.lbytes). */
 static inline double *link_bytes(const Network *net, int c, uint32_t d) {
