@@ -434,12 +434,13 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
     uint64_t ub = flow_ub(f);
     f->ntl = 0;
     if ((uint32_t)f->n > f->tl_cap) { /* its coupling list (COUPLING LISTS), kept with the slot */
-        uint32_t cap =
-            4; /* a power of 2: a slot's old pieces (ARENA PIECES) are at most its last */
-        while (cap < (uint32_t)f->n)
+        /* a power of 2 (n <= INT_MAX: it fits): a slot's old pieces (ARENA PIECES) are at most
+         * its last */
+        size_t cap = 4;
+        while (cap < (size_t)f->n)
             cap *= 2;
-        f->tl_cap = cap;
-        f->tl = bigarena_alloc(net->arena, (size_t)cap * (sizeof(TightLoad) + sizeof(uint32_t)));
+        f->tl_cap = (uint32_t)cap;
+        f->tl = bigarena_alloc(net->arena, cap * (sizeof(TightLoad) + sizeof(uint32_t)));
     }
     f->tpos = (uint32_t *)(f->tl + f->tl_cap);
     /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
