@@ -99,6 +99,14 @@ void *bigmem_regrow(void *old, size_t used, size_t cap, size_t size) {
     return a;
 }
 
+void *bigmem_double(void *old, guint32 *cap, size_t size, const char *what) {
+    if (*cap > G_MAXUINT32 / 2)
+        g_error("bigmem: more than %u %s at once", *cap, what);
+    guint32 used = *cap;
+    *cap = used ? 2 * used : 64;
+    return bigmem_regrow(old, used, *cap, size);
+}
+
 /* --- arena ---------------------------------------------------------------------------------- */
 
 /* Chunks double from ARENA_FIRST (from the C heap: a small program stays on ordinary pages) to

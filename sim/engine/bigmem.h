@@ -28,6 +28,9 @@ void bigmem_free(void *p);
  * of cap (zeroed past them), old freed: for arrays that double as they fill, read by index on
  * every event (the engine's slots, the network's flows, the collectives' instances). */
 void *bigmem_regrow(void *old, size_t used, size_t cap, size_t size);
+/* A full array of *cap elements (0: none yet) twice as large (64 at first), *cap updated; aborts
+ * naming what when the count would pass G_MAXUINT32. */
+void *bigmem_double(void *old, guint32 *cap, size_t size, const char *what);
 
 /* An arena: pieces carved one after another from big chunks and freed all together. For arrays
  * written once and kept until the arena goes (a stage's program, copied in when it is complete):

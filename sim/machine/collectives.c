@@ -77,7 +77,7 @@ struct Collectives {
     int rep_node;         /* while choosing: see coll_start_symmetric; -1 = all nodes */
     CollStreams *streams; /* rings and loads per group (owned) */
     Instance *inst;       /* by slot: ninst used of cinst (bigmem_regrow) */
-    guint ninst, cinst;
+    guint32 ninst, cinst;
     guint *free_slots; /* instance slots free for reuse, a stack of nfree (room for cfree) */
     guint nfree, cfree;
     GPtrArray *choices;  /* by group id (coll_group_id): a GArray of ChoiceEntry, or NULL */
@@ -543,13 +543,8 @@ static void start_phase(Collectives *c, guint slot) {
 static guint instance_new(Collectives *c) {
     if (c->nfree)
         return c->free_slots[--c->nfree];
-    if (c->ninst == c->cinst) {
-        guint cap = c->cinst ? 2 * c->cinst : 64;
-        if (cap <= c->cinst)
-            g_error("collectives: more than %u at once", c->cinst);
-        c->inst = bigmem_regrow(c->inst, c->ninst, cap, sizeof(Instance));
-        c->cinst = cap;
-    }
+    if (c->ninst == c->cinst)
+        c->inst = bigmem_double(c->inst, &c->cinst, sizeof(Instance), "collectives");
     return c->ninst++;
 }
 

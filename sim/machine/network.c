@@ -501,13 +501,8 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
         f.tl_cap = old->tl_cap;
         *flow_at(net, slot) = f;
     } else {
-        if (net->nflows == net->cflows) {
-            uint32_t cap = net->cflows ? 2 * net->cflows : 64;
-            if (cap <= net->cflows)
-                g_error("network: more than %u flows at once", net->cflows);
-            net->fl = bigmem_regrow(net->fl, net->nflows, cap, sizeof(Flow));
-            net->cflows = cap;
-        }
+        if (net->nflows == net->cflows)
+            net->fl = bigmem_double(net->fl, &net->cflows, sizeof(Flow), "flows");
         slot = net->nflows++;
         *flow_at(net, slot) = f;
     }

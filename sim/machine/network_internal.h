@@ -172,7 +172,7 @@ struct Network {
     gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
     gboolean local;     /* a solve closes over filled links, not every tight one (net_solver.c) */
     Flow *fl;           /* by slot: nflows used of cflows (bigmem_regrow) */
-    uint32_t nflows, cflows;
+    guint32 nflows, cflows;
     Vec free_slots;     /* flow slots free for reuse, a stack */
     uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */
     Link *lk;           /* links in use, in the order first used (cache-line aligned) */
