@@ -97,6 +97,32 @@ START_TEST(test_arena_pieces) {
 }
 END_TEST
 
+/* A list grown by doubling in the arena (crossing and phase lists): each piece holds the elements
+ * so far, in order, and the pieces it left keep theirs (nothing points into them any more, but a
+ * piece is never written after it is left). */
+START_TEST(test_arena_regrow) {
+    g_autoptr(BigArena) a = bigarena_new();
+    uint32_t *list = NULL, *first = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t x = 0; x < 1000; x++) {
+        if (n == cap) {
+            size_t grown = cap ? 2 * cap : 4;
+            list = bigarena_regrow(a, list, n, grown, sizeof *list);
+            ck_assert_msg((uintptr_t)list % 64 == 0, "piece not 64-byte aligned");
+            cap = grown;
+            if (!first)
+                first = list;
+        }
+        list[n++] = x * 7;
+    }
+    ck_assert_uint_eq(cap, 1024);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_eq(list[i], i * 7);
+    for (size_t i = 0; i < 4; i++) /* the first piece, left at 4 */
+        ck_assert_uint_eq(first[i], i * 7);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("bigmem");
     TCase *tc = tcase_create("core");
@@ -109,6 +135,7 @@ int main(void) {
         tcase_add_test_raise_signal(tc, test_overflow_refused, SIGTRAP);
     tcase_add_test(tc, test_large_array_advised);
     tcase_add_test(tc, test_arena_pieces);
+    tcase_add_test(tc, test_arena_regrow);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -153,6 +153,14 @@ void *bigarena_dup(BigArena *a, const void *src, size_t bytes) {
     return p;
 }
 
+void *bigarena_regrow(BigArena *a, const void *old, size_t used, size_t cap, size_t size) {
+    g_assert(used <= cap);
+    void *p = bigarena_alloc(a, checked_bytes(cap, size));
+    if (used)
+        memcpy(p, old, used * size);
+    return p;
+}
+
 void bigarena_free(BigArena *a) {
     if (!a)
         return;

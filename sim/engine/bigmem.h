@@ -42,6 +42,9 @@ BigArena *bigarena_new(void);
 void *bigarena_alloc(BigArena *a, size_t bytes);
 /* A copy of bytes at src in the arena. */
 void *bigarena_dup(BigArena *a, const void *src, size_t bytes);
+/* A list that grows: a piece of cap elements of size bytes with old's first used copied in; old
+ * stays in the arena (a list that doubles leaves at most as many bytes again as its last piece). */
+void *bigarena_regrow(BigArena *a, const void *old, size_t used, size_t cap, size_t size);
 void bigarena_free(BigArena *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(BigArena, bigarena_free)
 

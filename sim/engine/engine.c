@@ -93,6 +93,18 @@ struct Engine {
 /* The slot arrays at pay_cap, the first used slots kept. They are read on every event by slot:
  * bigmem puts them on huge pages once they are large (with every rank of all of Frontier, about
  * 200,000 slots), as it does the heap. */
+/* The heap in a fresh block of cap nodes, its len nodes kept (HEAP ALIGNMENT). */
+static void heap_grow(Engine *eng, size_t cap) {
+    Node *mem = bigmem_new0(cap + HEAP_SKEW, sizeof(Node));
+    if (eng->len)
+        memcpy(mem + HEAP_SKEW, eng->heap, eng->len * sizeof(Node));
+    bigmem_free(eng->heap_mem);
+    eng->heap_mem = mem;
+    eng->heap = mem + HEAP_SKEW;
+    eng->cap = cap;
+    g_assert(((uintptr_t)&eng->heap[1] & 63) == 0);
+}
+
 static void slots_grow(Engine *eng, size_t used) {
     eng->pay = bigmem_regrow(eng->pay, used, eng->pay_cap, sizeof(Payload));
     eng->free = bigmem_regrow(eng->free, used, eng->pay_cap, sizeof(uint32_t));
@@ -102,10 +114,8 @@ static void slots_grow(Engine *eng, size_t used) {
 
 Engine *engine_new(void) {
     Engine *eng = g_new0(Engine, 1);
-    eng->cap = eng->pay_cap = 1024;
-    eng->heap_mem = bigmem_new0(eng->cap + HEAP_SKEW, sizeof(Node));
-    eng->heap = eng->heap_mem + HEAP_SKEW;
-    g_assert(((uintptr_t)&eng->heap[1] & 63) == 0); /* HEAP ALIGNMENT */
+    heap_grow(eng, 1024);
+    eng->pay_cap = 1024;
     slots_grow(eng, 0);
     eng->last_time = -1;
     return eng;
@@ -224,15 +234,8 @@ static void enqueue(Engine *eng, uint32_t slot, SimTime time, uint64_t key) {
         return;
     }
     eng->last_time = time;
-    if (eng->len == eng->cap) { /* a fresh aligned block, twice the size (HEAP ALIGNMENT) */
-        eng->cap *= 2;
-        Node *mem = bigmem_new0(eng->cap + HEAP_SKEW, sizeof(Node));
-        memcpy(mem + HEAP_SKEW, eng->heap, eng->len * sizeof(Node));
-        bigmem_free(eng->heap_mem);
-        eng->heap_mem = mem;
-        eng->heap = mem + HEAP_SKEW;
-        g_assert(((uintptr_t)&eng->heap[1] & 63) == 0);
-    }
+    if (eng->len == eng->cap)
+        heap_grow(eng, 2 * eng->cap);
     sift_up(eng, eng->len++, node_make(time, key));
 }
 

@@ -562,10 +562,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
     }
     if (g->nphases == g->cphases) {
         int cap = g->cphases ? 2 * g->cphases : 2;
-        PhaseSet *a = bigarena_alloc(cs->arena, sizeof(PhaseSet) * (size_t)cap);
-        if (g->nphases)
-            memcpy(a, g->phases, sizeof(PhaseSet) * (size_t)g->nphases);
-        g->phases = a;
+        g->phases = bigarena_regrow(cs->arena, g->phases, (size_t)g->nphases, (size_t)cap,
+                                    sizeof(PhaseSet));
         g->cphases = cap;
     }
     g->phases[g->nphases++] = ps;

@@ -225,10 +225,7 @@ static uint32_t link_dense(Network *net, int32_t id) {
 static void crossing_add(Network *net, Link *l, Crossing c) {
     if (l->nfl == l->cfl) {
         uint32_t cap = l->cfl ? 2 * l->cfl : 4;
-        Crossing *fl = bigarena_alloc(net->arena, sizeof(Crossing) * cap);
-        if (l->nfl)
-            memcpy(fl, l->fl, sizeof(Crossing) * l->nfl);
-        l->fl = fl;
+        l->fl = bigarena_regrow(net->arena, l->fl, l->nfl, cap, sizeof(Crossing));
         l->cfl = cap;
     }
     l->fl[l->nfl++] = c;
