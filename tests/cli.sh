@@ -39,7 +39,8 @@ if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fai
 for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
            tflops_per_gpu mfu neox_flops neox_tflops_per_gpu params_bytes capacity_bytes fits \
            total_volume_bytes sizes events solves solved_links host_wait_s interference_s \
-           peak_rss_bytes page_faults copy_sends uneven_copy_sends copy_pace_ratio; do
+           peak_rss_bytes page_faults copy_sends uneven_copy_sends copy_pace_ratio dedup_rerun \
+           trial_events trial_copy_sends trial_uneven_copy_sends trial_copy_pace_ratio; do
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
 done
 expect_grep json-nodes '"nodes": 4' "$tmp/a.json"
@@ -81,9 +82,20 @@ check list-models 0 "$sim" list models
 check list-bad 2 "$sim" list bogus
 check csv 0 "$sim" "$s/1.3B_pp.yaml" --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL csv: not 2 lines"; }
-expect_grep csv-provenance ',frontier,AMD MI250X GCD,,0$' "$tmp/out"
+expect_grep csv-provenance ',frontier,AMD MI250X GCD,,0,false$' "$tmp/out"
+# a dragonfly layout whose replicas' sends are uneven (EXACT REPRESENTATIVES in sim/run/sim.c):
+# by default rerun with every rank, its figures those of --all-ranks; as an estimate, kept
+# deduplicated and counted
 check csv-uneven 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --format csv
-expect_grep csv-uneven-count ',nodes=256,16$' "$tmp/out"
+expect_grep csv-uneven-rerun ',nodes=256,0,true$' "$tmp/out"
+cut -d, -f1-27 "$tmp/out" | tail -1 >"$tmp/default.row"
+check csv-uneven-all 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --format csv --all-ranks
+cut -d, -f1-27 "$tmp/out" | tail -1 >"$tmp/all.row"
+if cmp -s "$tmp/default.row" "$tmp/all.row"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL csv-uneven: the rerun's figures differ from --all-ranks'"; fi
+check csv-uneven-estimate 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --set sim.dedup_replicas=estimate --format csv
+expect_grep csv-uneven-count ',nodes=256 sim.dedup_replicas=estimate,16,false$' "$tmp/out"
+check dedup-bad 2 "$sim" "$s/1.3B_pp.yaml" --set sim.dedup_replicas=maybe
+expect_grep dedup-bad-msg "'dedup_replicas' must be true, false or estimate, not 'maybe'" "$tmp/err"
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
 check all-ranks 0 "$sim" "$s/1.3B_zero1.yaml" --all-ranks
 check collective 0 "$sim" collective --op allreduce --ranks 16 --sizes 1MiB:4MiB --format csv

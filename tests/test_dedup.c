@@ -197,6 +197,58 @@ START_TEST(test_uneven_copies) {
 }
 END_TEST
 
+/* EXACT REPRESENTATIVES (sim/run/sim.c). By default (sim.dedup_replicas true) a run whose
+ * deduplicated sends turn out uneven is made again with every rank, so its figures are
+ * --all-ranks' to the picosecond, exposed communication included (the 39B case above, whose
+ * deduplicated exposed time is overstated), and its summary keeps the trial's counts. A layout
+ * whose copies are images stays deduplicated, and `estimate` keeps the deduplicated figures. */
+START_TEST(test_exact_by_default) {
+    Scenario *c1, *c2;
+    SimRun *r1, *r2;
+    const char *leaf6[] = {"nodes=8", "training.global_batch=64",
+                           "topology.fabric.nodes_per_leaf=6", "topology.fabric.taper=12", NULL};
+    const SimSummary *s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", leaf6, -1);
+    const SimSummary *all = summary_ok(&c2, &r2, "validation/megatron_39b.yaml", leaf6, 0);
+    ck_assert(s->dedup_rerun);
+    ck_assert_int_eq(s->ranks_simulated, c1->gpus);
+    ck_assert_int_eq(s->trial_copy_sends, 16);
+    ck_assert_int_eq(s->trial_uneven_sends, 16);
+    ck_assert_msg(s->trial_pace_ratio == 4.0, "pace ratio %.17g", s->trial_pace_ratio);
+    ck_assert(s->trial_events > 0 && s->trial_events < s->events);
+    ck_assert_int_eq(s->uneven_sends, 0); /* the figures' run has no copies */
+    ck_assert_int_eq(s->iteration, all->iteration);
+    ck_assert_int_eq(s->critical.exposed, all->critical.exposed);
+    ck_assert_int_eq(s->critical.comm, all->critical.comm);
+    ck_assert(!all->dedup_rerun && all->trial_events == 0);
+    release(c1, r1);
+    release(c2, r2);
+
+    const char *estimate[] = {"nodes=8",
+                              "training.global_batch=64",
+                              "topology.fabric.nodes_per_leaf=6",
+                              "topology.fabric.taper=12",
+                              "sim.dedup_replicas=estimate",
+                              NULL};
+    s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", estimate, -1);
+    ck_assert(!s->dedup_rerun);
+    ck_assert_int_lt(s->ranks_simulated, c1->gpus);
+    ck_assert_int_eq(s->uneven_sends, 16);
+    release(c1, r1);
+
+    const char *dgx[] = {"nodes=8", "training.global_batch=64", "topology.fabric.nodes_per_leaf=4",
+                         "topology.fabric.taper=4", NULL};
+    s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", dgx, -1);
+    all = summary_ok(&c2, &r2, "validation/megatron_39b.yaml", dgx, DEDUP_ESTIMATE);
+    ck_assert(!s->dedup_rerun);
+    ck_assert_int_eq(s->ranks_simulated, all->ranks_simulated);
+    ck_assert_int_lt(s->ranks_simulated, c1->gpus);
+    ck_assert_int_eq(s->events, all->events);
+    ck_assert_int_eq(s->iteration, all->iteration);
+    release(c1, r1);
+    release(c2, r2);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("dedup");
     TCase *tc = tcase_create("core");
@@ -205,6 +257,7 @@ int main(void) {
     tcase_add_test(tc, test_megatron_dedup_matches_all_ranks);
     tcase_add_test(tc, test_pipeline_dedup_matches_all_ranks);
     tcase_add_test(tc, test_uneven_copies);
+    tcase_add_test(tc, test_exact_by_default);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -110,8 +110,9 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     if (uneven > 0) /* UNEVEN COPIES in coll_streams.c */
         fprintf(out,
                 "(! %d of these layouts send pipeline activations for replicas whose paths are\n"
-                " loaded unevenly: their deduplicated time may be overstated, and --all-ranks\n"
-                " simulates every replica; docs/speed.md, \"Representatives\")\n",
+                " loaded unevenly: their deduplicated time (sim.dedup_replicas: estimate) may be\n"
+                " overstated, and the default simulates every replica; docs/speed.md,\n"
+                " \"Representatives\")\n",
                 uneven);
 }
 

@@ -34,7 +34,7 @@ struct Sweep {
     GPtrArray *columns; /* char *: every column, in order */
     int kinds[64];      /* op * DIM_COUNT + dim of each communication column group */
     int nkinds;
-    gboolean omit[32]; /* headline columns left out (a varied key has their name) */
+    gboolean omit[40]; /* headline columns left out (a varied key has their name) */
     char *header;
 };
 

@@ -40,9 +40,10 @@ static const char *const headline[] = {"model",
                                        "topology",
                                        "device",
                                        "overrides",
-                                       "uneven_copy_sends"};
+                                       "uneven_copy_sends",
+                                       "dedup_rerun"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
-G_STATIC_ASSERT(H_COUNT <= 32);
+G_STATIC_ASSERT(H_COUNT <= G_N_ELEMENTS(((Sweep *)0)->omit));
 
 static const char *const kind_fields[] = {"time_s", "exposed_s", "hidden_s", "volume_bytes",
                                           "sizes"};
@@ -202,6 +203,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {STR, 0, sc->topo.device.name},
         {STR, 0, overrides},
         {NUM, s->uneven_sends, NULL},
+        {BOOL, s->dedup_rerun, NULL},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {

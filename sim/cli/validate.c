@@ -400,15 +400,6 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     g_autoptr(SimRun) run = sim_run(sc, all_ranks ? 0 : -1, err);
     if (!run)
         return FALSE;
-    if (sim_summary(run)->uneven_sends > 0) {
-        /* replicas' sends that one flow would hold in step (UNEVEN COPIES in coll_streams.c):
-           the deduplicated figures may be overstated, and a measurement is checked against the
-           model's own best figure, every rank simulated (docs/validation.md) */
-        g_clear_pointer(&run, sim_run_free);
-        run = sim_run(sc, 0, err);
-        if (!run)
-            return FALSE;
-    }
     const SimSummary *s = sim_summary(run);
     double it = (double)s->iteration / (double)SIM_PS_PER_S;
     double mt = it > 0 ? megatron_flops(sc) / it / sc->gpus / 1e12 : 0;

@@ -183,6 +183,24 @@ static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_
 
 /* --- sections -------------------------------------------------------------------------------- */
 
+/* sim.dedup_replicas: true, false or estimate (Dedup in scenario.h). */
+static gboolean load_dedup(const ConfNode *sim, Dedup *out, GError **err) {
+    static const char *const words[] = {"true", "yes", "on", "false", "no", "off", NULL};
+    const ConfNode *n = conf_get(sim, "dedup_replicas");
+    if (n && n->kind == CONF_SCALAR && !strcmp(n->value, "estimate")) {
+        *out = DEDUP_ESTIMATE;
+        return TRUE;
+    }
+    if (n && n->kind == CONF_SCALAR && !g_strv_contains(words, n->value))
+        return conf_fail(err, CONF_ERROR_VALUE, n,
+                         "'dedup_replicas' must be true, false or estimate, not '%s'", n->value);
+    gboolean on = *out != DEDUP_OFF;
+    if (!conf_bool(sim, "dedup_replicas", FALSE, &on, err))
+        return FALSE;
+    *out = on ? DEDUP_EXACT : DEDUP_OFF;
+    return TRUE;
+}
+
 static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
     static const char *const keys[] = {"name",
                                        "layers",
@@ -419,7 +437,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->seq_len = 2048;
     s->precision = PREC_FP16;
     s->recompute = RECOMPUTE_NONE;
-    s->dedup_replicas = TRUE;
+    s->dedup_replicas = DEDUP_EXACT;
     s->contention = TRUE;
     s->host = TRUE;
     s->interference = TRUE;
@@ -477,12 +495,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||
         !conf_bool(tr, "synchronize_each_layer", FALSE, &s->sync_each_layer, err))
         return FALSE;
-    if (sim && (!conf_check_keys(sim, sim_keys, "sim", err) ||
-                !conf_bool(sim, "dedup_replicas", FALSE, &s->dedup_replicas, err) ||
-                !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
-                !conf_bool(sim, "host", FALSE, &s->host, err) ||
-                !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
-                !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
+    if (sim &&
+        (!conf_check_keys(sim, sim_keys, "sim", err) || !load_dedup(sim, &s->dedup_replicas, err) ||
+         !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
+         !conf_bool(sim, "host", FALSE, &s->host, err) ||
+         !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
+         !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;
     s->schedule = sched;

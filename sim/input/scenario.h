@@ -23,6 +23,16 @@ typedef struct {
                      0 when neither hpZ nor qgZ is on */
 } ZeroPP;
 
+/* sim.dedup_replicas: which ranks a run simulates (the representatives of sim/run/executor.c).
+ * The values are sim_run's `dedup` argument too. */
+typedef enum {
+    DEDUP_OFF = 0,      /* false: every rank (--all-ranks) */
+    DEDUP_ESTIMATE = 1, /* estimate: representatives, even where their replicas' pipeline sends
+                           are uneven (UNEVEN COPIES in coll_streams.c: may overstate) */
+    DEDUP_EXACT = 2,    /* true, the default: representatives where they are exact; a run whose
+                           deduplicated sends turn out uneven is run again with every rank */
+} Dedup;
+
 typedef struct {
     char *path;        /* scenario file as given */
     char *description; /* free text from the file, may be NULL */
@@ -57,12 +67,12 @@ typedef struct {
     int seq_len;              /* tokens per sequence */
     Precision precision;
     Recompute recompute;
-    gboolean dedup_replicas; /* simulate one data-parallel replica and count it dp times */
-    gboolean contention;     /* links shared max-min fairly (else each flow alone) */
-    gboolean detailed;       /* collectives step by step (else one aggregated flow) */
-    gboolean host;           /* host dispatch modelled (topology node.host); off: kernels start
-                                when their GPU dependencies allow */
-    gboolean interference;   /* compute slowed while communication runs (device interference) */
+    Dedup dedup_replicas;  /* simulate one data-parallel replica and count it dp times */
+    gboolean contention;   /* links shared max-min fairly (else each flow alone) */
+    gboolean detailed;     /* collectives step by step (else one aggregated flow) */
+    gboolean host;         /* host dispatch modelled (topology node.host); off: kernels start
+                              when their GPU dependencies allow */
+    gboolean interference; /* compute slowed while communication runs (device interference) */
 } Scenario;
 
 /* The scenario's tree with the sets applied and the model, topology and device files it names

@@ -393,6 +393,11 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
     kv_num(out, i2, "uneven_copy_sends", s->uneven_sends, FALSE);
     kv_num(out, i2, "copy_pace_ratio", s->copy_pace_ratio, FALSE);
+    fprintf(out, "%s\"dedup_rerun\": %s,\n", i2, s->dedup_rerun ? "true" : "false");
+    kv_num(out, i2, "trial_events", (double)s->trial_events, FALSE);
+    kv_num(out, i2, "trial_copy_sends", s->trial_copy_sends, FALSE);
+    kv_num(out, i2, "trial_uneven_copy_sends", s->trial_uneven_sends, FALSE);
+    kv_num(out, i2, "trial_copy_pace_ratio", s->trial_pace_ratio, FALSE);
     kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
     kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);
     kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, FALSE);
@@ -524,12 +529,22 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
                 s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);
     fputc('\n', out);
+    if (s->dedup_rerun) /* EXACT REPRESENTATIVES in sim.c */
+        fprintf(out,
+                "rerun      %d of %d pipeline sends of a deduplicated trial (%" G_GUINT64_FORMAT
+                " events) carried\n"
+                "           other replicas' sends whose paths are loaded unevenly (a copy up to\n"
+                "           %.2fx as fast as its send's slowest), so the replicas would not keep\n"
+                "           one pace and every rank was simulated (sim.dedup_replicas: estimate\n"
+                "           keeps the faster, overstated deduplicated figures)\n",
+                s->trial_uneven_sends, s->trial_copy_sends, s->trial_events, s->trial_pace_ratio);
     if (s->uneven_sends > 0) /* UNEVEN COPIES in coll_streams.c */
         fprintf(out,
                 "caution    %d of %d pipeline sends carry other replicas' sends whose paths are\n"
                 "           loaded unevenly (a copy up to %.2fx as fast as its send's slowest on\n"
                 "           the fabric): one flow holds them in step at the slowest's pace, so\n"
-                "           the iteration may be overstated; --all-ranks simulates every replica\n"
+                "           the iteration may be overstated (sim.dedup_replicas: estimate);\n"
+                "           --all-ranks or the default, true, simulates every replica\n"
                 "           (docs/speed.md, \"Representatives\")\n",
                 s->uneven_sends, s->copy_sends, s->copy_pace_ratio);
 }
@@ -540,7 +555,7 @@ static void write_csv(FILE *out, const SimRun *run) {
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
           "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s,sim_version,"
-          "topology,device,overrides,uneven_copy_sends\n",
+          "topology,device,overrides,uneven_copy_sends,dedup_rerun\n",
           out);
     g_autoptr(GString) g = g_string_new(NULL);
     report_csv_quote(g, sc->path);
@@ -571,7 +586,8 @@ static void write_csv(FILE *out, const SimRun *run) {
     g_string_append_c(g, ',');
     g_autofree char *sets = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     report_csv_quote(g, sets);
-    fprintf(out, "%s,%d\n", g->str, s->uneven_sends); /* UNEVEN COPIES in coll_streams.c */
+    fprintf(out, "%s,%d,%s\n", g->str, s->uneven_sends, /* UNEVEN COPIES in coll_streams.c */
+            s->dedup_rerun ? "true" : "false");         /* EXACT REPRESENTATIVES in sim.c */
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {

@@ -56,15 +56,11 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
     return TRUE;
 }
 
-SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+/* One run, with representatives (dd) or every rank. */
+static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
-    gboolean dd = dedup < 0 ? sc->dedup_replicas : dedup != 0;
-    /* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
-     * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
-    if (sc->ep > 1)
-        dd = FALSE;
     double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
                         (sc->zero >= 1 ? sc->dp : 1);
     if (!device_ops_in_range(&sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
@@ -114,6 +110,45 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
     getrusage(RUSAGE_SELF, &ru);
     s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
     s->page_faults = (double)ru.ru_minflt + (double)ru.ru_majflt; /* each first touch of a page */
+    return g_steal_pointer(&run);
+}
+
+/* EXACT REPRESENTATIVES. Representatives are exact where the replicas they stand for would do
+ * the same at the same times. A run learns otherwise only as it builds its pipeline sends: where
+ * the copies a send carries would not keep one pace (UNEVEN COPIES in coll_streams.c: a
+ * dragonfly's global links picked per GPU pair), the one flow holds them in step at the slowest
+ * copy's pace, where simulated apart they drift and spread over time (1T_full_frontier: 210.2 s
+ * deduplicated against 90.8 s with every rank, docs/speed.md "Representatives"). So by default
+ * (DEDUP_EXACT) such a run is made again with every rank, and its report says so with the
+ * deduplicated trial's counts (SimSummary.trial_*); DEDUP_ESTIMATE keeps the deduplicated figures.
+ * The trial costs what a deduplicated run costs, a small part of the run with every rank. An
+ * observer sees only the run whose figures are reported. */
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+    gint64 t0 = g_get_monotonic_time();
+    Dedup mode = dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
+    /* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
+     * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
+    if (sc->ep > 1)
+        mode = DEDUP_OFF;
+    gboolean trial = mode == DEDUP_EXACT;
+    g_autoptr(SimRun) run = run_once(sc, mode != DEDUP_OFF, trial ? NULL : obs, err);
+    if (!run || !trial || (run->sum.uneven_sends == 0 && !obs))
+        return g_steal_pointer(&run);
+    SimSummary first = run->sum;
+    gboolean rerun = first.uneven_sends > 0;
+    g_clear_pointer(&run, sim_run_free);
+    run = run_once(sc, !rerun, obs, err);
+    if (!run)
+        return NULL;
+    SimSummary *s = &run->sum;
+    if (rerun) {
+        s->dedup_rerun = TRUE;
+        s->trial_events = first.events;
+        s->trial_copy_sends = first.copy_sends;
+        s->trial_uneven_sends = first.uneven_sends;
+        s->trial_pace_ratio = first.copy_pace_ratio;
+    }
+    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     return g_steal_pointer(&run);
 }
 

@@ -12,7 +12,9 @@
 typedef struct SimRun SimRun;
 
 /* Simulate one iteration of sc (which must outlive the run). dedup < 0 follows the scenario's
- * sim.dedup_replicas; 0 or 1 forces it. */
+ * sim.dedup_replicas; a Dedup value (scenario.h) forces one: DEDUP_OFF every rank, DEDUP_ESTIMATE
+ * representatives, DEDUP_EXACT representatives unless their sends turn out uneven, then every
+ * rank (EXACT REPRESENTATIVES in sim.c). */
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err);
 /* The same, reporting every task to obs (NULL for none): a trace watches this way. */
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err);
@@ -45,6 +47,13 @@ typedef struct {
        coll_streams.c), and the largest ratio of a copy's pace to its send's slowest (1: none) */
     int copy_sends, uneven_sends;
     double copy_pace_ratio;
+    /* DEDUP_EXACT found uneven sends in its deduplicated trial and ran again with every rank
+       (EXACT REPRESENTATIVES in sim.c): the figures are that run's, and the trial's events and
+       the three counts above as the trial found them are kept here (0 when not rerun) */
+    gboolean dedup_rerun;
+    uint64_t trial_events;
+    int trial_copy_sends, trial_uneven_sends;
+    double trial_pace_ratio;
     double wall_s;         /* host seconds spent simulating */
     double peak_rss_bytes; /* host process peak resident memory */
     double page_faults;    /* host process page faults so far (minor and major; getrusage) */
