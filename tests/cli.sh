@@ -94,6 +94,13 @@ cut -d, -f1-27 "$tmp/out" | tail -1 >"$tmp/all.row"
 if cmp -s "$tmp/default.row" "$tmp/all.row"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL csv-uneven: the rerun's figures differ from --all-ranks'"; fi
 check csv-uneven-estimate 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --set sim.dedup_replicas=estimate --format csv
 expect_grep csv-uneven-count ',nodes=256 sim.dedup_replicas=estimate,16,false$' "$tmp/out"
+# a trace of such a scenario traces a rank of another replica than the first: the run it traces
+# simulates every rank, and the report still says it was rerun
+check trace-rerun 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --trace "$tmp/t.json" \
+    --trace-ranks 1024 --format json --no-timing
+expect_grep trace-rerun-report '"dedup_rerun": true' "$tmp/out"
+expect_grep trace-rerun-rank '"pid": 1024' "$tmp/t.json"
+if grep -q "not simulated" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL trace-rerun: rank 1024 called not simulated"; else pass=$((pass + 1)); fi
 check dedup-bad 2 "$sim" "$s/1.3B_pp.yaml" --set sim.dedup_replicas=maybe
 expect_grep dedup-bad-msg "'dedup_replicas' must be true, false or estimate, not 'maybe'" "$tmp/err"
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt
