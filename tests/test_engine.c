@@ -189,6 +189,53 @@ START_TEST(test_interleaved_order) {
 }
 END_TEST
 
+/* LANES in engine.c: many crowds pending at once, each time's events split between its lane (the
+ * second in a row and those after it) and the heap (the first, and those queued after another
+ * time's), with heap events moved to crowded times and lane events moved away: every event runs
+ * in (time, order of queueing or last move). 600 times x 8 rounds; arg = that order. */
+typedef struct {
+    Log log;
+    uint64_t next;
+    uint32_t ev[600];
+} Crowds;
+
+START_TEST(test_many_crowds) {
+    g_autoptr(Engine) eng = engine_new();
+    Crowds c = {{g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE}, 0, {0}};
+    g_autoptr(GArray) when = g_array_new(FALSE, FALSE, sizeof(SimTime));
+    for (int round = 0; round < 8; round++)
+        for (int t = 0; t < 600; t++) {
+            SimTime at = 1000 + 10 * t;
+            int copies = round == 0 ? 2 : 1; /* round 0: a lane opens for every time */
+            for (int k = 0; k < copies; k++) {
+                g_array_append_val(when, at);
+                if (round == 3 && k == 0)
+                    c.ev[t] = engine_schedule_movable(eng, at, record, &c.log, c.next++);
+                else
+                    engine_schedule(eng, at, record, &c.log, c.next++);
+            }
+        }
+    /* round 3's events move: the even ones to the next time (crowded), the odd ones past all */
+    for (int t = 0; t < 600; t++) {
+        SimTime at = t % 2 ? 20000 + t : 1000 + 10 * (t + 1);
+        g_array_append_val(when, at);
+        engine_move(eng, c.ev[t], at, c.next++);
+    }
+    engine_run(eng);
+    ck_assert(c.log.monotonic);
+    ck_assert_uint_eq(c.log.seen->len, 600 * 9); /* round 0 twice; the moved ones once */
+    for (guint k = 1; k < c.log.seen->len; k++) {
+        uint64_t a = g_array_index(c.log.seen, uint64_t, k - 1),
+                 b = g_array_index(c.log.seen, uint64_t, k);
+        SimTime ta = g_array_index(when, SimTime, a), tb = g_array_index(when, SimTime, b);
+        ck_assert_msg(ta < tb || (ta == tb && a < b), "event %lu (t=%ld) ran before %lu (t=%ld)",
+                      (unsigned long)a, (long)ta, (unsigned long)b, (long)tb);
+    }
+    ck_assert_uint_eq(engine_events(eng), 600 * 9);
+    g_array_unref(c.log.seen);
+}
+END_TEST
+
 /* sim_time_from_ps rounds as llround does (half away from zero), on the halves, on the double just
  * below a half, past 2^52 (where every double is an integer) and on random values. */
 START_TEST(test_rounding_is_llround) {
@@ -251,6 +298,7 @@ int main(void) {
     tcase_add_test(tc, test_move_orders_as_new);
     tcase_add_test(tc, test_overflow);
     tcase_add_test(tc, test_interleaved_order);
+    tcase_add_test(tc, test_many_crowds);
     tcase_add_test(tc, test_rounding_is_llround);
     suite_add_tcase(s, tc);
     return run_suite(s);

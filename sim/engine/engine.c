@@ -1,4 +1,4 @@
-/* engine: events keyed by (time, sequence), in a 4-ary min-heap and a few same-time lanes.
+/* engine: events keyed by (time, sequence), in a 4-ary min-heap and same-time lanes.
  *
  * The heap holds 16-byte nodes, each one unsigned 128-bit number: the time in the high 64 bits
  * (never negative), and below it the insertion sequence (40 bits) above the index of the event's
@@ -12,13 +12,21 @@
  * ex. 18): the hole at the root goes down to a leaf along the smaller children, then the last
  * node rises from there, which is rarely more than a level.
  *
- * Lanes. Most events come in crowds at one picosecond: every data-parallel replica and tensor-
+ * LANES. Most events come in crowds at one picosecond: every data-parallel replica and tensor-
  * parallel rank ends the same kernel together (20B on 1,024 nodes with every rank simulated: 733
- * distinct times for 3.3 M events). A lane is a FIFO of events of one time: an event scheduled at
- * a lane's time is appended to it (O(1)) instead of sifted into the heap (O(log n)), and since
- * sequences only grow, a lane is in sequence order. An event at another time claims an empty lane
- * or goes to the heap. The next event is the least of the heap's top and the lanes' heads, by
- * the same (time, sequence) key: the same order of events whichever holds them.
+ * distinct times for 3.3 M events; the 1T layout on 512 Frontier nodes with every rank: 8.1 M of
+ * 9.0 M events at the time of the event before them). A lane is a FIFO of events of one time: an
+ * event scheduled at a lane's time is appended to it (O(1)) instead of sifted into the heap
+ * (O(log n)), and since sequences only grow, a lane is in sequence order. A time's second event in
+ * a row (the first went to the heap: a crowd starts) finds its lane, or opens one, in a hash table
+ * by time (open addressing, linear probing; a lane holds its time alone); an event after that goes
+ * to the lane it would share with the event queued last, or to the heap. Every pending time can
+ * own a lane: crowds of different tensor-parallel groups are pending at once (one a node), and four
+ * fixed lanes caught 190,298 of the 1T layout's 9.0 M events, unlimited ones most of the rest. The
+ * lanes are ordered by their times in a second 4-ary heap; the next event is the least of the event
+ * heap's top and the earliest lane's head, by the same (time, sequence) key: the same order of
+ * events whichever holds them (an event moved in the heap to a lane's time keeps its place by its
+ * key). A singleton time costs what it did: one heap push and pop, no hash.
  *
  * Each slot knows its node's place in the heap, so a heap event can be moved where it is
  * (engine_move, and so engine_timer_set on an armed timer): it takes a new sequence, as a fresh
@@ -53,14 +61,21 @@ typedef struct {
     uint64_t arg;
 } Payload;
 
-#define LANES 4
+#define NO_LANE UINT32_MAX
 #define IN_LANE UINT32_MAX /* pos of a slot whose event waits in a lane */
 
 typedef struct {
     uint64_t *key;         /* ring of sequence << SLOT_BITS | slot, oldest at head */
     uint32_t head, n, cap; /* cap: a power of 2 (0 before first use) */
     SimTime time;          /* of every event in it */
+    uint32_t next_free;    /* while free: the next free lane, NO_LANE at the end */
 } Lane;
+
+/* A lane in the hash table, with its time, so that a probe reads the table alone. */
+typedef struct {
+    SimTime time;
+    uint32_t lane; /* its index + 1; 0: empty */
+} TabEntry;
 
 /* HEAP ALIGNMENT. A node's four children, 4i + 1 to 4i + 4, are 64 bytes; they share one cache
  * line when heap[1] starts one, so the heap lies HEAP_SKEW nodes into a 64-byte aligned block.
@@ -73,9 +88,15 @@ struct Engine {
     Node *heap_mem; /* bigmem: 64-byte aligned */
     size_t len;     /* events in the heap */
     size_t live;    /* events pending, heap and lanes */
-    Lane lane[LANES];
-    unsigned lanes;      /* bit k: lane k holds entries (live or stale) */
-    SimTime last_time;   /* of the event queued last: a lane opens for a time's second event */
+    Lane *lane;     /* by index (bigmem) */
+    uint32_t nlane, lane_cap, free_lane;
+    Node *lheap; /* the lanes in use (time << 64 | index), earliest first; bigmem */
+    size_t llen, lcap;
+    TabEntry *tab;   /* the lanes in use by their times' hashes */
+    size_t tab_mask; /* size - 1, a power of 2 at least four times the lanes in use */
+    size_t tab_used;
+    uint32_t last_lane;  /* the lane that took the last event queued, NO_LANE: the heap did */
+    SimTime last_time;   /* of the event the heap took last: a lane opens for its time's second */
     uint64_t *key_of;    /* by slot: its pending event's sequence << SLOT_BITS | slot */
     size_t cap;          /* allocated nodes */
     Payload *pay;        /* by slot */
@@ -118,6 +139,10 @@ Engine *engine_new(void) {
     eng->pay_cap = 1024;
     slots_grow(eng, 0);
     eng->last_time = -1;
+    eng->last_lane = NO_LANE;
+    eng->free_lane = NO_LANE;
+    eng->tab_mask = 255;
+    eng->tab = g_new0(TabEntry, eng->tab_mask + 1);
     return eng;
 }
 
@@ -129,8 +154,11 @@ void engine_free(Engine *eng) {
     bigmem_free(eng->free);
     bigmem_free(eng->pos);
     bigmem_free(eng->key_of);
-    for (int k = 0; k < LANES; k++)
+    for (uint32_t k = 0; k < eng->nlane; k++)
         g_free(eng->lane[k].key);
+    bigmem_free(eng->lane);
+    bigmem_free(eng->lheap);
+    g_free(eng->tab);
     g_free(eng);
 }
 
@@ -199,7 +227,7 @@ static inline void lane_clean(Engine *eng, Lane *l) {
 
 static void lane_push(Lane *l, uint64_t key) {
     if (l->n == l->cap) { /* grow, unwrapping the ring */
-        uint32_t cap = l->cap ? 2 * l->cap : 64;
+        uint32_t cap = l->cap ? 2 * l->cap : 16;
         uint64_t *k = g_new(uint64_t, cap);
         for (uint32_t i = 0; i < l->n; i++)
             k[i] = l->key[(l->head + i) & (l->cap - 1)];
@@ -211,25 +239,158 @@ static void lane_push(Lane *l, uint64_t key) {
     l->key[(l->head + l->n++) & (l->cap - 1)] = key;
 }
 
-/* Queue slot's event at `time` under `key` (a fresh sequence): the lane of that time; a free lane
- * for the second event in a row at one time (the first went to the heap: a crowd starts); or the
- * heap. O(LANES), or O(log n) for the heap. */
-static void enqueue(Engine *eng, uint32_t slot, SimTime time, uint64_t key) {
-    eng->key_of[slot] = key;
-    for (unsigned m = eng->lanes; m; m &= m - 1) {
-        Lane *l = &eng->lane[__builtin_ctz(m)];
-        if (l->time == time) {
-            lane_push(l, key);
-            eng->pos[slot] = IN_LANE;
-            return;
+static inline size_t tab_home(const Engine *eng, SimTime time) {
+    return (size_t)(((uint64_t)time * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & eng->tab_mask;
+}
+
+static uint32_t tab_find(const Engine *eng, SimTime time) {
+    for (size_t i = tab_home(eng, time);; i = (i + 1) & eng->tab_mask) {
+        const TabEntry *e = &eng->tab[i];
+        if (e->lane == 0)
+            return NO_LANE;
+        if (e->time == time)
+            return e->lane - 1;
+    }
+}
+
+static void tab_put(Engine *eng, SimTime time, uint32_t li) {
+    size_t i = tab_home(eng, time);
+    while (eng->tab[i].lane)
+        i = (i + 1) & eng->tab_mask;
+    eng->tab[i] = (TabEntry){time, li + 1};
+}
+
+/* Double the table when a quarter full (every lane put again). */
+static void tab_grow(Engine *eng) {
+    TabEntry *old = eng->tab;
+    size_t size = eng->tab_mask + 1;
+    eng->tab_mask = 2 * size - 1;
+    eng->tab = g_new0(TabEntry, 2 * size);
+    for (size_t i = 0; i < size; i++)
+        if (old[i].lane)
+            tab_put(eng, old[i].time, old[i].lane - 1);
+    g_free(old);
+}
+
+/* Take time's lane out of the table (backward-shift deletion: every later entry of the probe run
+ * whose home is not between the hole and itself moves into the hole). */
+static void tab_remove(Engine *eng, SimTime time) {
+    size_t mask = eng->tab_mask, i = tab_home(eng, time);
+    while (eng->tab[i].time != time || !eng->tab[i].lane)
+        i = (i + 1) & mask;
+    for (size_t j = i;;) {
+        j = (j + 1) & mask;
+        const TabEntry *e = &eng->tab[j];
+        if (e->lane == 0)
+            break;
+        size_t home = tab_home(eng, e->time);
+        /* the entry at j stays where its home lies cyclically in (i, j] */
+        gboolean stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            eng->tab[i] = *e;
+            i = j;
         }
     }
-    unsigned all = (1u << LANES) - 1;
-    if (time == eng->last_time && eng->lanes != all) {
-        int k = __builtin_ctz(~eng->lanes & all);
-        eng->lane[k].time = time;
-        eng->lanes |= 1u << k;
-        lane_push(&eng->lane[k], key);
+    eng->tab[i].lane = 0;
+    eng->tab_used--;
+}
+
+/* The lanes' heap (times are unique among lanes in use, so a time orders them). */
+static void lheap_push(Engine *eng, Node n) {
+    if (eng->llen == eng->lcap) {
+        size_t cap = eng->lcap ? 2 * eng->lcap : 256;
+        eng->lheap = bigmem_regrow(eng->lheap, eng->llen, cap, sizeof(Node));
+        eng->lcap = cap;
+    }
+    size_t i = eng->llen++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 4;
+        if (n >= eng->lheap[parent])
+            break;
+        eng->lheap[i] = eng->lheap[parent];
+        i = parent;
+    }
+    eng->lheap[i] = n;
+}
+
+static void lheap_pop(Engine *eng) {
+    Node last = eng->lheap[--eng->llen];
+    size_t n = eng->llen, i = 0;
+    if (n == 0)
+        return;
+    for (;;) {
+        size_t best = i;
+        Node bestn = last;
+        for (size_t c = 4 * i + 1; c < 4 * i + 5 && c < n; c++)
+            if (eng->lheap[c] < bestn) {
+                best = c;
+                bestn = eng->lheap[c];
+            }
+        if (best == i)
+            break;
+        eng->lheap[i] = bestn;
+        i = best;
+    }
+    eng->lheap[i] = last;
+}
+
+/* A lane for `time` (none in use has it): from the free list or new, in the table and the lanes'
+ * heap. */
+static uint32_t lane_open(Engine *eng, SimTime time) {
+    uint32_t li = eng->free_lane;
+    if (li != NO_LANE) {
+        eng->free_lane = eng->lane[li].next_free;
+    } else {
+        if (eng->nlane == eng->lane_cap) {
+            size_t cap = eng->lane_cap ? 2 * (size_t)eng->lane_cap : 64;
+            if (cap > SLOT_MASK + 1)
+                g_error("engine: more than %" G_GUINT64_FORMAT " crowded times pending at once",
+                        SLOT_MASK + 1);
+            eng->lane = bigmem_regrow(eng->lane, eng->nlane, cap, sizeof(Lane));
+            eng->lane_cap = (uint32_t)cap;
+        }
+        li = eng->nlane++;
+        eng->lane[li] = (Lane){0};
+    }
+    Lane *l = &eng->lane[li];
+    l->time = time;
+    l->head = l->n = 0;
+    if (4 * (eng->tab_used + 1) > eng->tab_mask + 1)
+        tab_grow(eng);
+    tab_put(eng, time, li);
+    eng->tab_used++;
+    lheap_push(eng, (Node)(uint64_t)time << 64 | li);
+    return li;
+}
+
+/* The earliest lane, empty of live entries, leaves the table, the lanes' heap and use. */
+static void lane_close(Engine *eng) {
+    uint32_t li = (uint32_t)eng->lheap[0];
+    tab_remove(eng, eng->lane[li].time);
+    lheap_pop(eng);
+    eng->lane[li].next_free = eng->free_lane;
+    eng->free_lane = li;
+    if (eng->last_lane == li)
+        eng->last_lane = NO_LANE;
+}
+
+/* Queue slot's event at `time` under `key` (a fresh sequence): the lane of the event queued last,
+ * if at that time; for the heap's last time, its lane (LANES); else the heap. O(1), or O(log n) for
+ * the heap and for a lane's opening. */
+static void enqueue(Engine *eng, uint32_t slot, SimTime time, uint64_t key) {
+    eng->key_of[slot] = key;
+    uint32_t li = eng->last_lane;
+    if (li == NO_LANE || eng->lane[li].time != time) {
+        li = NO_LANE;
+        if (time == eng->last_time) {
+            li = tab_find(eng, time);
+            if (li == NO_LANE)
+                li = lane_open(eng, time);
+        }
+        eng->last_lane = li;
+    }
+    if (li != NO_LANE) {
+        lane_push(&eng->lane[li], key);
         eng->pos[slot] = IN_LANE;
         return;
     }
@@ -324,37 +485,26 @@ static Node pop_min(Engine *eng) {
     return top;
 }
 
-/* Take the earliest pending event: the least of the heap's top and the lanes' heads. */
+/* Take the earliest pending event: the least of the heap's top and the earliest lane's head (a
+ * lane is closed once it gives its last entry, or at the top with stale entries alone). */
 static Node take_next(Engine *eng) {
-    if (!eng->lanes)
-        return pop_min(eng);
-    Node best = 0;
-    Lane *from = NULL;
-    gboolean any = eng->len > 0;
-    if (any)
-        best = eng->heap[0];
-    for (unsigned m = eng->lanes; m; m &= m - 1) {
-        int k = __builtin_ctz(m);
-        Lane *l = &eng->lane[k];
+    while (eng->llen > 0) {
+        Lane *l = &eng->lane[(uint32_t)eng->lheap[0]];
         lane_clean(eng, l);
-        if (l->n == 0) {
-            eng->lanes &= ~(1u << k);
-            continue;
-        }
-        Node head = node_make(l->time, l->key[l->head]);
-        if (!any || head < best) {
-            best = head;
-            from = l;
-            any = TRUE;
-        }
+        if (l->n > 0)
+            break;
+        lane_close(eng);
     }
-    g_assert(any);
-    if (!from)
+    if (eng->llen == 0)
         return pop_min(eng);
-    from->head = (from->head + 1) & (from->cap - 1);
-    if (--from->n == 0)
-        eng->lanes &= ~(1u << (from - eng->lane));
-    return best;
+    Lane *l = &eng->lane[(uint32_t)eng->lheap[0]];
+    Node head = node_make(l->time, l->key[l->head]);
+    if (eng->len > 0 && eng->heap[0] < head)
+        return pop_min(eng);
+    l->head = (l->head + 1) & (l->cap - 1);
+    if (--l->n == 0)
+        lane_close(eng);
+    return head;
 }
 
 SimTime engine_run(Engine *eng) {
