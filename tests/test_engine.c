@@ -192,7 +192,8 @@ END_TEST
 /* LANES in engine.c: many crowds pending at once, each time's events split between its lane (the
  * second in a row and those after it) and the heap (the first, and those queued after another
  * time's), with heap events moved to crowded times and lane events moved away: every event runs
- * in (time, order of queueing or last move). 600 times x 8 rounds; arg = that order. */
+ * in (time, order of queueing or last move). 600 times x 8 rounds, and a crowd of 200 in a row;
+ * arg = that order. */
 typedef struct {
     Log log;
     uint64_t next;
@@ -203,6 +204,11 @@ START_TEST(test_many_crowds) {
     g_autoptr(Engine) eng = engine_new();
     Crowds c = {{g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE}, 0, {0}};
     g_autoptr(GArray) when = g_array_new(FALSE, FALSE, sizeof(SimTime));
+    for (int k = 0; k < 200; k++) { /* one crowd of 200 in a row: past a lane's own entries */
+        SimTime at = 500;
+        g_array_append_val(when, at);
+        engine_schedule(eng, at, record, &c.log, c.next++);
+    }
     for (int round = 0; round < 8; round++)
         for (int t = 0; t < 600; t++) {
             SimTime at = 1000 + 10 * t;
@@ -223,7 +229,7 @@ START_TEST(test_many_crowds) {
     }
     engine_run(eng);
     ck_assert(c.log.monotonic);
-    ck_assert_uint_eq(c.log.seen->len, 600 * 9); /* round 0 twice; the moved ones once */
+    ck_assert_uint_eq(c.log.seen->len, 200 + 600 * 9); /* round 0 twice; the moved once */
     for (guint k = 1; k < c.log.seen->len; k++) {
         uint64_t a = g_array_index(c.log.seen, uint64_t, k - 1),
                  b = g_array_index(c.log.seen, uint64_t, k);
@@ -231,7 +237,7 @@ START_TEST(test_many_crowds) {
         ck_assert_msg(ta < tb || (ta == tb && a < b), "event %lu (t=%ld) ran before %lu (t=%ld)",
                       (unsigned long)a, (long)ta, (unsigned long)b, (long)tb);
     }
-    ck_assert_uint_eq(engine_events(eng), 600 * 9);
+    ck_assert_uint_eq(engine_events(eng), 200 + 600 * 9);
     g_array_unref(c.log.seen);
 }
 END_TEST

@@ -64,12 +64,24 @@ typedef struct {
 #define NO_LANE UINT32_MAX
 #define IN_LANE UINT32_MAX /* pos of a slot whose event waits in a lane */
 
+/* A lane: two cache lines, holding a tensor-parallel group's crowd of 8 in its own entries
+ * (keys[] while cap is LANE_INLINE; a larger crowd, a data-parallel group's or the whole job's,
+ * in `more`, from the C heap and given back when the lane closes, so that only open lanes hold
+ * memory). Its entries are keys[head .. head + n): appended at the end, taken from the head. */
+#define LANE_INLINE 12
 typedef struct {
-    uint64_t *key;         /* ring of sequence << SLOT_BITS | slot, oldest at head */
-    uint32_t head, n, cap; /* cap: a power of 2 (0 before first use) */
-    SimTime time;          /* of every event in it */
-    uint32_t next_free;    /* while free: the next free lane, NO_LANE at the end */
+    SimTime time;       /* of every event in it */
+    uint64_t *more;     /* cap entries past LANE_INLINE (NULL: none) */
+    uint32_t head, n;   /* its entries, sequence << SLOT_BITS | slot, oldest at head */
+    uint32_t cap;       /* entries it holds: LANE_INLINE, or its `more`'s */
+    uint32_t next_free; /* while free: the next free lane, NO_LANE at the end */
+    uint64_t keys[LANE_INLINE];
 } Lane;
+G_STATIC_ASSERT(sizeof(Lane) == 128);
+
+static inline uint64_t *lane_keys(Lane *l) {
+    return l->cap == LANE_INLINE ? l->keys : l->more;
+}
 
 /* A lane in the hash table, with its time, so that a probe reads the table alone. */
 typedef struct {
@@ -92,7 +104,7 @@ struct Engine {
     uint32_t nlane, lane_cap, free_lane;
     Node *lheap; /* the lanes in use (time << 64 | index), earliest first; bigmem */
     size_t llen, lcap;
-    TabEntry *tab;   /* the lanes in use by their times' hashes */
+    TabEntry *tab;   /* the lanes in use by their times' hashes (bigmem) */
     size_t tab_mask; /* size - 1, a power of 2 at least four times the lanes in use */
     size_t tab_used;
     uint32_t last_lane;  /* the lane that took the last event queued, NO_LANE: the heap did */
@@ -142,7 +154,7 @@ Engine *engine_new(void) {
     eng->last_lane = NO_LANE;
     eng->free_lane = NO_LANE;
     eng->tab_mask = 255;
-    eng->tab = g_new0(TabEntry, eng->tab_mask + 1);
+    eng->tab = bigmem_new0(eng->tab_mask + 1, sizeof(TabEntry));
     return eng;
 }
 
@@ -155,10 +167,10 @@ void engine_free(Engine *eng) {
     bigmem_free(eng->pos);
     bigmem_free(eng->key_of);
     for (uint32_t k = 0; k < eng->nlane; k++)
-        g_free(eng->lane[k].key);
+        g_free(eng->lane[k].more);
     bigmem_free(eng->lane);
     bigmem_free(eng->lheap);
-    g_free(eng->tab);
+    bigmem_free(eng->tab);
     g_free(eng);
 }
 
@@ -216,27 +228,34 @@ static void sift_down(Engine *eng, size_t i, Node ev) {
 
 /* Drop the entries at a lane's head whose event moved since (its slot has another key now). */
 static inline void lane_clean(Engine *eng, Lane *l) {
+    const uint64_t *k = lane_keys(l);
     while (l->n > 0) {
-        uint64_t key = l->key[l->head];
+        uint64_t key = k[l->head];
         if (eng->key_of[key & SLOT_MASK] == key)
             return;
-        l->head = (l->head + 1) & (l->cap - 1);
+        l->head++;
         l->n--;
     }
 }
 
+/* Append an entry: at the end; when the end is reached, the entries move to the front, or to a
+ * larger `more` (twice the entries) when full. */
 static void lane_push(Lane *l, uint64_t key) {
-    if (l->n == l->cap) { /* grow, unwrapping the ring */
-        uint32_t cap = l->cap ? 2 * l->cap : 16;
-        uint64_t *k = g_new(uint64_t, cap);
-        for (uint32_t i = 0; i < l->n; i++)
-            k[i] = l->key[(l->head + i) & (l->cap - 1)];
-        g_free(l->key);
-        l->key = k;
+    if (l->head + l->n == l->cap) {
+        uint64_t *k = lane_keys(l);
+        if (l->n == l->cap) {
+            uint32_t cap = 2 * l->cap;
+            uint64_t *more = g_new(uint64_t, cap);
+            memcpy(more, k + l->head, (size_t)l->n * sizeof(uint64_t));
+            g_free(l->more);
+            l->more = more;
+            l->cap = cap;
+        } else {
+            memmove(k, k + l->head, (size_t)l->n * sizeof(uint64_t));
+        }
         l->head = 0;
-        l->cap = cap;
     }
-    l->key[(l->head + l->n++) & (l->cap - 1)] = key;
+    lane_keys(l)[l->head + l->n++] = key;
 }
 
 static inline size_t tab_home(const Engine *eng, SimTime time) {
@@ -265,11 +284,11 @@ static void tab_grow(Engine *eng) {
     TabEntry *old = eng->tab;
     size_t size = eng->tab_mask + 1;
     eng->tab_mask = 2 * size - 1;
-    eng->tab = g_new0(TabEntry, 2 * size);
+    eng->tab = bigmem_new0(2 * size, sizeof(TabEntry));
     for (size_t i = 0; i < size; i++)
         if (old[i].lane)
             tab_put(eng, old[i].time, old[i].lane - 1);
-    g_free(old);
+    bigmem_free(old);
 }
 
 /* Take time's lane out of the table (backward-shift deletion: every later entry of the probe run
@@ -350,7 +369,7 @@ static uint32_t lane_open(Engine *eng, SimTime time) {
             eng->lane_cap = (uint32_t)cap;
         }
         li = eng->nlane++;
-        eng->lane[li] = (Lane){0};
+        eng->lane[li] = (Lane){.cap = LANE_INLINE};
     }
     Lane *l = &eng->lane[li];
     l->time = time;
@@ -366,9 +385,12 @@ static uint32_t lane_open(Engine *eng, SimTime time) {
 /* The earliest lane, empty of live entries, leaves the table, the lanes' heap and use. */
 static void lane_close(Engine *eng) {
     uint32_t li = (uint32_t)eng->lheap[0];
-    tab_remove(eng, eng->lane[li].time);
+    Lane *l = &eng->lane[li];
+    tab_remove(eng, l->time);
     lheap_pop(eng);
-    eng->lane[li].next_free = eng->free_lane;
+    g_clear_pointer(&l->more, g_free);
+    l->cap = LANE_INLINE;
+    l->next_free = eng->free_lane;
     eng->free_lane = li;
     if (eng->last_lane == li)
         eng->last_lane = NO_LANE;
@@ -498,10 +520,10 @@ static Node take_next(Engine *eng) {
     if (eng->llen == 0)
         return pop_min(eng);
     Lane *l = &eng->lane[(uint32_t)eng->lheap[0]];
-    Node head = node_make(l->time, l->key[l->head]);
+    Node head = node_make(l->time, lane_keys(l)[l->head]);
     if (eng->len > 0 && eng->heap[0] < head)
         return pop_min(eng);
-    l->head = (l->head + 1) & (l->cap - 1);
+    l->head++;
     if (--l->n == 0)
         lane_close(eng);
     return head;
