@@ -242,6 +242,26 @@ START_TEST(test_many_crowds) {
 }
 END_TEST
 
+/* LANES, their cost: 600 crowds of 8, each queued in a row, all pending at once. The first event
+ * of each time goes to the heap and the other 7 to the time's lane: 600 heap pops and 4,200 lane
+ * events, in (time, insertion) order. Four fixed lanes (before 949d7c6) took 28 of them. */
+START_TEST(test_crowds_take_lanes) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    for (int t = 0; t < 600; t++)
+        for (int k = 0; k < 8; k++)
+            engine_schedule(eng, 1000 - t, record, &log, (uint64_t)t * 8 + k);
+    engine_run(eng);
+    ck_assert_uint_eq(engine_events(eng), 4800);
+    ck_assert_uint_eq(engine_lane_events(eng), 4200);
+    for (guint i = 0; i < log.seen->len; i++) { /* time 401 (t = 599) first, 8 at a time */
+        uint64_t t = 599 - i / 8, k = i % 8;
+        ck_assert_uint_eq(g_array_index(log.seen, uint64_t, i), t * 8 + k);
+    }
+    g_array_unref(log.seen);
+}
+END_TEST
+
 /* sim_time_from_ps rounds as llround does (half away from zero), on the halves, on the double just
  * below a half, past 2^52 (where every double is an integer) and on random values. */
 START_TEST(test_rounding_is_llround) {
@@ -305,6 +325,7 @@ int main(void) {
     tcase_add_test(tc, test_overflow);
     tcase_add_test(tc, test_interleaved_order);
     tcase_add_test(tc, test_many_crowds);
+    tcase_add_test(tc, test_crowds_take_lanes);
     tcase_add_test(tc, test_rounding_is_llround);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -151,17 +151,17 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: --trace-ranks needs --trace FILE\n");
         return 2;
     }
-    /* a trace picks its ranks among those simulated, so with DEDUP_EXACT it waits for the run
-     * that tells whether the representatives stand (EXACT REPRESENTATIVES in sim.c): the report
-     * is that run's, the trace the same run's again, observed */
-    g_autoptr(SimRun) plain = NULL;
-    if (trace_path && !all_ranks && sc->dedup_replicas == DEDUP_EXACT) {
-        plain = sim_run(sc, -1, &err);
-        if (!plain) {
+    /* a trace picks its ranks among those simulated, so with DEDUP_EXACT a deduplicated trial
+     * settles the mode first (EXACT REPRESENTATIVES in sim.c), and the traced run is the one whose
+     * figures count */
+    g_autoptr(SimRun) trial = NULL;
+    if (trace_path && !all_ranks && sc->dedup_replicas == DEDUP_EXACT && sc->ep <= 1) {
+        trial = sim_run(sc, DEDUP_ESTIMATE, &err);
+        if (!trial) {
             fprintf(stderr, "sim: %s\n", err->message);
             return sim_error_is_input(err) ? 2 : 3;
         }
-        dedup = sim_summary(plain)->dedup_rerun ? DEDUP_OFF : DEDUP_ESTIMATE;
+        dedup = sim_trial_mode(sim_summary(trial));
     }
     if (trace_path) {
         trace = trace_new(sc, dedup, trace_path, ranks_spec, &err);
@@ -180,6 +180,8 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: %s\n", err->message);
         return sim_error_is_input(err) ? 2 : 3;
     }
+    if (trial)
+        sim_keep_trial(run, sim_summary(trial));
     if (trace) {
         if (!ranks_spec && sim_summary(run)->ranks_simulated > trace_ranks(trace))
             fprintf(stderr,
@@ -196,7 +198,7 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
         return 1;
     }
-    report_write(out, plain ? plain : run, fmt, !no_timing);
+    report_write(out, run, fmt, !no_timing);
     if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
         fprintf(stderr, "sim: error writing the report: %s\n", strerror(errno));
         return 1;

@@ -104,9 +104,8 @@ struct Engine {
     uint32_t nlane, lane_cap, free_lane;
     Node *lheap; /* the lanes in use (time << 64 | index), earliest first; bigmem */
     size_t llen, lcap;
-    TabEntry *tab;   /* the lanes in use by their times' hashes (bigmem) */
-    size_t tab_mask; /* size - 1, a power of 2 at least four times the lanes in use */
-    size_t tab_used;
+    TabEntry *tab;       /* the lanes in use (llen of them) by their times' hashes (bigmem) */
+    size_t tab_mask;     /* size - 1, a power of 2 at least four times the lanes in use */
     uint32_t last_lane;  /* the lane that took the last event queued, NO_LANE: the heap did */
     SimTime last_time;   /* of the event the heap took last: a lane opens for its time's second */
     uint64_t *key_of;    /* by slot: its pending event's sequence << SLOT_BITS | slot */
@@ -120,6 +119,7 @@ struct Engine {
     SimTime now;         /* picoseconds */
     uint64_t seq;        /* next insertion sequence */
     uint64_t done;       /* events executed */
+    uint64_t from_lanes; /* of them, taken from a lane */
     gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
 };
 
@@ -186,44 +186,51 @@ uint64_t engine_events(const Engine *eng) {
     return eng->done;
 }
 
+uint64_t engine_lane_events(const Engine *eng) {
+    return eng->from_lanes;
+}
+
 size_t engine_pending(const Engine *eng) {
     return eng->live;
 }
 
 /* Put node ev at heap index i (a hole), recording where its slot now is. */
-static inline void place(Engine *eng, size_t i, Node ev) {
-    eng->heap[i] = ev;
-    eng->pos[node_slot(ev)] = (uint32_t)i;
+/* 4-ary heaps of Nodes: the events' (pos: each slot's index, kept as nodes move) and the lanes'
+ * (pos NULL: a lane is never moved, only its earliest taken). Node ev into hole i. */
+static inline void place(Node *h, uint32_t *pos, size_t i, Node ev) {
+    h[i] = ev;
+    if (pos)
+        pos[node_slot(ev)] = (uint32_t)i;
 }
 
-static void sift_up(Engine *eng, size_t i, Node ev) {
+static void sift_up(Node *h, uint32_t *pos, size_t i, Node ev) {
     while (i > 0) {
         size_t parent = (i - 1) / 4;
-        if (ev >= eng->heap[parent])
+        if (ev >= h[parent])
             break;
-        place(eng, i, eng->heap[parent]);
+        place(h, pos, i, h[parent]);
         i = parent;
     }
-    place(eng, i, ev);
+    place(h, pos, i, ev);
 }
 
-static void sift_down(Engine *eng, size_t i, Node ev) {
-    size_t n = eng->len;
+/* ev into hole i of a heap of n nodes, moving down. */
+static void sift_down(Node *h, uint32_t *pos, size_t n, size_t i, Node ev) {
     for (;;) {
         size_t first = 4 * i + 1, best = i;
         Node bestn = ev;
         for (size_t c = first; c < first + 4 && c < n; c++) {
-            if (eng->heap[c] < bestn) {
+            if (h[c] < bestn) {
                 best = c;
-                bestn = eng->heap[c];
+                bestn = h[c];
             }
         }
         if (best == i)
             break;
-        place(eng, i, eng->heap[best]);
+        place(h, pos, i, h[best]);
         i = best;
     }
-    place(eng, i, ev);
+    place(h, pos, i, ev);
 }
 
 /* Drop the entries at a lane's head whose event moved since (its slot has another key now). */
@@ -311,7 +318,6 @@ static void tab_remove(Engine *eng, SimTime time) {
         }
     }
     eng->tab[i].lane = 0;
-    eng->tab_used--;
 }
 
 /* The lanes' heap (times are unique among lanes in use, so a time orders them). */
@@ -321,36 +327,12 @@ static void lheap_push(Engine *eng, Node n) {
         eng->lheap = bigmem_regrow(eng->lheap, eng->llen, cap, sizeof(Node));
         eng->lcap = cap;
     }
-    size_t i = eng->llen++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 4;
-        if (n >= eng->lheap[parent])
-            break;
-        eng->lheap[i] = eng->lheap[parent];
-        i = parent;
-    }
-    eng->lheap[i] = n;
+    sift_up(eng->lheap, NULL, eng->llen++, n);
 }
 
 static void lheap_pop(Engine *eng) {
-    Node last = eng->lheap[--eng->llen];
-    size_t n = eng->llen, i = 0;
-    if (n == 0)
-        return;
-    for (;;) {
-        size_t best = i;
-        Node bestn = last;
-        for (size_t c = 4 * i + 1; c < 4 * i + 5 && c < n; c++)
-            if (eng->lheap[c] < bestn) {
-                best = c;
-                bestn = eng->lheap[c];
-            }
-        if (best == i)
-            break;
-        eng->lheap[i] = bestn;
-        i = best;
-    }
-    eng->lheap[i] = last;
+    if (--eng->llen > 0)
+        sift_down(eng->lheap, NULL, eng->llen, 0, eng->lheap[eng->llen]);
 }
 
 /* A lane for `time` (none in use has it): from the free list or new, in the table and the lanes'
@@ -374,10 +356,9 @@ static uint32_t lane_open(Engine *eng, SimTime time) {
     Lane *l = &eng->lane[li];
     l->time = time;
     l->head = l->n = 0;
-    if (4 * (eng->tab_used + 1) > eng->tab_mask + 1)
+    if (4 * (eng->llen + 1) > eng->tab_mask + 1)
         tab_grow(eng);
     tab_put(eng, time, li);
-    eng->tab_used++;
     lheap_push(eng, (Node)(uint64_t)time << 64 | li);
     return li;
 }
@@ -419,7 +400,7 @@ static void enqueue(Engine *eng, uint32_t slot, SimTime time, uint64_t key) {
     eng->last_time = time;
     if (eng->len == eng->cap)
         heap_grow(eng, 2 * eng->cap);
-    sift_up(eng, eng->len++, node_make(time, key));
+    sift_up(eng->heap, eng->pos, eng->len++, node_make(time, key));
 }
 
 static uint32_t schedule_slot(Engine *eng, SimTime delay, EngineFn fn, void *ctx, uint64_t arg) {
@@ -478,9 +459,9 @@ void engine_move(Engine *eng, uint32_t ev, SimTime delay, uint64_t arg) {
     eng->key_of[ev] = key;
     Node moved = node_make(eng->now + delay, key);
     if (i > 0 && moved < eng->heap[(i - 1) / 4])
-        sift_up(eng, i, moved);
+        sift_up(eng->heap, eng->pos, i, moved);
     else
-        sift_down(eng, i, moved);
+        sift_down(eng->heap, eng->pos, eng->len, i, moved);
 }
 
 /* Remove the heap's earliest node (Floyd: the hole sinks to a leaf, the last node rises). */
@@ -500,10 +481,10 @@ static Node pop_min(Engine *eng) {
         for (size_t c = first + 1; c < end; c++)
             if (eng->heap[c] < eng->heap[best])
                 best = c;
-        place(eng, i, eng->heap[best]);
+        place(eng->heap, eng->pos, i, eng->heap[best]);
         i = best;
     }
-    sift_up(eng, i, last);
+    sift_up(eng->heap, eng->pos, i, last);
     return top;
 }
 
@@ -526,6 +507,7 @@ static Node take_next(Engine *eng) {
     l->head++;
     if (--l->n == 0)
         lane_close(eng);
+    eng->from_lanes++;
     return head;
 }
 

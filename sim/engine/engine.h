@@ -90,6 +90,8 @@ gboolean engine_overflowed(const Engine *eng);
 
 /* Events executed so far. */
 uint64_t engine_events(const Engine *eng);
+/* Of them, those taken from a same-time lane rather than the event heap (LANES in engine.c). */
+uint64_t engine_lane_events(const Engine *eng);
 
 /* Events waiting in the queue. */
 size_t engine_pending(const Engine *eng);

@@ -499,20 +499,43 @@ gboolean conf_double(const ConfNode *map, const char *key, gboolean required, do
     return TRUE;
 }
 
-gboolean conf_bool(const ConfNode *map, const char *key, gboolean required, gboolean *out,
-                   GError **err) {
-    const ConfNode *n;
-    if (!get_scalar(map, key, required, &n, err))
-        return FALSE;
-    if (!n)
-        return TRUE;
-    const char *v = n->value;
+/* v as a boolean word into *out; FALSE when it is none. */
+static gboolean bool_word(const char *v, gboolean *out) {
     if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on"))
         *out = TRUE;
     else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off"))
         *out = FALSE;
     else
-        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be true or false, not '%s'", key, v);
+        return FALSE;
+    return TRUE;
+}
+
+gboolean conf_bool(const ConfNode *map, const char *key, gboolean required, gboolean *out,
+                   GError **err) {
+    const ConfNode *n;
+    if (!get_scalar(map, key, required, &n, err))
+        return FALSE;
+    if (n && !bool_word(n->value, out))
+        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be true or false, not '%s'", key,
+                         n->value);
+    return TRUE;
+}
+
+gboolean conf_bool_or(const ConfNode *map, const char *key, gboolean required, const char *word,
+                      int *out, GError **err) {
+    const ConfNode *n;
+    if (!get_scalar(map, key, required, &n, err))
+        return FALSE;
+    if (!n)
+        return TRUE;
+    gboolean b;
+    if (!strcmp(n->value, word))
+        *out = 2;
+    else if (bool_word(n->value, &b))
+        *out = b;
+    else
+        return conf_fail(err, CONF_ERROR_VALUE, n, "'%s' must be true, false or %s, not '%s'", key,
+                         word, n->value);
     return TRUE;
 }
 

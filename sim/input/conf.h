@@ -79,6 +79,9 @@ gboolean conf_double(const ConfNode *map, const char *key, gboolean required, do
                      double max, double *out, GError **err);
 gboolean conf_bool(const ConfNode *map, const char *key, gboolean required, gboolean *out,
                    GError **err);
+/* A boolean or one more word: *out is 0 (false), 1 (true) or 2 (word). */
+gboolean conf_bool_or(const ConfNode *map, const char *key, gboolean required, const char *word,
+                      int *out, GError **err);
 /* One of choices (NULL-terminated); *out is its index. */
 gboolean conf_enum(const ConfNode *map, const char *key, gboolean required,
                    const char *const *choices, int *out, GError **err);

@@ -185,19 +185,12 @@ static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_
 
 /* sim.dedup_replicas: true, false or estimate (Dedup in scenario.h). */
 static gboolean load_dedup(const ConfNode *sim, Dedup *out, GError **err) {
-    static const char *const words[] = {"true", "yes", "on", "false", "no", "off", NULL};
-    const ConfNode *n = conf_get(sim, "dedup_replicas");
-    if (n && n->kind == CONF_SCALAR && !strcmp(n->value, "estimate")) {
-        *out = DEDUP_ESTIMATE;
-        return TRUE;
-    }
-    if (n && n->kind == CONF_SCALAR && !g_strv_contains(words, n->value))
-        return conf_fail(err, CONF_ERROR_VALUE, n,
-                         "'dedup_replicas' must be true, false or estimate, not '%s'", n->value);
-    gboolean on = *out != DEDUP_OFF;
-    if (!conf_bool(sim, "dedup_replicas", FALSE, &on, err))
+    static const Dedup of[] = {DEDUP_OFF, DEDUP_EXACT, DEDUP_ESTIMATE}; /* conf_bool_or's 0, 1, 2 */
+    int v = -1;
+    if (!conf_bool_or(sim, "dedup_replicas", FALSE, "estimate", &v, err))
         return FALSE;
-    *out = on ? DEDUP_EXACT : DEDUP_OFF;
+    if (v >= 0)
+        *out = of[v];
     return TRUE;
 }
 

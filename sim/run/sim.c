@@ -123,6 +123,21 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs
  * deduplicated trial's counts (SimSummary.trial_*); DEDUP_ESTIMATE keeps the deduplicated figures.
  * The trial costs what a deduplicated run costs, a small part of the run with every rank. An
  * observer sees only the run whose figures are reported. */
+Dedup sim_trial_mode(const SimSummary *trial) {
+    return trial->uneven_sends > 0 ? DEDUP_OFF : DEDUP_ESTIMATE;
+}
+
+void sim_keep_trial(SimRun *run, const SimSummary *trial) {
+    if (sim_trial_mode(trial) != DEDUP_OFF)
+        return;
+    SimSummary *s = &run->sum;
+    s->dedup_rerun = TRUE;
+    s->trial_events = trial->events;
+    s->trial_copy_sends = trial->copy_sends;
+    s->trial_uneven_sends = trial->uneven_sends;
+    s->trial_pace_ratio = trial->copy_pace_ratio;
+}
+
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     Dedup mode = dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
@@ -130,26 +145,20 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
      * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
     if (sc->ep > 1)
         mode = DEDUP_OFF;
-    gboolean trial = mode == DEDUP_EXACT;
-    g_autoptr(SimRun) run = run_once(sc, mode != DEDUP_OFF, trial ? NULL : obs, err);
-    if (!run || !trial || (run->sum.uneven_sends == 0 && !obs))
-        return g_steal_pointer(&run);
-    SimSummary first = run->sum;
-    gboolean rerun = first.uneven_sends > 0;
-    g_clear_pointer(&run, sim_run_free);
-    run = run_once(sc, !rerun, obs, err);
+    if (mode != DEDUP_EXACT)
+        return run_once(sc, mode != DEDUP_OFF, obs, err);
+    g_autoptr(SimRun) trial = run_once(sc, TRUE, NULL, err);
+    if (!trial || (sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && !obs))
+        return g_steal_pointer(&trial);
+    Dedup settled = sim_trial_mode(&trial->sum);
+    SimSummary kept = trial->sum; /* the trial's memory goes before the run that counts */
+    g_clear_pointer(&trial, sim_run_free);
+    SimRun *run = run_once(sc, settled != DEDUP_OFF, obs, err);
     if (!run)
         return NULL;
-    SimSummary *s = &run->sum;
-    if (rerun) {
-        s->dedup_rerun = TRUE;
-        s->trial_events = first.events;
-        s->trial_copy_sends = first.copy_sends;
-        s->trial_uneven_sends = first.uneven_sends;
-        s->trial_pace_ratio = first.copy_pace_ratio;
-    }
-    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
-    return g_steal_pointer(&run);
+    sim_keep_trial(run, &kept);
+    run->sum.wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+    return run;
 }
 
 const Network *sim_network(const SimRun *run) {

@@ -59,6 +59,14 @@ typedef struct {
     double page_faults;    /* host process page faults so far (minor and major; getrusage) */
 } SimSummary;
 
+/* EXACT REPRESENTATIVES in two steps, for a caller that must know the mode before the run whose
+ * figures count (a trace picks its ranks among those simulated): the mode a deduplicated trial
+ * (sim_run with DEDUP_ESTIMATE) settles on, DEDUP_OFF where its sends were uneven, else
+ * DEDUP_ESTIMATE; and, after the run in that mode, its summary marked as rerun with the trial's
+ * counts (nothing where the trial settled on DEDUP_ESTIMATE). sim_run_observed does both. */
+Dedup sim_trial_mode(const SimSummary *trial);
+void sim_keep_trial(SimRun *run, const SimSummary *trial);
+
 /* What can be known of a scenario without simulating it: its memory per GPU and the kinds of
  * communication its programs issue. Builds the topology and the rank programs, runs nothing;
  * cheap next to sim_run. For sweeps (which columns a table needs) and layout searches (which
