@@ -155,7 +155,7 @@ int cmd_run(int argc, char **argv) {
      * settles the mode first (EXACT REPRESENTATIVES in sim.c), and the traced run is the one whose
      * figures count */
     g_autoptr(SimRun) trial = NULL;
-    if (trace_path && !all_ranks && sc->dedup_replicas == DEDUP_EXACT && sc->ep <= 1) {
+    if (trace_path && sim_dedup_mode(sc, dedup) == DEDUP_EXACT) {
         trial = sim_run(sc, DEDUP_ESTIMATE, &err);
         if (!trial) {
             fprintf(stderr, "sim: %s\n", err->message);

@@ -138,13 +138,17 @@ void sim_keep_trial(SimRun *run, const SimSummary *trial) {
     s->trial_pace_ratio = trial->copy_pace_ratio;
 }
 
-SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
-    gint64 t0 = g_get_monotonic_time();
-    Dedup mode = dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
+Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
     /* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
      * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
     if (sc->ep > 1)
-        mode = DEDUP_OFF;
+        return DEDUP_OFF;
+    return dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
+}
+
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+    gint64 t0 = g_get_monotonic_time();
+    Dedup mode = sim_dedup_mode(sc, dedup);
     if (mode != DEDUP_EXACT)
         return run_once(sc, mode != DEDUP_OFF, obs, err);
     g_autoptr(SimRun) trial = run_once(sc, TRUE, NULL, err);

@@ -18,6 +18,9 @@ typedef struct SimRun SimRun;
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err);
 /* The same, reporting every task to obs (NULL for none): a trace watches this way. */
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err);
+/* The mode sim_run's dedup settles to before any run: the scenario's for -1, and DEDUP_OFF
+ * whatever is asked where ep > 1. */
+Dedup sim_dedup_mode(const Scenario *sc, int dedup);
 void sim_run_free(SimRun *run);
 /* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
  * cannot be: CONF_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's (EXEC_ERROR_DEADLOCK,
