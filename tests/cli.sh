@@ -38,7 +38,7 @@ check json-again 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-tim
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL determinism: JSON differs"; fi
 for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
            tflops_per_gpu mfu neox_flops neox_tflops_per_gpu params_bytes capacity_bytes fits \
-           total_volume_bytes sizes events solves solved_links host_wait_s interference_s \
+           total_volume_bytes sizes events solves solved_links lane_events read_ahead host_wait_s interference_s \
            peak_rss_bytes page_faults copy_sends uneven_copy_sends copy_pace_ratio dedup_rerun \
            trial_events trial_copy_sends trial_uneven_copy_sends trial_copy_pace_ratio; do
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"
@@ -101,6 +101,20 @@ check trace-rerun 0 "$sim" "$s/1T_full_frontier.yaml" --set nodes=256 --trace "$
 expect_grep trace-rerun-report '"dedup_rerun": true' "$tmp/out"
 expect_grep trace-rerun-rank '"pid": 1024' "$tmp/t.json"
 if grep -q "not simulated" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL trace-rerun: rank 1024 called not simulated"; else pass=$((pass + 1)); fi
+# READ AHEAD (sim/engine/engine.c) only fetches: 20B on 1,100 nodes with every rank (8,800 ranks,
+# 8.9 MB of state) reads ahead, its deduplicated run (8 ranks) does not, and they agree (20B's
+# replicas are images of each other: tests/test_dedup.c)
+check read-ahead-on 0 "$sim" "$s/20B_tp8.yaml" --set nodes=1100 --all-ranks --format json --no-timing -o "$tmp/ra.json"
+expect_grep read-ahead-on-flag '"read_ahead": true' "$tmp/ra.json"
+check read-ahead-off 0 "$sim" "$s/20B_tp8.yaml" --set nodes=1100 --format json --no-timing -o "$tmp/rb.json"
+expect_grep read-ahead-off-flag '"read_ahead": false' "$tmp/rb.json"
+for key in iteration_time_s exposed_comm_s compute_s bubble_s; do
+    if [ "$(grep -m1 "\"$key\"" "$tmp/ra.json")" = "$(grep -m1 "\"$key\"" "$tmp/rb.json")" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL read-ahead: $key differs from the deduplicated run's"
+    fi
+done
 check dedup-bad 2 "$sim" "$s/1.3B_pp.yaml" --set sim.dedup_replicas=maybe
 expect_grep dedup-bad-msg "'dedup_replicas' must be true, false or estimate, not 'maybe'" "$tmp/err"
 check unwritable 1 "$sim" "$s/1.3B_pp.yaml" -o /nonexistent/dir/out.txt

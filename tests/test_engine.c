@@ -242,6 +242,81 @@ START_TEST(test_many_crowds) {
 }
 END_TEST
 
+/* READ AHEAD: while an event runs, the hint of the earliest lane's head is called with its
+ * handler's context and argument (a timer's own), before that event runs; the order is
+ * untouched. A singleton, then a crowd of 8 plain events, then a crowd of 8 timers. */
+typedef struct {
+    GArray *ran;    /* args in run order */
+    GArray *hinted; /* hint calls: arg, and how many events had run by then (<< 32) */
+} HintLog;
+
+static HintLog *hint_log;
+
+static void hinted_run(Engine *eng, void *ctx, uint64_t arg) {
+    (void)eng;
+    g_assert(ctx == hint_log);
+    g_array_append_val(hint_log->ran, arg);
+}
+
+static void hint_record(const void *ctx, uint64_t arg) {
+    ck_assert_ptr_eq(ctx, hint_log);
+    uint64_t v = (uint64_t)hint_log->ran->len << 32 | arg;
+    g_array_append_val(hint_log->hinted, v);
+}
+
+static void unhinted(Engine *eng, void *ctx, uint64_t arg) {
+    (void)eng;
+    (void)ctx;
+    (void)arg;
+}
+
+START_TEST(test_read_ahead_hints) {
+    g_autoptr(Engine) eng = engine_new();
+    HintLog log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+                   g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+    hint_log = &log;
+    engine_hint(eng, hinted_run, hint_record);
+    engine_set_read_ahead(eng, TRUE);
+    engine_schedule(eng, 5, unhinted, NULL, 0); /* a singleton: in the heap, no lane */
+    for (uint64_t k = 0; k < 8; k++)
+        engine_schedule(eng, 10, hinted_run, &log, k);
+    EngineTimer t[8];
+    for (uint64_t k = 0; k < 8; k++) {
+        engine_timer_init(&t[k], hinted_run, &log, 100 + k);
+        engine_timer_set(eng, &t[k], 20);
+    }
+    engine_run(eng);
+    ck_assert_uint_eq(log.ran->len, 16);
+    for (uint32_t k = 0; k < 16; k++) /* the order is untouched */
+        ck_assert_uint_eq(g_array_index(log.ran, uint64_t, k), k < 8 ? k : 100 + k - 8);
+    /* hinted: the earliest lane's head, while the event before it runs. A crowd's first event
+     * is the heap's (its second opens the lane), so the lane's head is hinted during the event
+     * before the crowd as well: {crowds' events run by then, arg} */
+    static const uint64_t want[16][2] = {
+        {0, 1},   {0, 1},   {1, 2},   {2, 3},    {3, 4},    {4, 5},    {5, 6},    {6, 7},
+        {7, 101}, {8, 101}, {9, 102}, {10, 103}, {11, 104}, {12, 105}, {13, 106}, {14, 107}};
+    ck_assert_uint_eq(log.hinted->len, 16);
+    for (uint32_t h = 0; h < 16; h++) {
+        uint64_t v = g_array_index(log.hinted, uint64_t, h);
+        ck_assert_uint_eq(v >> 32, want[h][0]);
+        ck_assert_uint_eq(v & 0xffffffffu, want[h][1]);
+    }
+    /* read-ahead off (the default): never hinted, the same order */
+    g_autoptr(Engine) off = engine_new();
+    engine_hint(off, hinted_run, hint_record);
+    g_array_set_size(log.ran, 0);
+    g_array_set_size(log.hinted, 0);
+    for (uint64_t k = 0; k < 8; k++)
+        engine_schedule(off, 10, hinted_run, &log, k);
+    engine_run(off);
+    ck_assert_uint_eq(log.ran->len, 8);
+    ck_assert_uint_eq(log.hinted->len, 0);
+    g_array_unref(log.ran);
+    g_array_unref(log.hinted);
+    hint_log = NULL;
+}
+END_TEST
+
 /* LANES, their cost: 600 crowds of 8, each queued in a row, all pending at once. The first event
  * of each time goes to the heap and the other 7 to the time's lane: 600 heap pops and 4,200 lane
  * events, in (time, insertion) order. Four fixed lanes (before 949d7c6) took 28 of them. */
@@ -326,6 +401,7 @@ int main(void) {
     tcase_add_test(tc, test_interleaved_order);
     tcase_add_test(tc, test_many_crowds);
     tcase_add_test(tc, test_crowds_take_lanes);
+    tcase_add_test(tc, test_read_ahead_hints);
     tcase_add_test(tc, test_rounding_is_llround);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -121,6 +121,10 @@ struct Engine {
     uint64_t done;       /* events executed */
     uint64_t from_lanes; /* of them, taken from a lane */
     gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
+    gboolean read_ahead; /* READ AHEAD on (engine_set_read_ahead) */
+    int nhint;           /* handlers with a hint */
+    EngineFn hint_fn[ENGINE_HINTS];
+    EngineHint hint[ENGINE_HINTS];
 };
 
 /* The slot arrays at pay_cap, the first used slots kept. They are read on every event by slot:
@@ -511,11 +515,67 @@ static Node take_next(Engine *eng) {
     return head;
 }
 
+/* READ AHEAD. With every rank of all of Frontier the events' state (a rank's, a flow's) is
+ * hundreds of MiB, and an event's first reads miss to memory one after another: its payload, then
+ * what its context points to, then what its handler reads by its argument. The events queued in
+ * a lane are known in advance, so while an event runs, the earliest lane's third entry's payload
+ * is fetched, its second's context, and the hint (engine_hint) of its head's handler is called:
+ * three steps of a crowd's misses overlap with the event before, where they came one after
+ * another. (The head is most often the next event; a crowd's first event, from the heap, may
+ * come before it, and then the head is hinted twice.) Hints only fetch: the order and every
+ * result are the same. */
+static void timer_fire(Engine *eng, void *ctx, uint64_t gen);
+
+static inline void read_ahead(Engine *eng) {
+    if (!eng->read_ahead || eng->llen == 0)
+        return;
+    Lane *l = &eng->lane[(uint32_t)eng->lheap[0]];
+    const uint64_t *k = lane_keys(l) + l->head;
+    uint32_t n = l->n;
+    if (n == 0)
+        return;
+    if (n > 2)
+        __builtin_prefetch(&eng->pay[k[2] & SLOT_MASK]);
+    if (n > 1)
+        __builtin_prefetch(eng->pay[k[1] & SLOT_MASK].ctx);
+    const Payload *p = &eng->pay[k[0] & SLOT_MASK]; /* its payload and context fetched before */
+    EngineFn fn = p->fn;
+    const void *ctx = p->ctx;
+    uint64_t arg = p->arg;
+    if (fn == timer_fire) { /* the timer's own callback */
+        const EngineTimer *t = ctx;
+        fn = t->fn;
+        ctx = t->ctx;
+        arg = t->arg;
+    }
+    for (int h = 0; h < eng->nhint; h++)
+        if (eng->hint_fn[h] == fn) {
+            eng->hint[h](ctx, arg);
+            return;
+        }
+}
+
+void engine_set_read_ahead(Engine *eng, gboolean on) {
+    eng->read_ahead = on;
+}
+
+void engine_hint(Engine *eng, EngineFn fn, EngineHint hint) {
+    for (int h = 0; h < eng->nhint; h++)
+        if (eng->hint_fn[h] == fn) {
+            eng->hint[h] = hint;
+            return;
+        }
+    g_assert(eng->nhint < ENGINE_HINTS);
+    eng->hint_fn[eng->nhint] = fn;
+    eng->hint[eng->nhint++] = hint;
+}
+
 SimTime engine_run(Engine *eng) {
     while (eng->live > 0 && !eng->overflowed) {
         Node ev = take_next(eng);
         uint32_t slot = node_slot(ev);
         Payload p = eng->pay[slot];
+        read_ahead(eng);
         eng->key_of[slot] = UINT64_MAX; /* no event: a stale lane entry never matches */
         eng->free[eng->nfree++] = slot;
         eng->live--;

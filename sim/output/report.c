@@ -389,6 +389,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "events", (double)s->events, FALSE);
     kv_num(out, i2, "solves", (double)s->solves, FALSE);
     kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
+    kv_num(out, i2, "lane_events", (double)s->lane_events, FALSE);
+    fprintf(out, "%s\"read_ahead\": %s,\n", i2, s->read_ahead ? "true" : "false");
     kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
     kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
     kv_num(out, i2, "uneven_copy_sends", s->uneven_sends, FALSE);

@@ -638,7 +638,23 @@ static void try_advance(Executor *ex, int i) {
     }
 }
 
+/* READ AHEAD (engine.c): what a rank's compute end or wake-up reads first, its state and its
+ * statistics' first line, fetched while the event before it runs. */
+static void hint_rank(const void *ctx, uint64_t i) {
+    const Executor *ex = ctx;
+    const char *rs = (const char *)&ex->rs[i];
+    for (size_t b = 0; b < sizeof(RankState); b += 64)
+        __builtin_prefetch(rs + b);
+    stats_prefetch(ex->st, (int)i);
+}
+
+size_t exec_state_bytes(const Executor *ex) {
+    return (size_t)ex->nsim * (sizeof(RankState) + stats_rank_bytes());
+}
+
 gboolean exec_run(Executor *ex, GError **err) {
+    engine_hint(ex->eng, on_compute_done, hint_rank);
+    engine_hint(ex->eng, on_wake, hint_rank);
     for (int i = 0; i < ex->nsim; i++) {
         RankState *rs = &ex->rs[i];
         rs->ready_since = -1;

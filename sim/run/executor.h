@@ -65,6 +65,8 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs);
 
 /* Number of ranks simulated and the job rank of simulated rank i. */
 int exec_ranks_simulated(const Executor *ex);
+/* The bytes of the simulated ranks' state and statistics: what its events read by rank. */
+size_t exec_state_bytes(const Executor *ex);
 int exec_job_rank(const Executor *ex, int i);
 
 /* Start every rank and run the engine to the end. Fails (EXEC_ERROR) if the time overflows or a

@@ -57,6 +57,14 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
 }
 
 /* One run, with representatives (dd) or every rank. */
+/* READ AHEAD (engine.c) pays where the ranks' state outgrows the last-level cache a process
+ * gets; below, its instructions only cost: about 80 an event with the hints. 20B on 1,024 nodes
+ * with every rank (8,192 ranks of 1,016 bytes: 7.9 MiB, under the line) ran 3 % slower with it
+ * and 1T on 2,048 Frontier nodes (16,384 ranks) about 10 % faster, all of Frontier 2 to 9 %
+ * (docs/speed.md, "Eighth pass"). tools/memlatency.c measures that cache: on this project's VM a
+ * dependent read costs 17 ns over 4 MiB and 90 to 176 ns over 16 MiB. */
+#define READ_AHEAD_BYTES ((size_t)8 << 20)
+
 static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
@@ -80,6 +88,8 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
+    run->sum.read_ahead = exec_state_bytes(run->ex) > READ_AHEAD_BYTES;
+    engine_set_read_ahead(run->eng, run->sum.read_ahead);
     if (!exec_run(run->ex, err))
         return NULL;
 
@@ -103,6 +113,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs
     s->events = engine_events(run->eng);
     s->solves = net_solves(run->net);
     s->solved_links = net_solved_links(run->net);
+    s->lane_events = engine_lane_events(run->eng);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
     coll_copies_evenness(run->coll, &s->copy_sends, &s->uneven_sends, &s->copy_pace_ratio);
     s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;

@@ -44,6 +44,8 @@ typedef struct {
     uint64_t events;            /* engine events */
     uint64_t solves;            /* max-min solves (net_solves) */
     uint64_t solved_links;      /* links those solves looked at, in all (net_solved_links) */
+    uint64_t lane_events;       /* events taken from a same-time lane (engine_lane_events) */
+    gboolean read_ahead;        /* the engine read crowds' state ahead (READ_AHEAD_BYTES) */
     int ranks_simulated;
     /* deduplicated pipeline sends that carry their replicas' copies in one flow, those whose
        copies would not keep one pace apart (the iteration may be overstated: UNEVEN COPIES in

@@ -109,6 +109,14 @@ static void charge(Stats *st, RankStats *rs, SimTime now) {
     }
 }
 
+size_t stats_rank_bytes(void) {
+    return sizeof(RankStats);
+}
+
+void stats_prefetch(const Stats *st, int r) {
+    __builtin_prefetch(&st->ranks[r]);
+}
+
 void stats_compute(Stats *st, int r, gboolean busy, SimTime now) {
     RankStats *rs = &st->ranks[r];
     charge(st, rs, now);
