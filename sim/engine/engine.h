@@ -89,8 +89,8 @@ typedef void (*EngineHint)(const void *ctx, uint64_t arg);
 #define ENGINE_HINTS 8
 /* Give handler fn a hint (replacing any it had); at most ENGINE_HINTS handlers have one. */
 void engine_hint(Engine *eng, EngineFn fn, EngineHint hint);
-/* Read ahead (off at first): worth its instructions, about 60 an event, only where the events'
- * state outgrows the caches. Order and results are the same either way. */
+/* Read ahead (off at first): worth its instructions, about 80 an event with the hints, only where
+ * the events' state outgrows the caches. Order and results are the same either way. */
 void engine_set_read_ahead(Engine *eng, gboolean on);
 
 /* Run events until the queue is empty or time overflows. Returns the time of the last event. */

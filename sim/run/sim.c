@@ -56,7 +56,6 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
     return TRUE;
 }
 
-/* One run, with representatives (dd) or every rank. */
 /* READ AHEAD (engine.c) pays where the ranks' state outgrows the last-level cache a process
  * gets; below, its instructions only cost: about 80 an event with the hints. 20B on 1,024 nodes
  * with every rank (8,192 ranks of 1,016 bytes: 7.9 MiB, under the line) ran 3 % slower with it
@@ -65,6 +64,7 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
  * dependent read costs 17 ns over 4 MiB and 90 to 176 ns over 16 MiB. */
 #define READ_AHEAD_BYTES ((size_t)8 << 20)
 
+/* One run, with representatives (dd) or every rank. */
 static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
