@@ -45,8 +45,8 @@ static uint64_t draw(uint64_t *s) {
  * chases at once (1: each read waits on the one before). */
 static double chase(size_t bytes, int huge, int chains) {
     size_t lines = bytes / LINE;
-    char *raw = mmap(NULL, bytes + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    char *raw =
+        mmap(NULL, bytes + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     uint32_t *next = malloc(lines * sizeof *next);
     if (raw == MAP_FAILED || !next) {
         perror("memlatency");
@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
         char *end;
         long mib = strtol(sizes[i], &end, 10);
         if (*end || mib <= 0 || mib > 65536) {
-            fprintf(stderr, "usage: memlatency [MiB ...], each 1 to 65536 (default 1 4 16 64 448)\n");
+            fprintf(stderr,
+                    "usage: memlatency [MiB ...], each 1 to 65536 (default 1 4 16 64 448)\n");
             return 2;
         }
     }

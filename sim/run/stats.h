@@ -23,11 +23,11 @@ Stats *stats_new(int nsim, int weight, int total);
 void stats_free(Stats *st);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Stats, stats_free)
 
-/* Rank r's compute stream starts (busy) or stops being busy at now. */
 /* Fetch rank r's first line, which every state change reads (a hint: engine_hint). */
 void stats_prefetch(const Stats *st, int r);
 /* The bytes of one rank's statistics. */
 size_t stats_rank_bytes(void);
+/* Rank r's compute stream starts (busy) or stops being busy at now. */
 void stats_compute(Stats *st, int r, gboolean busy, SimTime now);
 /* A communication of (op, dim) starts moving data for rank r (begin) or finishes. */
 void stats_comm(Stats *st, int r, CollOp op, Dim dim, gboolean begin, SimTime now);
