@@ -187,6 +187,80 @@ static void check_buckets(const SimRun *run, CollOp op, const GArray *want) {
     ck_assert_double_eq(calls, want->len);
 }
 
+/* DeepSpeed ZeRO-1/2's reduction of buckets (sizes in bytes, in backward order): the stage's
+ * parameters flattened in forward order, split in dp partitions of ceil(P / dp) each; each
+ * bucket, from the top of that order down, one reduce per partition it overlaps, of the overlap.
+ * Returns the reduces' sizes in bytes, in issue order (g_array_unref). */
+static GArray *owner_slices(const Scenario *sc, const GArray *buckets) {
+    double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double part = ceil(P / sc->dp), hi = P;
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint k = 0; k < buckets->len; k++) {
+        double lo = hi - g_array_index(buckets, double, k) / E;
+        for (int p = sc->dp - 1; p >= 0; p--) {
+            double s = MIN(hi, (p + 1) * part) - MAX(lo, p * part);
+            if (s > 0) {
+                s *= E;
+                g_array_append_val(out, s);
+            }
+        }
+        hi = lo;
+    }
+    return out;
+}
+
+/* DeepSpeed ZeRO-1/2 never reduce-scatters a bucket: average_tensor() issues one rooted reduce
+ * per partition owner the bucket spans, one after another on one communicator. With one bucket
+ * of every gradient (reduce_bucket_size above the model) it is reduced once backward ends: dp
+ * reduces of ceil(P / dp) parameters, highest partition first, back to back, then the optimizer
+ * and one allgather of every parameter. Nothing overlaps, so the iteration is the compute plus
+ * each reduce and the allgather alone, to the picosecond. The default buckets (5e8 elements)
+ * give the calls the replay gives, in its order. */
+static void note_reduce(void *ctx, int rank, const Task *t, SimTime now) {
+    (void)now;
+    if (rank == 0 && t->kind == TASK_COLL && t->op == COLL_REDUCE)
+        g_array_append_val((GArray *)ctx, t->bytes);
+}
+
+static void ignore_end(void *ctx, int rank, const Task *t, SimTime now) {
+    (void)ctx, (void)rank, (void)t, (void)now;
+}
+
+START_TEST(test_deepspeed_reduce_per_owner) {
+    const char *one[] = {"parallel.bucket_size=100GB", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", one);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const SimSummary *s = sim_summary(run);
+    g_autofree int *dp = dp_group(sc);
+    double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double part = ceil(P / sc->dp), last = P - (sc->dp - 1) * part;
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_REDUCE, DIM_DP), sc->dp);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_REDUCE_SCATTER, DIM_DP), 0);
+    double want = ps(s->critical.compute) +
+                  (sc->dp - 1) * ps(coll_time_alone(sc, COLL_REDUCE, dp, sc->dp, part * E)) +
+                  ps(coll_time_alone(sc, COLL_REDUCE, dp, sc->dp, last * E)) +
+                  ps(coll_time_alone(sc, COLL_ALLGATHER, dp, sc->dp, P * E));
+    ck_assert_msg(fabs(ps(s->iteration) - want) < 1.0, "iteration %.0f ps, closed form %.0f ps",
+                  ps(s->iteration), want);
+
+    /* the default buckets: the calls in the replay's order (the first is the top partition's) */
+    const char *def[] = {OFF, NULL};
+    g_autoptr(Scenario) sd = load_ok("1.3B_zero1.yaml", def);
+    g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(double));
+    ExecObserver obs = {.ctx = seen, .begin = note_reduce, .end = ignore_end};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(SimRun) rd = sim_run_observed(sd, -1, &obs, &err);
+    ck_assert_msg(rd, "%s", err ? err->message : "");
+    g_autoptr(GArray) buckets = replay_buckets(sd, 5e8 * E, 5e8 * E, FALSE, TRUE);
+    g_autoptr(GArray) want_calls = owner_slices(sd, buckets);
+    ck_assert_uint_eq(seen->len, want_calls->len);
+    ck_assert_uint_gt(want_calls->len, buckets->len); /* buckets cross partitions */
+    for (guint k = 0; k < seen->len; k++)
+        ck_assert_double_eq_tol(g_array_index(seen, double, k),
+                                g_array_index(want_calls, double, k), 0.5);
+}
+END_TEST
+
 /* DeepSpeed at ZeRO stage 0 allreduces after backward, in buckets of at most 5e8 elements in
  * forward order: nothing overlaps, so the iteration is compute plus every bucket's allreduce. */
 START_TEST(test_deepspeed_ddp_after_backward) {
@@ -214,12 +288,14 @@ START_TEST(test_deepspeed_ddp_after_backward) {
     /* the buckets themselves: forward order, closed before a tensor would overflow 5e8 elements */
     g_autoptr(GArray) buckets = replay_buckets(sc, 5e8 * E, 5e8 * E, TRUE, TRUE);
     check_buckets(run, COLL_ALLREDUCE, buckets);
-    /* ZeRO-1's reduce-scatters: the same IPG rule in backward order, during the last backward */
+    /* ZeRO-1's reductions: the same IPG rule in backward order, during the last backward, each
+     * bucket one reduce per partition owner (test_deepspeed_reduce_per_owner) */
     const char *z1[] = {OFF, NULL};
     g_autoptr(Scenario) sz = load_ok("1.3B_zero1.yaml", z1);
     g_autoptr(SimRun) rz = run_ok(sz, -1);
     g_autoptr(GArray) rs = replay_buckets(sz, 5e8 * E, 5e8 * E, FALSE, TRUE);
-    check_buckets(rz, COLL_REDUCE_SCATTER, rs);
+    g_autoptr(GArray) owners = owner_slices(sz, rs);
+    check_buckets(rz, COLL_REDUCE, owners);
     ck_assert_msg(fabs(ps(s->iteration) - want) < 1.0, "iteration %.0f ps, closed form %.0f ps",
                   ps(s->iteration), want);
 }
@@ -327,6 +403,7 @@ int main(void) {
     tcase_add_test(tc, test_zero3_on_demand);
     tcase_add_test(tc, test_zero3_live_window_memory);
     tcase_add_test(tc, test_deepspeed_ddp_after_backward);
+    tcase_add_test(tc, test_deepspeed_reduce_per_owner);
     tcase_add_test(tc, test_pytorch_and_megatron_buckets);
     tcase_add_test(tc, test_parallel_residual);
     tcase_add_test(tc, test_tp_head_and_cross_entropy);

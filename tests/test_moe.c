@@ -117,7 +117,8 @@ START_TEST(test_all_to_all_inventory) {
 END_TEST
 
 /* Expert gradients go over the expert-data-parallel group (dp/ep = 2 ranks), the rest over DP (8):
- * DDP allreduces 2 P (d - 1) / d of each; ZeRO-1 reduce-scatters and allgathers half each. */
+ * DDP allreduces 2 P (d - 1) / d of each; ZeRO-1 reduces (DeepSpeed: per partition owner) and
+ * allgathers half each. */
 START_TEST(test_expert_grads_over_edp) {
     for (int zero = 0; zero <= 2; zero++) {
         g_autofree char *z = g_strdup_printf("parallel.zero=%d", zero);
@@ -134,9 +135,11 @@ START_TEST(test_expert_grads_over_edp) {
         for (int rank = 0; rank < 8; rank++) {
             double gx = volume(run, rank, COLL_ALLREDUCE, DIM_EDP) +
                         volume(run, rank, COLL_REDUCE_SCATTER, DIM_EDP) +
+                        volume(run, rank, COLL_REDUCE, DIM_EDP) +
                         volume(run, rank, COLL_ALLGATHER, DIM_EDP);
             double gd = volume(run, rank, COLL_ALLREDUCE, DIM_DP) +
                         volume(run, rank, COLL_REDUCE_SCATTER, DIM_DP) +
+                        volume(run, rank, COLL_REDUCE, DIM_DP) +
                         volume(run, rank, COLL_ALLGATHER, DIM_DP);
             double wx = zero == 0 ? want_x : rs_x + want_x / 2;
             double wd = zero == 0 ? want_d : rs_d + want_d / 2;

@@ -68,7 +68,7 @@ START_TEST(test_rows_are_single_runs) {
     int it = column(sw, "iteration_time_s"), ar = column(sw, "allreduce_tp_time_s");
     ck_assert_int_ge(it, 0);
     ck_assert_int_ge(ar, 0);
-    ck_assert_int_ge(column(sw, "reduce_scatter_dp_volume_bytes"), 0);
+    ck_assert_int_ge(column(sw, "reduce_dp_volume_bytes"), 0);
     ck_assert_int_eq(column(sw, "send_pp_time_s"), -1); /* no pipeline in this sweep */
     for (int i = 0; i < 6; i++) {
         g_autoptr(SweepResult) r = sweep_run_point(sw, i, -1);

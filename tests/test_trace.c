@@ -246,7 +246,7 @@ START_TEST(test_dp_and_determinism) {
     trace_run(&a, "13B_tp8.yaml", sets, NULL, -1);
     trace_run(&b, "13B_tp8.yaml", sets, NULL, -1);
     ck_assert_int_eq(count_meta(&a, "process_name"), 8);
-    ck_assert(strstr(a.text, "\"name\": \"reduce_scatter dp grads"));
+    ck_assert(strstr(a.text, "\"name\": \"reduce dp grads"));
     ck_assert(strstr(a.text, "\"name\": \"allgather dp params"));
     ck_assert(strcmp(a.text, b.text) == 0);
     traced_clear(&a);

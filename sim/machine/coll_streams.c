@@ -331,7 +331,8 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
     switch (op) {
     case COLL_ALLREDUCE:
     case COLL_ALLGATHER:
-    case COLL_REDUCE_SCATTER: {
+    case COLL_REDUCE_SCATTER:
+    case COLL_REDUCE: {
         CollChannels ch = {0};
         if (c->shape_only) /* the count alone */
             ch.C = coll_channels_count(c->topo, ring, n);
@@ -348,17 +349,26 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
         if (built < ch.C)
             net_loads_scale(c->net, (uint32_t)ch.C);
         s.streams = ch.C;
-        s.per_m = (double)steps / n; /* x m / C */
         s.div = ch.C;
         coll_channels_clear(&ch);
+        if (op == COLL_REDUCE) {
+            /* NCCL's and RCCL's ring reduce (src/device/reduce.h, runRing): on every channel each
+             * chunk passes once along the ring from the root's successor to the root, reduced
+             * on the way: m / C over each edge, n - 1 steps, the ring crossing nodes - 1 node
+             * boundaries. Every edge is loaded alike (the root's own out-edge idles in a call,
+             * but the roots of DeepSpeed's reduces, the only ones a workload issues, are every
+             * partition owner in turn), so the loads stay node-symmetric. */
+            s.per_m = 1.0;
+            s.inter_steps = nodes - 1;
+            break;
+        }
+        s.per_m = (double)steps / n; /* x m / C */
         s.inter_steps = nodes > 1 ? (op == COLL_ALLREDUCE ? 2 : 1) * nodes : 0;
         break;
     }
     case COLL_BROADCAST: /* pipelined chain from ring[0] */
-    case COLL_REDUCE:    /* pipelined chain into ring[0] */
         for (int i = 0; i + 1 < n; i++)
-            add_edge(c, op == COLL_BROADCAST ? ring[i] : ring[i + 1],
-                     op == COLL_BROADCAST ? ring[i + 1] : ring[i]);
+            add_edge(c, ring[i], ring[i + 1]);
         s.inter_steps = nodes - 1;
         break;
     case COLL_ALL_TO_ALL:
@@ -377,21 +387,21 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
     return s;
 }
 
-/* Ring allreduce, allgather and reduce-scatter move over the same edges (the channels' rings),
- * so they load the same links alike; only their shapes differ. */
+/* Ring allreduce, allgather, reduce-scatter and reduce move over the same edges (the channels'
+ * rings), so they load the same links alike; only their shapes differ. */
 static gboolean ring_edges(CollAlgo algo, CollOp op) {
-    return algo == ALGO_RING &&
-           (op == COLL_ALLREDUCE || op == COLL_ALLGATHER || op == COLL_REDUCE_SCATTER);
+    return algo == ALGO_RING && (op == COLL_ALLREDUCE || op == COLL_ALLGATHER ||
+                                 op == COLL_REDUCE_SCATTER || op == COLL_REDUCE);
 }
 
 /* Whether every node of a group carries the same streams on its node-local links, so that one
  * node stands for all (the symmetric form): a ring's channels cross every node alike, and so do
  * the hierarchical phases and the all-to-all. NCCL's double binary tree does not (src/graph/
  * trees.cc: a node with two children in one tree is a leaf in the other, and the roots and the
- * one-child nodes move less; at 4 nodes node 0 moves m each way, node 2 moves 2m), nor do the
- * broadcast and reduce chains (their ends move less). */
+ * one-child nodes move less; at 4 nodes node 0 moves m each way, node 2 moves 2m), nor does the
+ * broadcast chain (its ends move less). */
 static gboolean node_symmetric(CollAlgo algo, CollOp op) {
-    return algo != ALGO_TREE && op != COLL_BROADCAST && op != COLL_REDUCE;
+    return algo != ALGO_TREE && op != COLL_BROADCAST;
 }
 
 /* The symmetric form of loads that differ between nodes: each node-local link of rep_node

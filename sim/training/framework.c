@@ -10,6 +10,11 @@
  *   gradients from backward hooks into an IPG bucket of reduce_bucket_size elements (5e8 in the
  *   configs) on a separate stream; the bucket is reduced before a gradient that would overflow it
  *   is added. Stage 1 does so only at the accumulation boundary, stage 2 every micro-batch.
+ *   With reduce_scatter: true (the default, and GPT-NeoX's configs) the bucket is not
+ *   reduce-scattered: average_tensor() splits it into one slice per partition owner
+ *   (rank_and_offsets, merged by destination) and allreduce_no_retain(..., rank=dst) issues one
+ *   rooted reduce per owner (allreduce_bucket: dist.reduce(..., dst)), on the reduction stream,
+ *   one communicator, so they run one after another (reduce_per_owner).
  * - zero 3: runtime/zero/stage3.py the same IPG bucket on reduce_and_partition_stream, every
  *   micro-batch; parameters gathered on a separate allgather stream by the
  *   PartitionedParameterCoordinator, which prefetches from its recorded trace (see workload.c).
@@ -31,7 +36,8 @@ static const Framework frameworks[FW_COUNT] = {
                       .ddp_overlap = FALSE,
                       .close_before_overflow = TRUE,
                       .first_bucket_bytes = 0,
-                      .max_zero = 3},
+                      .max_zero = 3,
+                      .reduce_per_owner = TRUE},
     [FW_MEGATRON] = {.name = "megatron",
                      .ddp_overlap = TRUE,
                      .close_before_overflow = FALSE,

@@ -22,6 +22,9 @@ typedef struct {
     gboolean close_before_overflow;
     double first_bucket_bytes; /* cap of the first bucket, bytes; 0: the same as the others */
     int max_zero;              /* highest ZeRO stage the framework has */
+    /* ZeRO-1/2 reduce a gradient bucket with one rooted reduce per partition owner the bucket
+     * spans (DeepSpeed's average_tensor) rather than one reduce-scatter. */
+    gboolean reduce_per_owner;
 } Framework;
 
 /* The framework's behaviours; never NULL for a valid id. */

@@ -16,6 +16,7 @@
  *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "bigmem.h"
@@ -161,7 +162,29 @@ static CollOp grad_op(const Builder *b) {
     return b->sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER;
 }
 
-/* Close the open gradient bucket: one DP collective over its gradients. */
+/* Whether ZeRO-1/2 buckets are reduced per partition owner (DeepSpeed, framework.c). */
+static gboolean per_owner(const Builder *b) {
+    return b->fw->reduce_per_owner && (b->sc->zero == 1 || b->sc->zero == 2);
+}
+
+/* DeepSpeed ZeRO-1/2's bucket of `params` gradients ending at *hi in the flat order of
+ * partitions of `part` parameters each: one rooted reduce of each partition's slice of the
+ * bucket, highest partition first (the order average_tensor meets them in a bucket filled in
+ * backward order), one after another on the reduction stream. A ring or chain reduce is timed
+ * alike whichever member is its root (coll_streams.c), so the root is not carried. */
+static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, double part,
+                             guint32 ready, int micro) {
+    double top = *hi, lo = MAX(0.0, top - params);
+    *hi = lo;
+    for (double p = ceil(top / part) - 1; p >= 0 && (p + 1) * part > lo; p--) {
+        double slice = MIN(top, (p + 1) * part) - MAX(lo, p * part);
+        if (slice > 0)
+            collective(b, COLL_REDUCE, dim, slice * b->e, PHASE_GRADS, -2, micro, ready);
+    }
+}
+
+/* Close the open gradient bucket: one DP collective over its gradients (DeepSpeed ZeRO-1/2: one
+ * reduce per partition owner). */
 static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
@@ -169,6 +192,9 @@ static void flush_bucket(Builder *b, int micro) {
     int n = zeropp_grad_steps(b->sc, b->dev, b->bucket_params, steps);
     if (n > 0)
         emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+    else if (per_owner(b) && b->sc->dp > 1)
+        reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
+                         micro);
     else
         collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
@@ -202,8 +228,13 @@ static void add_grad(Builder *b, double params, guint32 ready, int micro) {
 static void flush_expert_bucket(Builder *b, int micro) {
     if (b->xbucket_params <= 0)
         return;
-    collective(b, grad_op(b), b->sc->ep > 1 ? DIM_EDP : DIM_DP, b->xbucket_params * b->e,
-               PHASE_GRADS, -2, micro, b->xbucket_ready);
+    Dim dim = b->sc->ep > 1 ? DIM_EDP : DIM_DP;
+    if (per_owner(b))
+        reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
+                         micro);
+    else
+        collective(b, grad_op(b), dim, b->xbucket_params * b->e, PHASE_GRADS, -2, micro,
+                   b->xbucket_ready);
     b->xbucket_params = 0;
 }
 
@@ -378,6 +409,13 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
     gboolean overlap = reduces_in_backward(b, last_micro);
     b->buckets_flushed = 0;
+    b->grad_hi = b->xgrad_hi = 0; /* this chunk's gradients end where its parameters do */
+    for (guint i = 0; i < b->chunk_first[chunk + 1]; i++) {
+        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+        double x = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
+        b->grad_hi += u->params - x;
+        b->xgrad_hi += x;
+    }
     for (int i = (int)b->chunk_first[chunk + 1] - 1; i >= (int)b->chunk_first[chunk]; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -494,6 +532,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         expert_params += model_unit_expert_params(&sc->model, &g_array_index(b.units, ParamUnit, i),
                                                   sc->tp, sc->ep);
     }
+    /* DeepSpeed's partitions: the flat group split in dp equal parts (stage_1_and_2.py
+     * partition_size; its alignment padding, a few elements, left out) */
+    b.part_params = ceil((pg->params - expert_params) / sc->dp);
+    b.xpart_params = ceil(expert_params / (sc->ep > 1 ? sc->dp / sc->ep : sc->dp));
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);

@@ -90,14 +90,19 @@ struct Builder {
     double bucket_params;     /* gradients waiting in the open bucket, parameters */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
     int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
-    guint32 last_dp;          /* last task on the DP reduction stream */
-    guint32 last_compute;     /* last compute task emitted */
-    guint32 *loss;            /* per micro-batch on the last stage: the task that ends the loss */
-    GArray *uses;             /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
-    guint use_next;           /* the use the program reaches next */
-    guint gather_next;        /* the first use whose gathers are not emitted yet */
-    gboolean sync_layers;     /* the host synchronises at checkpointed layers' boundaries */
-    gboolean sync_next;       /* the next task emitted is such a boundary */
+    /* DeepSpeed ZeRO-1/2's reduce per partition owner (framework.c): the stage's dense parameters
+     * flattened in forward order and split into dp partitions of part_params each; gradients
+     * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
+     * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
+    double part_params, grad_hi, xpart_params, xgrad_hi;
+    guint32 last_dp;      /* last task on the DP reduction stream */
+    guint32 last_compute; /* last compute task emitted */
+    guint32 *loss;        /* per micro-batch on the last stage: the task that ends the loss */
+    GArray *uses;         /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
+    guint use_next;       /* the use the program reaches next */
+    guint gather_next;    /* the first use whose gathers are not emitted yet */
+    gboolean sync_layers; /* the host synchronises at checkpointed layers' boundaries */
+    gboolean sync_next;   /* the next task emitted is such a boundary */
     /* mixture of experts (emit_moe.c) */
     SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
     SimTime moe_bwd[MOE_PART_COUNT]; /* backward time of each MoE part, picoseconds */
