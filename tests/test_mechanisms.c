@@ -131,7 +131,7 @@ END_TEST
  * would overflow it; the first capped at `first` bytes, the others at `cap`. Returns the buckets'
  * sizes in bytes, in order. */
 static GArray *replay_buckets(const Scenario *sc, double first, double cap, gboolean forward,
-                              gboolean close_before) {
+                              gboolean close_before, double elem) {
     g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
     GArray *out = g_array_new(FALSE, FALSE, sizeof(double));
     double open = 0, limit = first;
@@ -148,7 +148,7 @@ static GArray *replay_buckets(const Scenario *sc, double first, double cap, gboo
                 int k = forward ? kk : n - 1 - kk;
                 if (!forward && segs[k] != order[o])
                     continue;
-                double t = sizes[k] * E;
+                double t = sizes[k] * elem;
                 if (close_before && open > 0 && open + t > limit) {
                     g_array_append_val(out, open);
                     open = 0, limit = cap;
@@ -251,7 +251,7 @@ START_TEST(test_deepspeed_reduce_per_owner) {
     g_autoptr(GError) err = NULL;
     g_autoptr(SimRun) rd = sim_run_observed(sd, -1, &obs, &err);
     ck_assert_msg(rd, "%s", err ? err->message : "");
-    g_autoptr(GArray) buckets = replay_buckets(sd, 5e8 * E, 5e8 * E, FALSE, TRUE);
+    g_autoptr(GArray) buckets = replay_buckets(sd, 5e8 * E, 5e8 * E, FALSE, TRUE, E);
     g_autoptr(GArray) want_calls = owner_slices(sd, buckets);
     ck_assert_uint_eq(seen->len, want_calls->len);
     ck_assert_uint_gt(want_calls->len, buckets->len); /* buckets cross partitions */
@@ -286,14 +286,14 @@ START_TEST(test_deepspeed_ddp_after_backward) {
     ck_assert_double_eq_tol(total, P * E, 1.0);
     ck_assert_double_eq(s->overlap, 0.0);
     /* the buckets themselves: forward order, closed before a tensor would overflow 5e8 elements */
-    g_autoptr(GArray) buckets = replay_buckets(sc, 5e8 * E, 5e8 * E, TRUE, TRUE);
+    g_autoptr(GArray) buckets = replay_buckets(sc, 5e8 * E, 5e8 * E, TRUE, TRUE, E);
     check_buckets(run, COLL_ALLREDUCE, buckets);
     /* ZeRO-1's reductions: the same IPG rule in backward order, during the last backward, each
      * bucket one reduce per partition owner (test_deepspeed_reduce_per_owner) */
     const char *z1[] = {OFF, NULL};
     g_autoptr(Scenario) sz = load_ok("1.3B_zero1.yaml", z1);
     g_autoptr(SimRun) rz = run_ok(sz, -1);
-    g_autoptr(GArray) rs = replay_buckets(sz, 5e8 * E, 5e8 * E, FALSE, TRUE);
+    g_autoptr(GArray) rs = replay_buckets(sz, 5e8 * E, 5e8 * E, FALSE, TRUE, E);
     g_autoptr(GArray) owners = owner_slices(sz, rs);
     check_buckets(rz, COLL_REDUCE, owners);
     ck_assert_msg(fabs(ps(s->iteration) - want) < 1.0, "iteration %.0f ps, closed form %.0f ps",
@@ -302,14 +302,15 @@ START_TEST(test_deepspeed_ddp_after_backward) {
 END_TEST
 
 /* PyTorch DDP: buckets filled tensor by tensor in reverse order, the first capped at 1 MiB, the
- * rest at 25 MiB (closed once they reach the cap), overlapped with backward. Megatron-LM: buckets
+ * rest at 25 MiB (closed once they reach the cap), overlapped with backward; its gradients are
+ * fp32 under autocast (framework.c), 4 bytes each. Megatron-LM: buckets
  * of max(4e7, 1e6 x dp) parameters, no smaller first one. */
 START_TEST(test_pytorch_and_megatron_buckets) {
     const char *pt[] = {"training.framework=pytorch", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", pt);
     g_autoptr(SimRun) run = run_ok(sc, -1); /* its overlap: test_schemes.c test_overlap */
     g_autoptr(GArray) pt_buckets =
-        replay_buckets(sc, 1024.0 * 1024.0, 25.0 * 1024 * 1024, FALSE, FALSE);
+        replay_buckets(sc, 1024.0 * 1024.0, 25.0 * 1024 * 1024, FALSE, FALSE, 4.0);
     check_buckets(run, COLL_ALLREDUCE, pt_buckets);
     ck_assert_int_gt(pt_buckets->len, 2 * sc->model.layers); /* several per layer */
 
@@ -320,10 +321,51 @@ START_TEST(test_pytorch_and_megatron_buckets) {
     g_autoptr(SimRun) rm = run_ok(sm, -1);
     double cap = MAX(4e7, 1e6 * sm->dp) * E;
     ck_assert_double_eq(sm->bucket_bytes, cap);
-    g_autoptr(GArray) mg_buckets = replay_buckets(sm, cap, cap, FALSE, FALSE);
+    g_autoptr(GArray) mg_buckets = replay_buckets(sm, cap, cap, FALSE, FALSE, E);
     check_buckets(rm, COLL_ALLREDUCE, mg_buckets);
     ck_assert_msg(sim_summary(rm)->overlap > 0.5, "Megatron's buckets hide %.3f",
                   sim_summary(rm)->overlap);
+}
+END_TEST
+
+/* What each framework keeps per parameter (framework.c), on closed forms of the stage's P:
+ * Megatron-LM with bf16 keeps and reduces fp32 gradients (4 P held, the reduce-scatter moves
+ * 4 P (d - 1) / d) and its buckets are views of them (no buffer); PyTorch DDP under autocast
+ * keeps fp32 weights plus autocast's half copy (6 P), fp32 gradients (4 P), a second copy of them
+ * in its buckets (4 P) and AdamW's 8 P; DeepSpeed ZeRO-1 with overlap_comm two IPG buffers of
+ * reduce_bucket_size. */
+START_TEST(test_framework_bytes_per_param) {
+    const char *mg[] = {"training.framework=megatron", "training.precision=bf16",
+                        "training.synchronize_each_layer=false", NULL};
+    g_autoptr(Scenario) sm = load_ok("1.3B_zero1.yaml", mg);
+    g_autoptr(SimRun) rm = run_ok(sm, -1);
+    double P = model_stage_params(&sm->model, sm->seq_len, sm->tp, 1, 0), d = sm->dp;
+    const ModelMemory *mm = &sim_summary(rm)->memory;
+    ck_assert_double_eq_tol(mm->params_bytes, 2 * P, 1.0);
+    ck_assert_double_eq_tol(mm->grads_bytes, 4 * P, 1.0);
+    ck_assert_double_eq_tol(mm->optimizer_bytes, 12 * P / d, 1.0);
+    ck_assert_double_eq(mm->buffers_bytes, 0);
+    ck_assert_double_eq_tol(stats_rank_volume(sim_stats(rm), 0, COLL_REDUCE_SCATTER, DIM_DP),
+                            4 * P * (d - 1) / d, 1.0);
+    ck_assert_double_eq_tol(stats_rank_volume(sim_stats(rm), 0, COLL_ALLGATHER, DIM_DP),
+                            2 * P * (d - 1) / d, 1.0);
+
+    const char *pt[] = {"training.framework=pytorch", NULL};
+    g_autoptr(Scenario) sp = load_ok("1.3B_ddp.yaml", pt);
+    g_autoptr(SimRun) rp = run_ok(sp, -1);
+    const ModelMemory *mp = &sim_summary(rp)->memory;
+    ck_assert_double_eq_tol(mp->params_bytes, 6 * P, 1.0);
+    ck_assert_double_eq_tol(mp->grads_bytes, 4 * P, 1.0);
+    ck_assert_double_eq_tol(mp->buffers_bytes, 4 * P, 1.0);
+    ck_assert_double_eq_tol(mp->optimizer_bytes, 8 * P, 1.0);
+    ck_assert_double_eq_tol(stats_rank_volume(sim_stats(rp), 0, COLL_ALLREDUCE, DIM_DP),
+                            2 * 4 * P * (d - 1) / d, 1.0);
+
+    g_autoptr(Scenario) sd = load_ok("1.3B_zero1.yaml", NULL);
+    g_autoptr(SimRun) rd = run_ok(sd, -1);
+    ModelMemory md = sim_summary(rd)->memory;
+    ck_assert_double_eq_tol(md.buffers_bytes, 2 * 5e8 * E, 1.0);
+    ck_assert_double_eq_tol(md.grads_bytes, 2 * P, 1.0);
 }
 END_TEST
 
@@ -404,6 +446,7 @@ int main(void) {
     tcase_add_test(tc, test_zero3_live_window_memory);
     tcase_add_test(tc, test_deepspeed_ddp_after_backward);
     tcase_add_test(tc, test_deepspeed_reduce_per_owner);
+    tcase_add_test(tc, test_framework_bytes_per_param);
     tcase_add_test(tc, test_pytorch_and_megatron_buckets);
     tcase_add_test(tc, test_parallel_residual);
     tcase_add_test(tc, test_tp_head_and_cross_entropy);

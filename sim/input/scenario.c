@@ -605,8 +605,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          f->name, s->zero, f->max_zero,
                          s->framework == FW_MEGATRON ? ": its distributed optimizer" : "");
     if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
-        s->bucket_bytes =
-            framework_default_bucket_bytes(s->framework, s->dp, model_elem_bytes(s->precision));
+        s->bucket_bytes = framework_default_bucket_bytes(
+            s->framework, s->dp, framework_bytes(s->framework, s->precision).grad);
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");

@@ -574,8 +574,19 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
-    MemoryCase c = {seq_len, micro_batch, tp, pp,       1,        stage, dp,
-                    zero,    prec,        rc, inflight, inflight, 1,     FALSE};
+    MemoryCase c = {.seq_len = seq_len,
+                    .micro_batch = micro_batch,
+                    .tp = tp,
+                    .pp = pp,
+                    .vpp = 1,
+                    .stage = stage,
+                    .dp = dp,
+                    .zero = zero,
+                    .prec = prec,
+                    .rc = rc,
+                    .inflight = inflight,
+                    .ends_inflight = inflight,
+                    .ep = 1};
     return model_memory_case(m, &c);
 }
 
@@ -602,13 +613,14 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     int e = model_elem_bytes(prec);
     /* Mixed precision keeps an fp32 master copy, momentum and variance: 12 bytes/parameter
      * (ZeRO paper, K = 12); pure fp32 Adam keeps momentum and variance: 8. */
-    double opt_per_param = prec == PREC_FP32 ? 8.0 : 12.0;
+    double opt_per_param = c->opt_bytes > 0 ? c->opt_bytes : prec == PREC_FP32 ? 8.0 : 12.0;
+    int pe = c->param_bytes > 0 ? c->param_bytes : e, ge = c->grad_bytes > 0 ? c->grad_bytes : e;
     /* Expert parameters are already E/ep per rank; ZeRO partitions them over their own
      * expert-data-parallel group of dp/ep ranks (DeepSpeed's stage_1_and_2.py keeps MoE
      * parameter groups apart and partitions them over the expert-data-parallel group) */
     int edp = dp / ep;
-    mem.params_bytes = (psi + psi_x) * e / (zero >= 3 ? dp : 1);
-    mem.grads_bytes = psi * e / (zero >= 2 ? dp : 1) + psi_x * e / (zero >= 2 ? edp : 1);
+    mem.params_bytes = (psi + psi_x) * pe / (zero >= 3 ? dp : 1);
+    mem.grads_bytes = psi * ge / (zero >= 2 ? dp : 1) + psi_x * ge / (zero >= 2 ? edp : 1);
     mem.optimizer_bytes =
         psi * opt_per_param / (zero >= 1 ? dp : 1) + psi_x * opt_per_param / (zero >= 1 ? edp : 1);
 

@@ -261,6 +261,11 @@ typedef struct {
                              optimizer state divided by ep, ZeRO's partition of them over dp/ep */
     gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
                              is split along the sequence */
+    /* Bytes per parameter of the weights, the gradients and the optimizer's state as the
+     * training framework keeps them (0: the precision's element size for weights and gradients,
+     * 12 for mixed precision's Adam, 8 for fp32's) */
+    int param_bytes, grad_bytes;
+    double opt_bytes;
 } MemoryCase;
 ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
 

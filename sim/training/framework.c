@@ -50,6 +50,37 @@ static const Framework frameworks[FW_COUNT] = {
                     .max_zero = 0},
 };
 
+/* What a parameter costs:
+ * - DeepSpeed (fp16 or bf16 with ZeRO): fp16/bf16 weights and gradients, the optimizer's fp32
+ *   master copy, momentum and variance (12 bytes; the ZeRO paper's K = 12).
+ * - Megatron-LM: with bf16 megatron/training/arguments.py validate_args() forces
+ *   accumulate_allreduce_grads_in_fp32 ("accumulate and all-reduce gradients in fp32 for
+ *   bfloat16 data type"), so the DDP grad buffer (main_grad) is fp32 and the gradient
+ *   reductions move 4 bytes per element; docs/source/distrib_optimizer.md's table gives 6 + 12/d
+ *   bytes per parameter for bf16 weights with fp32 gradients (2 + 4, and 12 partitioned). fp8
+ *   runs with --bf16 (Transformer Engine), so the same. fp16 keeps fp16 gradients.
+ * - PyTorch (DDP, FSDP): mixed precision is torch.autocast over fp32 parameters (the AMP recipe,
+ *   torch/amp/autocast_mode.py): fp32 weights and gradients, so DDP's buckets and its allreduce
+ *   are fp32, and AdamW keeps momentum and variance (8 bytes), the weights being their own
+ *   master copy; autocast caches the half-precision copy of every weight it casts
+ *   (autocast_mode.cpp cached_casts) until the autocast region exits, and autograd keeps it for
+ *   backward: e bytes more per parameter. */
+FrameworkBytes framework_bytes(FrameworkId id, Precision prec) {
+    int e = model_elem_bytes(prec);
+    if (prec == PREC_FP32)
+        return (FrameworkBytes){4, 4, 8.0};
+    switch (id) {
+    case FW_MEGATRON:
+        return (FrameworkBytes){e, prec == PREC_FP16 ? e : 4, 12.0};
+    case FW_PYTORCH: /* and autocast's cast cache: a half copy of each weight, made at its
+                        first use in forward and held for backward */
+        return (FrameworkBytes){4 + e, 4, 8.0};
+    case FW_DEEPSPEED:
+    default:
+        return (FrameworkBytes){e, e, 12.0};
+    }
+}
+
 const Framework *framework_get(FrameworkId id) {
     g_assert(id >= 0 && id < FW_COUNT);
     return &frameworks[id];

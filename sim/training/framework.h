@@ -10,6 +10,8 @@
 
 #include <glib.h>
 
+#include "model.h"
+
 typedef enum { FW_DEEPSPEED, FW_MEGATRON, FW_PYTORCH, FW_COUNT } FrameworkId;
 
 typedef struct {
@@ -27,13 +29,25 @@ typedef struct {
     gboolean reduce_per_owner;
 } Framework;
 
+/* How a framework stores what one parameter costs, in bytes, for a compute precision: the
+ * weights it keeps, the gradients it keeps and reduces, the optimizer's state (framework.c says
+ * whose code says so). */
+typedef struct {
+    int param;        /* bytes per parameter of the weights held */
+    int grad;         /* bytes per gradient element, held and reduced over data parallelism */
+    double optimizer; /* Adam's state, bytes per parameter (master copy where kept apart) */
+} FrameworkBytes;
+
+FrameworkBytes framework_bytes(FrameworkId id, Precision prec);
+
 /* The framework's behaviours; never NULL for a valid id. */
 const Framework *framework_get(FrameworkId id);
 
 /* Names, NULL-terminated, in FrameworkId order (for the scenario parser). */
 extern const char *const framework_names[];
 
-/* Default gradient bucket of the framework, bytes, for dp ranks and e bytes per element. */
+/* Default gradient bucket of the framework, bytes, for dp ranks and e bytes per gradient
+ * element. */
 double framework_default_bucket_bytes(FrameworkId id, int dp, int e);
 
 /* DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py): stage3_prefetch_bucket_size

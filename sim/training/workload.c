@@ -179,7 +179,7 @@ static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, dou
     for (double p = ceil(top / part) - 1; p >= 0 && (p + 1) * part > lo; p--) {
         double slice = MIN(top, (p + 1) * part) - MAX(lo, p * part);
         if (slice > 0)
-            collective(b, COLL_REDUCE, dim, slice * b->e, PHASE_GRADS, -2, micro, ready);
+            collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
     }
 }
 
@@ -196,7 +196,7 @@ static void flush_bucket(Builder *b, int micro) {
         reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
                          micro);
     else
-        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->e, PHASE_GRADS, -2, micro,
+        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
     b->bucket_params = 0;
     b->buckets_flushed++;
@@ -209,14 +209,14 @@ static void add_grad(Builder *b, double params, guint32 ready, int micro) {
     double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
                                                                        : b->sc->bucket_bytes;
     if (fw->close_before_overflow && b->bucket_params > 0 &&
-        (b->bucket_params + params) * b->e > cap) {
+        (b->bucket_params + params) * b->ge > cap) {
         flush_bucket(b, micro);
         cap = b->sc->bucket_bytes;
     }
     b->bucket_params += params;
     if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
         b->bucket_ready = ready;
-    if (!fw->close_before_overflow && b->bucket_params * b->e >= cap)
+    if (!fw->close_before_overflow && b->bucket_params * b->ge >= cap)
         flush_bucket(b, micro);
 }
 
@@ -233,7 +233,7 @@ static void flush_expert_bucket(Builder *b, int micro) {
         reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
                          micro);
     else
-        collective(b, grad_op(b), dim, b->xbucket_params * b->e, PHASE_GRADS, -2, micro,
+        collective(b, grad_op(b), dim, b->xbucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->xbucket_ready);
     b->xbucket_params = 0;
 }
@@ -245,7 +245,7 @@ static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int 
     for (int x = 0; params > 0 && x < local; x++) { /* one expert's tensors at a time */
         b->xbucket_params += params / local;
         b->xbucket_ready = ready;
-        if (b->xbucket_params * b->e >= b->sc->bucket_bytes)
+        if (b->xbucket_params * b->ge >= b->sc->bucket_bytes)
             flush_expert_bucket(b, micro);
     }
 }
@@ -515,6 +515,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     }
     b.chunk_first[b.v] = b.units->len;
     b.e = model_elem_bytes(sc->precision);
+    b.ge = framework_bytes(sc->framework, sc->precision).grad;
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
@@ -674,6 +675,31 @@ double workload_neox_flops(const Workload *wl) {
                             sc->recompute == RECOMPUTE_FULL);
 }
 
+/* Where a data-parallel reduction keeps gradients beside the .grad tensors, bytes, for `grads`
+ * bytes of the stage's gradients:
+ * - DeepSpeed ZeRO-1/2 (stage_1_and_2.py backward()): the IPG buffer buf_0 of reduce_bucket_size
+ *   elements, and buf_1 as well with overlap_comm ("Use double buffers to avoid data access
+ *   conflict when overlap_comm is enabled"), which the modelled overlap is (GPT-NeoX sets it);
+ *   ZeRO-3 (stage3.py) one flat IPG buffer; stage 0 buffered_allreduce_fallback's flat copy of a
+ *   bucket. At most the gradients themselves each.
+ * - Megatron-LM: its buckets are views into the grad buffer (param_and_grad_buffer.py), which
+ *   is the gradients counted already: nothing more.
+ * - PyTorch DDP (reducer.cpp, gradient_as_bucket_view=False, the default): every bucket's flat
+ *   gradients tensor is allocated when DDP is built, a second copy of all gradients (the DDP
+ *   documentation: the saving of gradient_as_bucket_view "will be equal to the total gradients
+ *   size"). */
+static double grad_buffers_bytes(const Scenario *sc, double grads) {
+    switch (sc->framework) {
+    case FW_MEGATRON:
+        return 0;
+    case FW_PYTORCH:
+        return grads;
+    case FW_DEEPSPEED:
+    default:
+        return (sc->zero == 1 || sc->zero == 2 ? 2 : 1) * MIN(sc->bucket_bytes, grads);
+    }
+}
+
 ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
@@ -704,12 +730,13 @@ ModelMemory workload_memory(const Workload *wl) {
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
                          .ends_inflight = schedule_peak_inflight(passes, end_chunk),
                          .sp = sc->sequence_parallel};
+        FrameworkBytes fb = framework_bytes(sc->framework, sc->precision);
+        mc.param_bytes = fb.param;
+        mc.grad_bytes = fb.grad;
+        mc.opt_bytes = fb.optimizer;
         ModelMemory m = model_memory_case(&sc->model, &mc);
-        /* The bucket a reduction flattens gradients into (DeepSpeed's IPG buffer and its
-         * buffered_allreduce_fallback's flat copy, PyTorch's and Megatron's bucket storage), at
-         * most the stage's gradients; and ZeRO-3's gathered parameters at their peak. */
         if (sc->dp > 1)
-            m.buffers_bytes = MIN(sc->bucket_bytes, pg->params * e) + pg->gathered_peak * e;
+            m.buffers_bytes = grad_buffers_bytes(sc, pg->params * fb.grad) + pg->gathered_peak * e;
         m.hpz_bytes = zeropp_secondary_bytes(sc, pg->params, e); /* ZeRO++ hpZ's second shard */
         m.total_bytes += m.buffers_bytes + m.hpz_bytes;
         if (m.total_bytes > best.total_bytes)

@@ -87,6 +87,7 @@ struct Builder {
     double act_bytes;         /* b s h activations, bytes */
     double ce_bytes;          /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
     int e;                    /* bytes per element */
+    int ge;                   /* bytes per gradient element, as the framework reduces them */
     double bucket_params;     /* gradients waiting in the open bucket, parameters */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
     int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
