@@ -216,7 +216,7 @@ expect_grep dragonfly-links-text "^sim: --set topology.fabric.groups=30000: .*36
 check collective-ranks-max 2 "$sim" collective --op allreduce --ranks 2147483647
 expect_grep collective-ranks-max-text "needs 268435456 nodes of frontier; at most 1048576" "$tmp/err"
 check collective-ranks-machine 2 "$sim" collective --op allreduce --ranks 100000 --sizes 1MiB
-expect_grep collective-ranks-machine-text "topologies/frontier.yaml:70:10: topology frontier has 9408 nodes; the job asks for 12500" "$tmp/err"
+expect_grep collective-ranks-machine-text "topologies/frontier.yaml:78:10: topology frontier has 9408 nodes; the job asks for 12500" "$tmp/err"
 # A what-if whose knob is not the bottleneck says so (issue 11): with slow in-group links, twice
 # the NIC bandwidth changes nothing, and the report names the local links as the limit
 wi=(--set nodes=16 --set topology.fabric.local_bandwidth=4GB/s)

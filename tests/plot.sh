@@ -42,8 +42,9 @@ rm -rf "$k"; mkdir -p "$k"
 SIM_PLOT_KEEP="$k" "$src/tools/plot" breakdown "$tmp/two.csv" -o "$tmp/gpus.png" --x gpus --share 2>"$tmp/err"
 png x-gpus "$tmp/gpus.png"
 same x-gpus-bars "8 16 32" "$(cut -f1 "$k/bars1.tsv" | paste -sd' ')"
-# --share: the parts of each bar add up to 100 (the last two columns: the bar's top, the label)
-same share-100 "100 100 100 100 100 100" "$(cat "$k"/bars*.tsv | awk -F'\t' '{ t = 0; for (i = 2; i <= NF - 2; i++) t += $i; printf "%s%.6g", (NR > 1 ? " " : ""), t }')"
+# --share: the parts of each bar add up to 100 (the last two columns: the bar's top, the label),
+# to the 4 digits the parts are rounded to
+same share-100 "100 100 100 100 100 100" "$(cat "$k"/bars*.tsv | awk -F'\t' '{ t = 0; for (i = 2; i <= NF - 2; i++) t += $i; printf "%s%.4g", (NR > 1 ? " " : ""), t }')"
 # one axis: one panel, as before (the committed figures do not change)
 rm -rf "$k"; mkdir -p "$k"
 SIM_PLOT_KEEP="$k" "$src/tools/plot" breakdown "$tmp/nodes.csv" -o "$tmp/one.png" 2>"$tmp/err"

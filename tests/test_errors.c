@@ -263,12 +263,12 @@ START_TEST(test_topology_positions) {
                                          "fabric: {kind: flat, latency: 2us, nodes: 2}\n", NULL);
     expect_machine_error(small, 3, ":8:43: ", "topology tiny has 2 nodes; the job asks for 3");
     g_autofree char *df = frontier_with("  nodes: 9408 ", "  #             ");
-    expect_machine_error(df, 9473, ":50:11: ",
+    expect_machine_error(df, 9473, ":58:11: ",
                          "topology frontier has 9472 nodes (74 groups of 128); the job asks for "
                          "9473");
     /* switches that cannot host every node's NICs evenly: fabric.switches_per_group */
     g_autofree char *sw = frontier_with("switches_per_group: 32", "switches_per_group: 30");
-    expect_machine_error(sw, 2, ":52:23: ", "30 switches per group cannot host the 4 NICs");
+    expect_machine_error(sw, 2, ":60:23: ", "30 switches per group cannot host the 4 NICs");
 }
 END_TEST
 
@@ -285,7 +285,7 @@ START_TEST(test_bad_rings) {
                           "each ring needs nic_in, gpus and nic_out");
     /* a dragonfly's link count in 64 bits (30000^2 x 4 does not fit an int), at the key */
     expect_topology_error("groups: 74", "groups: 30000",
-                          ":50:11: 30000 groups of 32 switches, 4 global links between every pair: "
+                          ":58:11: 30000 groups of 32 switches, 4 global links between every pair: "
                           "3632640000 links");
 }
 END_TEST

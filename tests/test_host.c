@@ -2,8 +2,10 @@
  * them in order), and compute progressing at 1 / (1 + sigma) while communication runs under it. */
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "executor.h"
 #include "util.h"
 
 /* One GCD, no communication: the program is one chain on the compute stream, the optimizer last. */
@@ -40,14 +42,16 @@ static void check_chain(const Program *pg) {
     for (guint k = 0; k < pg->ntasks; k++) {
         ck_assert_int_eq(task(pg, k)->kind, TASK_COMPUTE);
         ck_assert_uint_ge(task(pg, k)->kernels, 1);
+        ck_assert_uint_ge(task(pg, k)->host_ops, task(pg, k)->kernels);
     }
     ck_assert_int_eq(task(pg, pg->ntasks - 1)->phase, PHASE_OPTIMIZER);
 }
 
-/* Host-bound: 10 ms per kernel dwarfs every kernel of a 125M model. Task k starts when the host
- * has issued it, K_k x op, and the GPU is idle by then; the host waits at the optimizer step until
- * the last backward task ends, then issues the optimizer (1 kernel):
- *   iteration = K x op + d(last backward) + d(optimizer),  K = kernels of the whole program. */
+/* Host-bound: 10 ms per dispatched operator dwarfs every kernel of a 125M model. Task k starts
+ * when the host has issued it, K_k x op (K_k its operators, Task.host_ops), and the GPU is idle by
+ * then; the host waits at the optimizer step until the last backward task ends, then issues the
+ * optimizer (1 operator):
+ *   iteration = K x op + d(last backward) + d(optimizer),  K = operators of the whole program. */
 START_TEST(test_host_bound_chain) {
     g_autoptr(Scenario) sc = load_text(one_gpu, NULL);
     g_autoptr(SimRun) run = run_ok(sc, -1);
@@ -57,12 +61,12 @@ START_TEST(test_host_bound_chain) {
     SimTime op = sc->topo.host_op_dispatch, busy = 0;
     int64_t kernels = 0;
     for (guint k = 0; k < n; k++) {
-        kernels += task(pg, k)->kernels;
+        kernels += task(pg, k)->host_ops;
         busy += task(pg, k)->duration;
         ck_assert_msg(task(pg, k)->duration < op, "task %u takes %ld ps, not host-bound", k,
                       (long)task(pg, k)->duration);
     }
-    ck_assert_uint_eq(task(pg, n - 1)->kernels, 1);
+    ck_assert_uint_eq(task(pg, n - 1)->host_ops, 1);
     SimTime want = kernels * op + task(pg, n - 2)->duration + task(pg, n - 1)->duration;
     const SimSummary *s = sim_summary(run);
     ck_assert_msg(s->iteration == want, "iteration %ld ps, closed form %ld ps", (long)s->iteration,
@@ -75,7 +79,7 @@ START_TEST(test_host_bound_chain) {
 }
 END_TEST
 
-/* GPU-bound: 1 ps per kernel. Only the first task waits for its launch (K_0 ps), and the
+/* GPU-bound: 1 ps per operator. Only the first task waits for its launch (K_0 ps), and the
  * optimizer for the sync and its own launch (1 ps), plus the step's framework time:
  *   iteration = sum d + K_0 x op + step + op;  host off: sum d. */
 START_TEST(test_gpu_bound_chain) {
@@ -90,7 +94,7 @@ START_TEST(test_gpu_bound_chain) {
         busy += task(pg, k)->duration;
     SimTime step = sc->topo.host_step;
     ck_assert_int_eq(step, 5 * SIM_PS_PER_S / 1000);
-    SimTime want = busy + task(pg, 0)->kernels + step + 1;
+    SimTime want = busy + task(pg, 0)->host_ops + step + 1;
     const SimSummary *s = sim_summary(run);
     ck_assert_msg(s->iteration == want, "iteration %ld ps, closed form %ld ps", (long)s->iteration,
                   (long)want);
@@ -105,8 +109,8 @@ START_TEST(test_gpu_bound_chain) {
 }
 END_TEST
 
-/* Mixed: a per-kernel cost between the short and the long tasks' time per kernel, so some tasks
- * wait for the host and others for the GPU. The chain's recurrence:
+/* Mixed: a per-operator cost between the short and the long tasks' time per operator, so some
+ * tasks wait for the host and others for the GPU. The chain's recurrence:
  *   start_k = max(end_{k-1}, issued_k), issued_k = op x (K_0 + ... + K_k) before the sync;
  *   the optimizer: issued at end of the last backward + step + op. */
 START_TEST(test_mixed_chain) {
@@ -117,7 +121,7 @@ START_TEST(test_mixed_chain) {
     guint n = pg0->ntasks;
     g_autofree double *per = g_new(double, n);
     for (guint k = 0; k < n; k++)
-        per[k] = (double)task(pg0, k)->duration / task(pg0, k)->kernels;
+        per[k] = (double)task(pg0, k)->duration / task(pg0, k)->host_ops;
     for (guint a = 0; a < n; a++) /* n is small: insertion sort */
         for (guint b = a; b > 0 && per[b] < per[b - 1]; b--) {
             double t = per[b];
@@ -134,7 +138,7 @@ START_TEST(test_mixed_chain) {
     SimTime end = 0, issued = 0, busy = 0;
     int host_bound = 0, gpu_bound = 0;
     for (guint k = 0; k + 1 < n; k++) {
-        issued += task(pg, k)->kernels * op;
+        issued += task(pg, k)->host_ops * op;
         host_bound += issued > end;
         gpu_bound += issued < end;
         end = MAX(end, issued) + task(pg, k)->duration;
@@ -149,6 +153,43 @@ START_TEST(test_mixed_chain) {
                   (long)end);
     ck_assert_int_eq(s->critical.host_wait, end - busy);
     ck_assert(s->iteration > busy && s->iteration > issued);
+}
+END_TEST
+
+/* The host's operators and hooks (model_host.c, workload.c): a dense layer's compute tasks
+ * dispatch the measured count of the model's style (GPT-NeoX 1.3B as the study ran it: 68
+ * forward, 109 backward), and DeepSpeed ZeRO-1 runs one gradient hook per parameter tensor in
+ * each backward; a task's host time is its operators at the pass's rate plus its hooks. */
+START_TEST(test_host_ops_and_hooks) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const Program *pg = program(run);
+    int fwd = 0, bwd = 0, hooks = 0;
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *t = task(pg, k);
+        if (t->kind == TASK_COMPUTE && t->layer == 3)
+            fwd += t->phase == PHASE_FWD ? t->host_ops : 0,
+                bwd += t->phase == PHASE_BWD ? t->host_ops : 0;
+        hooks += t->hooks;
+        if (t->kind == TASK_COMPUTE) {
+            SimTime op =
+                t->phase == PHASE_BWD ? sc->topo.host_bwd_op_dispatch : sc->topo.host_op_dispatch;
+            ck_assert_int_eq(exec_host_cost(&sc->topo, t),
+                             t->host_ops * op + t->hooks * sc->topo.host_hook);
+        }
+    }
+    /* rounding each segment's share may move the sum by one */
+    ck_assert_int_le(abs(fwd - 68), 1);
+    ck_assert_int_le(abs(bwd - 109), 1);
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    int tensors = 0;
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32];
+        tensors += model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
+                                      sc->tp, sizes, 32);
+    }
+    ck_assert_int_eq(hooks, tensors * sc->grad_accum);
+    ck_assert_int_gt(sc->topo.host_hook, 0);
 }
 END_TEST
 
@@ -304,10 +345,10 @@ START_TEST(test_sync_each_layer) {
         const Task *t = task(pg, k);
         want += t->duration;
         if (k == 0 || t->host_sync)
-            want += t->kernels * op;
+            want += t->host_ops * op;
         syncs += t->host_sync;
         if (k + 1 < pg->ntasks) /* GPU-bound: each task outlasts the next one's launch */
-            ck_assert_int_ge(t->duration, task(pg, k + 1)->kernels * op);
+            ck_assert_int_ge(t->duration, task(pg, k + 1)->host_ops * op);
     }
     ck_assert_int_eq(syncs, 2 * (sc->model.layers + 1) + 1);
     const SimSummary *s = sim_summary(run);
@@ -404,6 +445,7 @@ int main(void) {
     tcase_add_test(tc, test_host_bound_chain);
     tcase_add_test(tc, test_gpu_bound_chain);
     tcase_add_test(tc, test_mixed_chain);
+    tcase_add_test(tc, test_host_ops_and_hooks);
     tcase_add_test(tc, test_sync_each_layer);
     tcase_add_test(tc, test_interference_closed_form);
     tcase_add_test(tc, test_interference_off);

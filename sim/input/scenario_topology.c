@@ -37,7 +37,8 @@ static void set_at(TopologySpec *t, TopoAt k, const ConfNode *a, const ConfNode 
 static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
     static const char *const node_keys[] = {"gpus", "link", "links", "switch",
                                             "nics", "host", NULL};
-    static const char *const host_keys[] = {"op_dispatch", "comm_dispatch", "step", NULL};
+    static const char *const host_keys[] = {
+        "op_dispatch", "bwd_op_dispatch", "comm_dispatch", "hook", "step", NULL};
     static const char *const link_keys[] = {"bandwidth", "latency", NULL};
     static const char *const switch_keys[] = {"bandwidth", NULL};
     static const char *const nic_keys[] = {"count",          "attach",  "bandwidth",
@@ -55,6 +56,10 @@ static gboolean load_node(const ConfNode *node, TopologySpec *t, GError **err) {
                  !conf_time(host, "op_dispatch", TRUE, &t->host_op_dispatch, err) ||
                  !conf_time(host, "comm_dispatch", TRUE, &t->host_comm_dispatch, err) ||
                  !conf_time(host, "step", TRUE, &t->host_step, err)))
+        return FALSE;
+    t->host_bwd_op_dispatch = t->host_op_dispatch; /* unless the machine says otherwise */
+    if (host && (!conf_time(host, "bwd_op_dispatch", FALSE, &t->host_bwd_op_dispatch, err) ||
+                 !conf_time(host, "hook", FALSE, &t->host_hook, err)))
         return FALSE;
     t->pairs = g_array_new(FALSE, FALSE, sizeof(TopoPair));
     if (link && (!conf_check_keys(link, link_keys, "node.link", err) ||

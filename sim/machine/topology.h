@@ -77,10 +77,13 @@ typedef struct {
     int machine_nodes;       /* nodes the machine has (0 = as many as the job needs) */
     CollSpec coll;
     /* The host CPU thread that drives each GPU (node.host); all 0 when not given */
-    SimTime host_op_dispatch;   /* CPU time to launch one compute kernel from eager PyTorch, ps */
-    SimTime host_comm_dispatch; /* CPU time of one collective or send/recv call, ps */
-    SimTime host_step;          /* CPU time of the optimizer step's framework code after the
-                                   synchronisation (loss scaler, grad norm, schedulers), ps */
+    SimTime host_op_dispatch;     /* CPU time of one ATen operator dispatched by eager PyTorch's
+                                     Python forward (and recomputation), ps */
+    SimTime host_bwd_op_dispatch; /* of one dispatched by the autograd engine in backward, ps */
+    SimTime host_hook;            /* of one DeepSpeed ZeRO-1/2 per-parameter gradient hook, ps */
+    SimTime host_comm_dispatch;   /* CPU time of one collective or send/recv call, ps */
+    SimTime host_step;            /* CPU time of the optimizer step's framework code after the
+                                     synchronisation (loss scaler, grad norm, schedulers), ps */
 } TopologySpec;
 
 void topo_spec_clear(TopologySpec *t);

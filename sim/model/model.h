@@ -245,6 +245,13 @@ typedef struct {
 ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
                          int stage, int dp, int zero, Precision prec, Recompute rc, int inflight);
 
+/* Host work (model_host.c, measured by tools/host-calib/count_ops.py): the ATen operators PyTorch
+ * eager dispatches for one transformer layer's forward, or its backward (accumulating: not the
+ * first micro-batch, AccumulateGrad adds one per tensor); and the operators per kernel launched,
+ * for units other than layers. */
+int model_layer_host_ops(const ModelConfig *m, gboolean backward, gboolean accumulating);
+double model_host_ops_per_kernel(const ModelConfig *m, gboolean backward);
+
 /* The same for any layout: what one rank of a stage runs and holds. */
 typedef struct {
     int seq_len, micro_batch, tp, pp;

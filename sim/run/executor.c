@@ -203,8 +203,8 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->members = g_new(int, layout_max_group_size(ex->lay));
     ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
-    ex->host =
-        sc->host && (ts->host_op_dispatch > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
+    ex->host = sc->host && (ts->host_op_dispatch > 0 || ts->host_bwd_op_dispatch > 0 ||
+                            ts->host_hook > 0 || ts->host_comm_dispatch > 0 || ts->host_step > 0);
     ex->interference = sc->interference &&
                        (ts->device.interference_intra > 0 || ts->device.interference_inter > 0);
     ex->prog = g_new(const Program *, sc->pp);
@@ -229,14 +229,19 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
         cum[0] = 0;
         for (guint k = 0; k < pg->ntasks; k++) {
             const Task *t = &pg->tasks[k];
-            cum[k + 1] = cum[k] + (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL
-                                       ? t->kernels * ts->host_op_dispatch
-                                       : ts->host_comm_dispatch);
+            cum[k + 1] = cum[k] + exec_host_cost(ts, t);
             if (t->host_sync && k > 0)
                 g_array_append_val(ex->syncs[s], k);
         }
     }
     return ex;
+}
+
+SimTime exec_host_cost(const TopologySpec *ts, const Task *t) {
+    if (t->kind != TASK_COMPUTE && t->kind != TASK_KERNEL)
+        return ts->host_comm_dispatch;
+    SimTime op = t->phase == PHASE_BWD ? ts->host_bwd_op_dispatch : ts->host_op_dispatch;
+    return t->host_ops * op + t->hooks * ts->host_hook;
 }
 
 void exec_free(Executor *ex) {

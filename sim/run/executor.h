@@ -60,6 +60,10 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
 void exec_free(Executor *ex);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
 
+/* The host's CPU time to issue task t (node.host): its ATen operators at the forward or the
+ * backward rate and its gradient hooks for compute; one call for communication. */
+SimTime exec_host_cost(const TopologySpec *ts, const Task *t);
+
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);
 

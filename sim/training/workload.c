@@ -49,6 +49,7 @@ guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
     b->sync_next = FALSE;
     t.dep_first = b->deps.n;
     t.dep_count = 0;
+    g_assert(ndeps <= G_MAXUINT16);
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] == NO_TASK)
             continue;
@@ -66,10 +67,16 @@ guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps) {
 
 guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
                   guint32 dep1, guint32 dep2) {
+    /* gradients accumulate into .grad from the second micro-batch on, unless ZeRO-2/3 take them
+     * away each micro-batch */
+    int pass = ph != PHASE_BWD ? 0 : micro > 0 && b->sc->zero < 2 ? 2 : 1;
+    /* the optimizer: one multi-tensor kernel (FusedAdam), one operator */
+    double ops = ph == PHASE_OPTIMIZER ? kernels : round(kernels * b->host_per_kernel[pass]);
     Task t = {.kind = TASK_COMPUTE,
               .stream = STREAM_COMPUTE,
               .phase = ph,
               .kernels = (uint16_t)MIN(kernels, G_MAXUINT16),
+              .host_ops = (uint16_t)MIN(ops, G_MAXUINT16),
               .layer = layer,
               .micro = micro,
               .duration = dur};
@@ -125,6 +132,7 @@ static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, P
                        .dim = z->dim,
                        .phase = ph,
                        .kernels = 1,
+                       .host_ops = 1,
                        .layer = layer,
                        .micro = micro,
                        .duration = z->duration};
@@ -278,6 +286,24 @@ static void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32
                 add_grad(b, sizes[k], seg_task[segs[k]], micro);
 }
 
+/* DeepSpeed ZeRO-1/2 register a hook on every parameter's gradient accumulator
+ * (stage_1_and_2.py create_reduce_and_remove_grad_hooks) that runs in every backward, after the
+ * kernel that produced the gradient: it copies the gradient into the IPG bucket (or accumulates
+ * it) in Python. The host pays for each once the segment's task is issued (Task.hooks). */
+static void grad_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) {
+    double sizes[32];
+    Segment segs[32];
+    int n =
+        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    for (int k = 0; k < n; k++) {
+        if (seg_task[segs[k]] == NO_TASK)
+            continue;
+        Task *t = &((Task *)b->tasks.v)[seg_task[segs[k]]];
+        if (t->hooks < 127)
+            t->hooks++;
+    }
+}
+
 /* DeepSpeed without ZeRO: after the last backward, every gradient in forward order, in buckets,
  * all ready when backward ends. */
 static void reduce_after_backward(Builder *b, int micro) {
@@ -427,6 +453,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
             ag = NO_TASK;
         }
         in = b->em->backward(b, u, micro, in, ag, seg_task);
+        if (b->hooks)
+            grad_hooks(b, u, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
         b->sync_next |= ckpt; /* ... and on exit */
@@ -525,6 +553,13 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     }
     if (sc->model.moe.experts > 0)
         moe_prepare(&b, dev);
+    /* the host's operators per kernel, so that a dense layer dispatches what model_host.c
+     * measured */
+    double kf = b.nfwd[SEG_ATTN] + b.nfwd[SEG_MLP], kb = b.nbwd[SEG_ATTN] + b.nbwd[SEG_MLP];
+    b.host_per_kernel[0] = model_layer_host_ops(&sc->model, FALSE, FALSE) / MAX(kf, 1.0);
+    b.host_per_kernel[1] = model_layer_host_ops(&sc->model, TRUE, FALSE) / MAX(kb, 1.0);
+    b.host_per_kernel[2] = model_layer_host_ops(&sc->model, TRUE, TRUE) / MAX(kb, 1.0);
+    b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && sc->dp > 1;
     pg->params = 0;
     pg->gathered_peak = 0;
     double expert_params = 0; /* of pg->params, the experts': ZeRO partitions them over dp/ep */

@@ -43,17 +43,19 @@ typedef enum {
 
 /* 32 bytes: a 512-micro-batch pipeline's programs hold about a million tasks. */
 typedef struct {
-    uint8_t kind;       /* TaskKind */
-    uint8_t stream;     /* StreamId */
-    uint8_t op;         /* CollOp, for communication tasks */
-    uint8_t dim;        /* Dim, for communication tasks */
-    uint8_t phase;      /* Phase */
-    uint8_t host_sync;  /* the host synchronises with the device before issuing this task */
-    uint16_t kernels;   /* compute tasks: kernels the host launches for it */
-    int32_t layer;      /* transformer layer; -1 embedding, layers = head, -2 none */
-    int32_t micro;      /* micro-batch, -1 none */
-    uint32_t dep_first; /* first of dep_count entries in Program.deps */
-    uint32_t dep_count;
+    uint8_t kind;          /* TaskKind */
+    uint8_t stream;        /* StreamId */
+    uint8_t op;            /* CollOp, for communication tasks */
+    uint8_t dim;           /* Dim, for communication tasks */
+    uint8_t phase;         /* Phase */
+    uint8_t host_sync : 1; /* the host synchronises with the device before issuing this task */
+    uint8_t hooks : 7;     /* DeepSpeed's per-parameter gradient hooks the host runs after it */
+    uint16_t kernels;      /* compute tasks: kernels the GPU runs for it */
+    int32_t layer;         /* transformer layer; -1 embedding, layers = head, -2 none */
+    int32_t micro;         /* micro-batch, -1 none */
+    uint32_t dep_first;    /* first of dep_count entries in Program.deps */
+    uint16_t dep_count;
+    uint16_t host_ops; /* compute tasks: ATen operators the host dispatches for it */
     union {
         SimTime duration; /* TASK_COMPUTE and TASK_KERNEL: picoseconds */
         double bytes;     /* TASK_COLL, TASK_SEND, TASK_RECV: message size m, bytes */

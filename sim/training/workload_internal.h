@@ -70,17 +70,22 @@ struct Builder {
     Buf streams[STREAM_COUNT]; /* guint32 task indices */
     Buf dep_of;                /* guint32 by task: TASK_DEP(its stream, its position there) */
     int stage;
-    const LayerEmitter *em;   /* the per-layer communication of the scenario's parallelism */
-    GArray *units;            /* ParamUnit, forward order, chunk after chunk */
-    int v;                    /* model chunks on this stage */
-    guint *chunk_first;       /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
-    SimTime fwd[SEG_COUNT];   /* forward time of each segment, picoseconds */
-    SimTime bwd[SEG_COUNT];   /* backward time of each segment, picoseconds */
-    SimTime attn_core;        /* attention scores, softmax, dropout, context: what selective
-                                 recomputation redoes */
-    int nfwd[SEG_COUNT];      /* kernels of each segment's forward */
-    int nbwd[SEG_COUNT];      /* kernels of each segment's backward */
-    int ncore;                /* kernels of the attention core */
+    const LayerEmitter *em; /* the per-layer communication of the scenario's parallelism */
+    GArray *units;          /* ParamUnit, forward order, chunk after chunk */
+    int v;                  /* model chunks on this stage */
+    guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
+    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
+    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
+    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
+                               recomputation redoes */
+    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
+    int ncore;              /* kernels of the attention core */
+    /* ATen operators the host dispatches per kernel the model runs (model_host.c's measured
+     * counts over this model's kernels of a dense layer): forward, backward, backward while
+     * gradients accumulate */
+    double host_per_kernel[3];
+    gboolean hooks;           /* DeepSpeed ZeRO-1/2: a gradient hook per parameter tensor */
     int chunks;               /* tp_comm_overlap: chunks of each producer GEMM (0: not split) */
     SimTime prod[SEG_COUNT];  /* forward time of the segment's producer GEMM, picoseconds */
     SimTime chunk[SEG_COUNT]; /* of one of its row chunks, picoseconds */
