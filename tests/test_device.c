@@ -555,6 +555,30 @@ END_TEST
 
 /* --set topology.device=NAME swaps the GPU; a dotted --set refines a named device; an inline
  * device with an `efficiency:` block is the plain roofline of the slice. */
+/* The device files' calibration blocks (tools/calibrate) and sustained clocks are read; a --set
+ * refines them; a key the block does not have is refused; an inline roofline has neither (1). */
+START_TEST(test_calibration_blocks) {
+    g_autoptr(Scenario) mi = load_ok("1.3B_ddp.yaml", NULL);
+    ck_assert_double_eq(mi->topo.device.compute_scale, 0.6938);
+    ck_assert_double_eq(mi->topo.device.sustained_clock, 1.0);
+    g_autoptr(Scenario) a100 = on_device("a100-80gb", NULL);
+    ck_assert_double_eq(a100->topo.device.compute_scale, 0.8773);
+    g_autoptr(Scenario) h100 = on_device("h100-sxm", NULL);
+    ck_assert_double_eq(h100->topo.device.compute_scale, 1.0);
+    const char *one[] = {"topology.device.calibration.compute_scale=1",
+                         "topology.device.sustained_clock=0.9", NULL};
+    g_autoptr(Scenario) r = load_ok("1.3B_ddp.yaml", one);
+    ck_assert_double_eq(r->topo.device.compute_scale, 1.0);
+    ck_assert_double_eq_tol(device_compute_factor(&r->topo.device), 0.9, 1e-15);
+    const char *bad[] = {"topology.device.calibration.scale=1", NULL};
+    g_autoptr(GError) err = NULL;
+    g_autofree char *path = g_build_filename(SIM_SOURCE_DIR, "scenarios", "1.3B_ddp.yaml", NULL);
+    g_autoptr(Scenario) no = scenario_load(path, (char **)bad, &err);
+    ck_assert_ptr_null(no);
+    ck_assert_msg(err && strstr(err->message, "scale"), "%s", err ? err->message : "");
+}
+END_TEST
+
 START_TEST(test_device_by_name) {
     g_autoptr(Scenario) mi = load_ok("1.3B_ddp.yaml", NULL);
     ck_assert_str_eq(mi->topo.device.name, "AMD MI250X GCD");
@@ -657,6 +681,7 @@ int main(void) {
     tcase_add_test(tc, test_flash_causal_closed_form);
     tcase_add_test(tc, test_optimizer_closed_form);
     tcase_add_test(tc, test_kernel_table);
+    tcase_add_test(tc, test_calibration_blocks);
     tcase_add_test(tc, test_device_by_name);
     tcase_add_test(tc, test_bad_device_files);
     suite_add_tcase(s, tc);
