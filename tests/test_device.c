@@ -53,7 +53,8 @@ START_TEST(test_exact_multiples_run_at_the_ceiling) {
         int64_t u = d->compute_units, k = 8192;
         ModelOp op = gemm_op(1, 128 * u, 128 * 8, k, 2); /* 8 full waves */
         DeviceOpCost c = device_op_cost(d, &op, PREC_BF16);
-        double want_eff = d->ceiling * (double)k / ((double)k + d->k_overhead);
+        double want_eff =
+            device_compute_factor(d) * d->ceiling * (double)k / ((double)k + d->k_overhead);
         double want_s = op.flops / (d->peak_flops[PREC_BF16] * want_eff);
         ck_assert_int_eq(c.waves, 8);
         ck_assert_int_eq(c.split_k, 1);
@@ -66,9 +67,41 @@ START_TEST(test_exact_multiples_run_at_the_ceiling) {
         ck_assert_msg(fabs(c.compute_s * d->peak_flops[PREC_BF16] / op.flops - 1.0 / want_eff) <
                           1e-9,
                       "%s: compute side off the ceiling", devs[i]);
-        /* large K: within 2% of the ceiling itself */
-        ck_assert_double_le(fabs(want_eff / d->ceiling - 1.0), 0.02);
+        /* large K: within 2% of the ceiling itself (times the clock and the calibration) */
+        ck_assert_double_le(fabs(want_eff / (d->ceiling * device_compute_factor(d)) - 1.0), 0.02);
     }
+}
+END_TEST
+
+/* The sustained clock and the calibrated scale multiply the rate of every compute-bound kernel
+ * (GEMM, batched GEMM, fused attention forward and backward) and of nothing memory-bound:
+ * clock 0.9 x scale 0.8 makes each compute side exactly 1 / 0.72 as long; 0 reads as 1. */
+START_TEST(test_sustained_clock_and_scale) {
+    g_autoptr(Scenario) sc = on_device("h100-sxm", NULL);
+    DeviceSpec one = sc->topo.device, slow = sc->topo.device, unset = sc->topo.device;
+    one.sustained_clock = one.compute_scale = 1.0;
+    slow.sustained_clock = 0.9;
+    slow.compute_scale = 0.8;
+    unset.sustained_clock = unset.compute_scale = 0.0;
+    ck_assert_double_eq_tol(device_compute_factor(&slow), 0.72, 1e-15);
+    ck_assert_double_eq(device_compute_factor(&unset), 1.0);
+    ModelOp ops[4] = {gemm_op(1, 8192, 8192, 8192, 2), gemm_op(64, 2048, 2048, 128, 2)};
+    ops[2] = (ModelOp){"flash_attn", OP_ATTENTION, 2.0 * 2 * 32 * 4096.0 * 4096 * 128,
+                       1e6,          4096,         4096,
+                       128,          32,           FALSE,
+                       OP_LEAD_K,    FALSE,        FALSE};
+    ops[3] = ops[2];
+    ops[3].flops *= 2.5; /* 5 products: the backward kernel */
+    for (int i = 0; i < 4; i++) {
+        double a = device_op_cost(&one, &ops[i], PREC_BF16).compute_s;
+        double b = device_op_cost(&slow, &ops[i], PREC_BF16).compute_s;
+        ck_assert_msg(fabs(b / a - 1.0 / 0.72) < 1e-12, "kernel %d: x%.9f, want x%.9f", i, b / a,
+                      1.0 / 0.72);
+        ck_assert_double_eq(device_op_cost(&unset, &ops[i], PREC_BF16).compute_s, a);
+    }
+    ModelOp copy = {"copy", OP_ELEMENTWISE, 0, 1e9, 0, 0, 0, 1, FALSE, 0, FALSE, FALSE};
+    ck_assert_int_eq(device_op_time(&slow, &copy, PREC_BF16),
+                     device_op_time(&one, &copy, PREC_BF16));
 }
 END_TEST
 
@@ -522,6 +555,30 @@ END_TEST
 
 /* --set topology.device=NAME swaps the GPU; a dotted --set refines a named device; an inline
  * device with an `efficiency:` block is the plain roofline of the slice. */
+/* The device files' calibration blocks (tools/calibrate) and sustained clocks are read; a --set
+ * refines them; a key the block does not have is refused; an inline roofline has neither (1). */
+START_TEST(test_calibration_blocks) {
+    g_autoptr(Scenario) mi = load_ok("1.3B_ddp.yaml", NULL);
+    ck_assert_double_eq(mi->topo.device.compute_scale, 0.6938);
+    ck_assert_double_eq(mi->topo.device.sustained_clock, 1.0);
+    g_autoptr(Scenario) a100 = on_device("a100-80gb", NULL);
+    ck_assert_double_eq(a100->topo.device.compute_scale, 0.8773);
+    g_autoptr(Scenario) h100 = on_device("h100-sxm", NULL);
+    ck_assert_double_eq(h100->topo.device.compute_scale, 1.0);
+    const char *one[] = {"topology.device.calibration.compute_scale=1",
+                         "topology.device.sustained_clock=0.9", NULL};
+    g_autoptr(Scenario) r = load_ok("1.3B_ddp.yaml", one);
+    ck_assert_double_eq(r->topo.device.compute_scale, 1.0);
+    ck_assert_double_eq_tol(device_compute_factor(&r->topo.device), 0.9, 1e-15);
+    const char *bad[] = {"topology.device.calibration.scale=1", NULL};
+    g_autoptr(GError) err = NULL;
+    g_autofree char *path = g_build_filename(SIM_SOURCE_DIR, "scenarios", "1.3B_ddp.yaml", NULL);
+    g_autoptr(Scenario) no = scenario_load(path, (char **)bad, &err);
+    ck_assert_ptr_null(no);
+    ck_assert_msg(err && strstr(err->message, "scale"), "%s", err ? err->message : "");
+}
+END_TEST
+
 START_TEST(test_device_by_name) {
     g_autoptr(Scenario) mi = load_ok("1.3B_ddp.yaml", NULL);
     ck_assert_str_eq(mi->topo.device.name, "AMD MI250X GCD");
@@ -612,6 +669,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_exact_multiples_run_at_the_ceiling);
+    tcase_add_test(tc, test_sustained_clock_and_scale);
     tcase_add_test(tc, test_wave_and_tile_quantization);
     tcase_add_test(tc, test_alignment);
     tcase_add_test(tc, test_h100_calibration);
@@ -623,6 +681,7 @@ int main(void) {
     tcase_add_test(tc, test_flash_causal_closed_form);
     tcase_add_test(tc, test_optimizer_closed_form);
     tcase_add_test(tc, test_kernel_table);
+    tcase_add_test(tc, test_calibration_blocks);
     tcase_add_test(tc, test_device_by_name);
     tcase_add_test(tc, test_bad_device_files);
     suite_add_tcase(s, tc);

@@ -9,12 +9,12 @@ cd "$src" || exit 1
 h='id,group,use,command,metric,measured,unit,source,setting,note'
 c='collective --op allreduce --ranks 8 --sizes 1MiB --topology frontier'
 printf '%s\n%s\n%s\n' "$h" \
-    "ar8,coll,calibrate,$c,time_us,20,us,\"a source, with a comma\",s,n" \
+    "ar8,coll,check,$c,time_us,20,us,\"a source, with a comma\",s,n" \
     "tp,e2e,check,scenarios/1.3B_tp.yaml ;; scenarios/1.3B_tp.yaml,ratio:tflops_per_gpu,>0.5,ratio,s,t,n" \
     >"$tmp/rows.csv"
 
 check "table" 0 "$sim" validate "$tmp/rows.csv"
-expect_grep "table row" '^ar8 .*coll .*calibrate .*us' "$tmp/out"
+expect_grep "table row" '^ar8 .*coll .*check .*us' "$tmp/out"
 expect_grep "group summary" '^e2e  *1 ' "$tmp/out"
 check "csv" 0 "$sim" validate "$tmp/rows.csv" --format csv
 expect_grep "csv header" '^id,group,use,metric,predicted,measured,unit,error_pct$' "$tmp/out"

@@ -28,6 +28,10 @@ int cmd_search(int argc, char **argv);
  * (cmd_validate.c). */
 int cmd_validate(int argc, char **argv);
 
+/* sim sensitivity SCENARIO [--set K=V]... [--by F]: the iteration time's change per assumed or
+ * calibrated constant moved by F (cmd_sensitivity.c). */
+int cmd_sensitivity(int argc, char **argv);
+
 /* sim list [models|topologies|devices|scenarios]: what ships, by name (cmd_list.c). */
 int cmd_list(int argc, char **argv);
 

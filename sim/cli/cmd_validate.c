@@ -11,7 +11,8 @@
 #include "validate.h"
 
 int cmd_validate(int argc, char **argv) {
-    g_autofree char *group = NULL, *format = NULL, *check = NULL, *write_baseline = NULL;
+    g_autofree char *group = NULL, *format = NULL, *check = NULL, *write_baseline = NULL,
+                    *write_accuracy = NULL;
     double threshold = VALIDATE_DEFAULT_THRESHOLD_PP;
     int jobs = (int)g_get_num_processors();
     GOptionEntry entries[] = {
@@ -27,18 +28,23 @@ int cmd_validate(int argc, char **argv) {
          "Simulate N commands at once (default: every processor; the output does not change)", "N"},
         {"write-baseline", 0, 0, G_OPTION_ARG_FILENAME, &write_baseline,
          "Write every row's prediction to FILE, the baseline for --check", "FILE"},
+        {"write-accuracy", 0, 0, G_OPTION_ARG_FILENAME, &write_accuracy,
+         "Write the check rows' accuracy per device and framework to FILE (what every report's "
+         "accuracy reads: validation/accuracy.csv)",
+         "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new(
         "[DIR|FILE]... - published measurements against the simulator's predictions");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
-        ctx,
-        "Reads validation CSV files (a folder: its *.csv but baseline*.csv; default validation/,\n"
-        "here or in the source tree), simulates every row and prints predicted against measured\n"
-        "with the signed error, then per group the mean and max |error|. docs/validation.md "
-        "\"Validation\".\n\n"
-        "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
+        ctx, "Reads validation CSV files (a folder: its *.csv but baseline*.csv and accuracy.csv;\n"
+             "default validation/, here or in the source tree), simulates every row and prints\n"
+             "predicted against measured with the signed error, then per group the mean and max\n"
+             "|error| of the check rows (the accuracy) and, apart, of the calibrate rows. "
+             "docs/validation.md "
+             "\"Validation\".\n\n"
+             "Exit status: 0 ok, 2 bad input, 1 cannot write output, 4 --check failed.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;
     if (!cmd_parse(ctx, "sim validate", &argc, &argv, &help, &err)) {
@@ -83,6 +89,10 @@ int cmd_validate(int argc, char **argv) {
         return 1;
     }
     if (write_baseline && !validate_write_baseline(v, write_baseline, &err)) {
+        fprintf(stderr, "sim validate: %s\n", err->message);
+        return 1;
+    }
+    if (write_accuracy && !validate_write_accuracy(v, write_accuracy, &err)) {
         fprintf(stderr, "sim validate: %s\n", err->message);
         return 1;
     }

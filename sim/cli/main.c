@@ -17,6 +17,7 @@ static const struct {
     {"sweep", cmd_sweep},
     {"search", cmd_search},
     {"validate", cmd_validate},
+    {"sensitivity", cmd_sensitivity},
     {"list", cmd_list},
     {"import", cmd_import},
     /* clang-format on */

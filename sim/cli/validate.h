@@ -47,13 +47,16 @@ typedef struct {
     int line;
     double predicted; /* filled by validate_run; NAN before */
     double error_pct; /* signed (predicted - measured) / measured x 100; 0 when a bound holds */
+    char *device;     /* scenario rows: the device's name and training.framework of the (first)
+                         command, filled by validate_run; NULL for collective rows */
+    char *framework;
 } ValidateRow;
 
 typedef struct Validation Validation;
 
 /* Read validation rows from paths: files, or folders whose *.csv files are read in name order
- * (baseline*.csv skipped). Rows of another group than `group` (NULL: all) are dropped. Errors
- * (VALIDATE_ERROR_IO, _PARSE) name FILE:LINE. */
+ * (baseline*.csv and accuracy.csv skipped). Rows of another group than `group` (NULL: all) are
+ * dropped. Errors (VALIDATE_ERROR_IO, _PARSE) name FILE:LINE. */
 Validation *validate_load(char *const *paths, const char *group, GError **err);
 void validate_free(Validation *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Validation, validate_free)
@@ -71,18 +74,26 @@ gboolean validate_run(Validation *v, int jobs, GError **err);
 double validate_error_pct(double predicted, double measured, ValidateBound bound);
 
 /* The table: per row id, group, use, predicted, measured, unit, error %; then per group the
- * rows, mean |error| and max |error|. csv: one row per measurement, then no summary. */
+ * rows, mean |error| and max |error| of its check rows (the accuracy), and apart those of its
+ * calibrate rows. csv: one row per measurement, then no summary. */
 void validate_write_table(FILE *out, const Validation *v, gboolean csv);
 
 /* Write the predictions as a baseline (VALIDATE_BASELINE_HEADER, rows in file order, numbers as
  * every report prints them), so the same tree gives the same bytes. */
 gboolean validate_write_baseline(const Validation *v, const char *path, GError **err);
 
-/* Compare with a baseline written by validate_write_baseline: a row fails when its |error|
+/* Compare with a baseline written by validate_write_baseline: a check row fails when its |error|
  * exceeds the |error| of the baseline's prediction by more than threshold_pp percentage points,
- * or when a baseline row of a loaded group is missing. Failures and notes go to out. Returns the
+ * or when a baseline row of a loaded group is missing; a calibrate row that moves so is only
+ * noted (a refit moves it). Failures and notes go to out. Returns the
  * number of failing rows, or -1 with err set when the baseline cannot be read. */
 int validate_check(const Validation *v, const char *baseline, double threshold_pp, FILE *out,
                    GError **err);
+
+/* Write the accuracy table (accuracy.h's ACCURACY_HEADER): per device and framework of the check
+ * rows that simulate a scenario (collective rows are microbenchmarks, not runs), their groups,
+ * count, mean and max |error|, sorted by device then framework, numbers to 3 decimals, so that the
+ * same tree writes the same bytes. What every report's `accuracy` reads. */
+gboolean validate_write_accuracy(const Validation *v, const char *path, GError **err);
 
 #endif

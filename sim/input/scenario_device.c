@@ -184,7 +184,10 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
                                        "kernels",
                                        "efficiency",
                                        "interference",
+                                       "sustained_clock",
+                                       "calibration",
                                        NULL};
+    static const char *const cal_keys[] = {"compute_scale", "fitted_on", "method", NULL};
     static const char *const intf_keys[] = {"intra_node", "inter_node", NULL};
     static const char *const peak_keys[] = {"fp16", "bf16", "fp32", "fp8", NULL};
     static const char *const eff_keys[] = {"gemm", "bmm", "elementwise", NULL};
@@ -215,6 +218,12 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err) {
         !conf_bytes(n, "hbm_capacity", TRUE, &d->hbm_capacity, err) ||
         !conf_rate(n, "hbm_bandwidth", TRUE, &d->hbm_bandwidth, err) ||
         !conf_time(n, "launch_overhead", FALSE, &d->launch_overhead, err))
+        return FALSE;
+    d->sustained_clock = d->compute_scale = 1.0;
+    const ConfNode *cal = conf_get(n, "calibration");
+    if (!conf_double(n, "sustained_clock", FALSE, 0.1, 1.5, &d->sustained_clock, err) ||
+        (cal && (!conf_check_keys(cal, cal_keys, "device.calibration", err) ||
+                 !conf_double(cal, "compute_scale", TRUE, 0.1, 2.0, &d->compute_scale, err))))
         return FALSE;
     const ConfNode *kernels = conf_get(n, "kernels"), *intf = conf_get(n, "interference");
     if (kernels && !load_kernels(kernels, d, err))

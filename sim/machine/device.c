@@ -49,6 +49,12 @@ void device_spec_set_roofline(DeviceSpec *d, double gemm_eff, double bmm_eff,
     d->mem_efficiency[MEM_GEMM] = memory_eff;
 }
 
+double device_compute_factor(const DeviceSpec *d) {
+    double clock = d->sustained_clock > 0 ? d->sustained_clock : 1.0;
+    double scale = d->compute_scale > 0 ? d->compute_scale : 1.0;
+    return clock * scale;
+}
+
 static const char *const bound_names[] = {"compute", "memory", "launch"};
 
 const char *device_bound_name(DeviceBound b) {
@@ -91,7 +97,8 @@ static double align_factor(const DeviceSpec *d, const ModelOp *op, int e) {
  * fp32 partial sums and reads them back once. Fills the tile fields of c. Seconds. */
 static double tiled_compute_s(const DeviceSpec *d, int64_t batch, int64_t m, int64_t n, int64_t k,
                               double ceiling, Precision prec, DeviceOpCost *c) {
-    double unit_rate = d->peak_flops[prec] * ceiling / d->compute_units; /* FLOP/s per unit */
+    double unit_rate = /* FLOP/s per unit */
+        d->peak_flops[prec] * device_compute_factor(d) * ceiling / d->compute_units;
     int64_t tk = d->tile_k, kp = ceil_div(k, tk) * tk;
     double partial_bw = d->hbm_bandwidth * d->mem_efficiency[MEM_GEMM];
     double best = INFINITY;
@@ -149,7 +156,7 @@ static double flash_compute_s(const DeviceSpec *d, const ModelOp *op, Precision 
     double scores = op->causal ? (double)s * ((double)s + 1.0) / 2.0 : (double)s * (double)op->n;
     double products = round(op->flops / (2.0 * batch * scores * dh));
     double ceiling = products > 2.0 ? d->flash_bwd_ceiling : d->flash_ceiling;
-    double unit_rate = d->peak_flops[prec] * ceiling / d->compute_units;
+    double unit_rate = d->peak_flops[prec] * device_compute_factor(d) * ceiling / d->compute_units;
     double full = (double)spad + d->k_overhead; /* K steps of a unit that visits every key */
     double steps = 0, executed = 0;             /* per (sequence, head): K steps, score elements */
     for (int64_t i = 0; i < blocks; i++) {

@@ -6,6 +6,14 @@
  *   time = launch_overhead + max(compute, memory)
  *   memory  = bytes / (hbm_bandwidth x memory efficiency of the kernel's class)
  *   compute (GEMM, batched GEMM, fused attention) = waves x time of one tile / alignment factor
+ *   one tile runs at peak x sustained_clock x compute_scale x ceiling x tile efficiency / units
+ *
+ * sustained_clock is the clock a GPU holds under training load relative to the clock at which
+ * its ceilings were measured (a short benchmark runs at boost; hours of training run where power
+ * and temperature let them); compute_scale is the one parameter tools/calibrate fits per device
+ * on the device's calibrate rows (validation/), written into the device file with the rows it
+ * came from (docs/validation.md "Calibration"). Both multiply every compute-bound kernel's rate;
+ * memory-bound kernels are unaffected (HBM has its own clock).
  *
  * where the library's choice among tile shapes (and split-K) is modelled as the one that
  * finishes first: a tile of rows x cols outputs runs k_pad + k_overhead steps of the K loop,
@@ -74,6 +82,9 @@ typedef struct {
     double hbm_bandwidth;                   /* bytes/s */
     double mem_efficiency[MEM_CLASS_COUNT]; /* fraction of hbm_bandwidth each class reaches */
     SimTime launch_overhead;                /* per kernel, picoseconds */
+    double sustained_clock;    /* clock under training load / clock the ceilings were measured at
+                                  (0 is read as 1) */
+    double compute_scale;      /* fitted by tools/calibrate on calibrate rows (0 is read as 1) */
     double interference_intra; /* compute takes 1 + this times as long while an intra-node
                                   communication of its GPU moves data (0: unaffected) */
     double interference_inter; /* the same while only inter-node communication does */
@@ -122,6 +133,10 @@ typedef struct {
     double flops;  /* FLOPs the kernel executes: op->flops, except the causal fused attention
                       kernel, which also computes the masked halves of its diagonal blocks */
 } DeviceOpCost;
+
+/* What multiplies every compute-bound kernel's rate: sustained_clock x compute_scale (an unset
+ * factor, 0, counts as 1). */
+double device_compute_factor(const DeviceSpec *d);
 
 /* Cost of one kernel. */
 DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision prec);

@@ -3,6 +3,8 @@
  * identical bytes. */
 #include "report.h"
 
+#include "accuracy.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -342,6 +344,20 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "mfu", s->mfu, FALSE);
     kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
     kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
+    /* the error bar: the check rows of validation/ that match this device and framework */
+    const char *fw = framework_names[sc->framework];
+    Accuracy acc = accuracy_lookup(sc->topo.device.name, fw);
+    fprintf(out, "%s\"accuracy\": {\n", i1);
+    kv_str(out, i2, "device", sc->topo.device.name, FALSE);
+    kv_str(out, i2, "framework", fw, FALSE);
+    kv_str(out, i2, "groups", acc.groups, FALSE);
+    kv_num(out, i2, "check_rows", acc.rows, FALSE);
+    if (acc.rows > 0) {
+        kv_num(out, i2, "mean_abs_error_pct", acc.mean_abs_error_pct, FALSE);
+        kv_num(out, i2, "max_abs_error_pct", acc.max_abs_error_pct, TRUE);
+    } else
+        fprintf(out, "%s\"mean_abs_error_pct\": null,\n%s\"max_abs_error_pct\": null\n", i2, i2);
+    fprintf(out, "%s},\n", i1);
     fprintf(out, "%s\"memory\": {\n", i1);
     kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
     kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
@@ -447,7 +463,15 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             schedule_get(sc->schedule)->chunked ? chunks : "", sc->micro_batch, sc->grad_accum,
             sc->global_batch, sc->seq_len, scenario_precision_name(sc->precision),
             scenario_recompute_name(sc->recompute));
-    fprintf(out, "iteration  %.6f s   (critical rank %d)\n", it, s->critical_rank);
+    Accuracy acc = accuracy_lookup(sc->topo.device.name, framework_names[sc->framework]);
+    char acc_text[160];
+    if (acc.rows > 0)
+        g_snprintf(acc_text, sizeof acc_text, "+-%.1f%% on %d validated runs (max %.1f%%)",
+                   acc.mean_abs_error_pct, acc.rows, acc.max_abs_error_pct);
+    else
+        g_snprintf(acc_text, sizeof acc_text, "no validated run covers %s with %s",
+                   sc->topo.device.name, framework_names[sc->framework]);
+    fprintf(out, "iteration  %.6f s   (critical rank %d)   %s\n", it, s->critical_rank, acc_text);
     double pct = it > 0 ? 100.0 / it : 0;
     fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),
             ps_to_s(s->critical.compute) * pct);
