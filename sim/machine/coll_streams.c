@@ -324,7 +324,8 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
         s.streams = 2 * tree_streams(c, ring, n, nodes);
         s.div = s.streams; /* m / streams */
         s.intra_steps = 2 * (first - 1);
-        s.inter_steps = nodes > 1 ? 2 * (int)ceil(log2(nodes)) : 0;
+        /* NCCL's and RCCL's tuning.cc: 2 (... + log2i(nNodes) interLat), log2i the floor */
+        s.inter_steps = nodes > 1 ? 2 * (int)floor(log2(nodes)) : 0;
         return s;
     }
     int steps = coll_ring_steps(op, n);
