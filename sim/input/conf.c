@@ -109,8 +109,15 @@ static gboolean scalar_has_no_nul(Reader *r, const yaml_event_t *ev, GError **er
     return FALSE;
 }
 
+/* Keys a mapping holds before its duplicate check moves from a scan of the keys to a hash set:
+ * the scan is quadratic (200,000 keys of a hostile GPT-NeoX .yml took minutes in strcmp), the
+ * set costs an allocation that most mappings, a dozen keys, do not need. */
+#define CONF_KEY_SCAN_MAX 16
+
 /* Parse the children of a mapping or sequence whose start event has been consumed. */
 static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
+    /* the keys of n, borrowed from n->keys, once there are more than CONF_KEY_SCAN_MAX */
+    g_autoptr(GHashTable) seen = NULL;
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&r->parser, &ev))
@@ -140,16 +147,28 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
                 yaml_event_delete(&ev);
                 return FALSE;
             }
-            for (guint i = 0; i < n->keys->len; i++) {
-                if (strcmp(n->keys->pdata[i], key) == 0) {
-                    g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
-                                "%s:%zu:%zu: key '%s' appears twice in one mapping", r->origin,
-                                ev.start_mark.line + 1, ev.start_mark.column + 1, key);
-                    yaml_event_delete(&ev);
-                    return FALSE;
-                }
+            gboolean twice = FALSE;
+            if (seen) {
+                twice = g_hash_table_contains(seen, key);
+            } else {
+                for (guint i = 0; !twice && i < n->keys->len; i++)
+                    twice = strcmp(n->keys->pdata[i], key) == 0;
+            }
+            if (twice) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
+                            "%s:%zu:%zu: key '%s' appears twice in one mapping", r->origin,
+                            ev.start_mark.line + 1, ev.start_mark.column + 1, key);
+                yaml_event_delete(&ev);
+                return FALSE;
             }
             g_ptr_array_add(n->keys, g_strdup(key));
+            if (!seen && n->keys->len > CONF_KEY_SCAN_MAX) {
+                seen = g_hash_table_new(g_str_hash, g_str_equal);
+                for (guint i = 0; i < n->keys->len; i++)
+                    g_hash_table_add(seen, n->keys->pdata[i]);
+            } else if (seen) {
+                g_hash_table_add(seen, n->keys->pdata[n->keys->len - 1]);
+            }
             int mark[2] = {(int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1};
             g_array_append_val(n->key_marks, mark);
             yaml_event_delete(&ev);
