@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "device.h"
+#include "outfile.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -106,11 +107,8 @@ int cmd_run(int argc, char **argv) {
         g_autoptr(GString) yaml = g_string_new(NULL);
         g_string_printf(yaml, "# %s as sim %s resolves it\n", argv[1], SIM_VERSION);
         report_scenario_yaml(yaml, tree);
-        FILE *o = output ? fopen(output, "w") : stdout;
-        if (!o || fwrite(yaml->str, 1, yaml->len, o) != yaml->len || fflush(o) != 0 || ferror(o) ||
-            (o != stdout && fclose(o) != 0)) {
-            fprintf(stderr, "sim: cannot write %s: %s\n", output ? output : "the scenario",
-                    strerror(errno));
+        if (!outfile_write(output, yaml->str, yaml->len, &err)) {
+            fprintf(stderr, "sim: %s\n", err->message);
             return 1;
         }
         return 0;
@@ -133,14 +131,8 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "sim: %s\n", err->message);
             return 2;
         }
-        FILE *o = output ? fopen(output, "w") : stdout;
-        if (!o) {
-            fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
-            return 1;
-        }
-        fwrite(table, 1, table_len, o);
-        if (fflush(o) != 0 || ferror(o) || (o != stdout && fclose(o) != 0)) {
-            fprintf(stderr, "sim: error writing the table: %s\n", strerror(errno));
+        if (!outfile_write(output, table, table_len, &err)) {
+            fprintf(stderr, "sim: %s\n", err->message);
             return 1;
         }
         return 0;
@@ -193,14 +185,14 @@ int cmd_run(int argc, char **argv) {
             return 1;
         }
     }
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
+    OutFile *out = outfile_open(output, &err);
+    if (!out) {
+        fprintf(stderr, "sim: %s\n", err->message);
         return 1;
     }
-    report_write(out, run, fmt, !no_timing);
-    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
-        fprintf(stderr, "sim: error writing the report: %s\n", strerror(errno));
+    report_write(outfile_stream(out), run, fmt, !no_timing);
+    if (!outfile_commit(out, &err)) {
+        fprintf(stderr, "sim: %s\n", err->message);
         return 1;
     }
     return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "outfile.h"
 #include "search.h"
 #include "sweep.h"
 
@@ -256,12 +257,14 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: %d layouts simulated in %.2f s\n", runs,
                 (double)(g_get_monotonic_time() - t0) / 1e6);
 
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "sim search: cannot write %s: %s\n", output, strerror(errno));
+    g_autoptr(GError) oerr = NULL;
+    OutFile *of = outfile_open(output, &oerr);
+    if (!of) {
+        fprintf(stderr, "sim search: %s\n", oerr->message);
         g_ptr_array_unref(f.results);
         return 1;
     }
+    FILE *out = outfile_stream(of);
     if (csv || json) {
         fputs(sweep_header(sw), out);
         for (guint k = 0; k < f.results->len && (int)k < top; k++)
@@ -270,8 +273,8 @@ int cmd_search(int argc, char **argv) {
         print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity);
     }
     g_ptr_array_unref(f.results);
-    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
-        fprintf(stderr, "sim search: error writing: %s\n", strerror(errno));
+    if (!outfile_commit(of, &oerr)) {
+        fprintf(stderr, "sim search: %s\n", oerr->message);
         return 1;
     }
     return f.failed ? 3 : 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collectives.h"
+#include "outfile.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -590,12 +591,13 @@ void validate_write_table(FILE *out, const Validation *v, gboolean csv) {
 }
 
 gboolean validate_write_baseline(const Validation *v, const char *path, GError **err) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot write %s: %s", path,
-                    g_strerror(errno));
+    g_autoptr(GError) ioerr = NULL;
+    OutFile *o = outfile_open(path, &ioerr);
+    if (!o) {
+        g_set_error_literal(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, ioerr->message);
         return FALSE;
     }
+    FILE *f = outfile_stream(o);
     fputs(VALIDATE_BASELINE_HEADER "\n", f);
     for (guint i = 0; i < v->rows->len; i++) {
         const ValidateRow *r = v->rows->pdata[i];
@@ -603,9 +605,8 @@ gboolean validate_write_baseline(const Validation *v, const char *path, GError *
         fprintf(f, "%s,%s,%s,%s\n", r->id, r->group, r->metric,
                 report_format_number(r->predicted, p));
     }
-    if (fclose(f) != 0) {
-        g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot write %s: %s", path,
-                    g_strerror(errno));
+    if (!outfile_commit(o, &ioerr)) {
+        g_set_error_literal(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, ioerr->message);
         return FALSE;
     }
     return TRUE;
