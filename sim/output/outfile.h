@@ -17,8 +17,8 @@
 typedef struct OutFile OutFile;
 
 /* The file that writing path replaces: path itself when nothing is there yet, else path with
- * symbolic links resolved when that is a regular file or the null device. NULL and err (CONF_ERROR_IO, naming path)
- * for a directory, a device, a FIFO, a socket or a link to nothing. */
+ * symbolic links resolved when that is a regular file or the null device. NULL and err
+ * (CONF_ERROR_IO, naming path) for a directory, a device, a FIFO, a socket or a link to nothing. */
 char *outfile_target(const char *path, GError **err);
 
 /* Start writing path (NULL: stdout). NULL and err (CONF_ERROR_IO) when path cannot be written
