@@ -51,4 +51,26 @@ print('  \"k777\": 1}')" >"$tmp/dup.yml"
 check big-yaml-dup 2 timeout 60 "$sim" import "$tmp/dup.yml"
 expect_grep big-yaml-dup-text "dup.yml:50002:3: key 'k777' appears twice" "$tmp/err"
 
+# the config file's name, a key and a value went raw into the scenario's comments: a newline in
+# the name became a live key (sim: {interference: false ...} changed the answer, exit 0); now
+# escaped (\x0a), and a '"' or a byte that is not UTF-8 in the name no longer breaks the file
+printf '{"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "hidden_act": "silu", "rms_norm_eps": 1e-05, "vocab_size": 128256, "rope_theta": 500000.0, "tie_word_embeddings": false, "we\\nird": "x\\ny\\u2028z"}' >"$tmp/c.json"
+n="$tmp/"$'y\nsim: {interference: false, host: false}\n"x\xff.json'
+cp "$tmp/c.json" "$n"
+check inject 0 "$sim" import "$n" -o "$tmp/inj.yaml"
+check inject-runs 0 "$sim" "$tmp/inj.yaml" --format json --no-timing
+grep '"iteration_time_s"' "$tmp/out" >"$tmp/a"
+check inject-plain 0 "$sim" import "$tmp/c.json" -o "$tmp/plain.yaml"
+"$sim" "$tmp/plain.yaml" --format json --no-timing | grep '"iteration_time_s"' >"$tmp/b"
+if cmp -s "$tmp/a" "$tmp/b"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL inject-same: the file name changed the answer"; cat "$tmp/a" "$tmp/b"; fi
+expect_grep inject-comment '^# Imported by `sim import` from .*/y\\x0asim: {interference' "$tmp/inj.yaml"
+expect_grep inject-key '^#   we\\x0aird = x\\x0ay\\u2028z ' "$tmp/inj.yaml"
+expect_grep inject-name 'name: "y\\x0asim: .*\\"x' "$tmp/inj.yaml"
+# a '"' in --topology named the topology, not a YAML parse error of text the user never wrote
+check topology-quote 2 "$sim" import "$d/hf_moe.json" --topology 'fron"tier'
+expect_grep topology-quote-text "topology 'fron\"tier' not found" "$tmp/err"
+check collective-topology-quote 2 "$sim" collective --op allreduce --ranks 16 --topology 'fron"tier'
+expect_grep collective-topology-quote-text "topology 'fron\"tier' not found" "$tmp/err"
+
 finish import_hostile

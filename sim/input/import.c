@@ -133,6 +133,40 @@ gboolean im_value_has(const ImportItem *it, const char *needle) {
     g_autofree char *low = g_ascii_strdown(it->value, -1);
     return strstr(low, needle) != NULL;
 }
+/* Text from the file or the command line made safe for the scenario written (YAML 1.1, which
+ * libyaml reads): valid UTF-8 (other bytes become U+FFFD), and no character that YAML takes as a
+ * line break or that a comment cannot hold: the C0 controls, DEL, and NEL, LS and PS (YAML 1.1
+ * section 5.4, "Line Break Characters"), each written as an escape \xHH or \uHHHH. Unescaped, a
+ * newline in a config file's name turned the rest of the name into live scenario keys. quote:
+ * also escape '"' and '\\' for a double-quoted scalar (section 5.7, "Escape Sequences"). At
+ * most max characters (0: all), then "...". */
+static char *yaml_safe(const char *s, gboolean quote, glong max) {
+    g_autofree char *valid = g_utf8_make_valid(s, -1);
+    GString *out = g_string_new(NULL);
+    glong n = 0;
+    for (const char *p = valid; *p; p = g_utf8_next_char(p), n++) {
+        gunichar c = g_utf8_get_char(p);
+        if (max && n == max) {
+            g_string_append(out, "...");
+            break;
+        }
+        if (c < 0x20 || c == 0x7f)
+            g_string_append_printf(out, "\\x%02x", c);
+        else if (c == 0x85 || c == 0x2028 || c == 0x2029)
+            g_string_append_printf(out, "\\u%04x", c);
+        else if (quote && (c == '"' || c == '\\'))
+            g_string_append_printf(out, "\\%c", (char)c);
+        else
+            g_string_append_unichar(out, c);
+    }
+    return g_string_free(out, FALSE);
+}
+
+char *im_yaml_quoted(const char *s) {
+    g_autofree char *esc = yaml_safe(s, TRUE, 0);
+    return g_strdup_printf("\"%s\"", esc);
+}
+
 char *import_scenario(const char *path, const ImportOptions *opt, GError **err) {
     ImportFormat fmt = opt->format;
     g_autoptr(GPtrArray) items = import_read(path, &fmt, err);
@@ -148,8 +182,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
     if (!import_write_precision(&im, train, &r, err))
         return NULL;
     if (opt->model) {
-        g_string_append_printf(model, "model: %s%*s # --model\n", opt->model,
-                               (int)MAX(0, 27 - (int)strlen(opt->model)), "");
+        g_autofree char *q = im_yaml_quoted(opt->model);
+        g_string_append_printf(model, "model: %s%*s # --model\n", q,
+                               (int)MAX(0, 27 - (int)strlen(q)), "");
     } else if (fmt == IMPORT_DEEPSPEED) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
                     "%s: a DeepSpeed config holds no model; name one with --model NAME "
@@ -171,16 +206,17 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
 
     GString *out = g_string_new(NULL);
     g_autofree char *base = g_path_get_basename(path);
-    g_string_append_printf(out, "# Imported by `sim import` from %s (%s).\n", path,
+    g_autofree char *path_c = yaml_safe(path, FALSE, 0);
+    g_string_append_printf(out, "# Imported by `sim import` from %s (%s).\n", path_c,
                            import_format_name(fmt));
     g_string_append(out, "# Not mapped (no scenario key; left out):\n");
     guint unmapped = 0;
     for (guint i = 0; i < items->len; i++) {
         ImportItem *it = items->pdata[i];
         if (!it->used) {
-            g_autofree char *v = g_strndup(it->value, 60);
-            g_string_append_printf(out, "#   %s = %s%s  (%s)\n", it->key, v,
-                                   strlen(it->value) > 60 ? "..." : "", it->where);
+            g_autofree char *k = yaml_safe(it->key, FALSE, 0), *v = yaml_safe(it->value, FALSE, 60),
+                            *w = yaml_safe(it->where, FALSE, 0);
+            g_string_append_printf(out, "#   %s = %s  (%s)\n", k, v, w);
             unmapped++;
         }
     }
@@ -188,11 +224,12 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
         g_string_append(out, "#   none\n");
     g_string_append_printf(out, "# Defaults chosen (the file does not say):\n%s",
                            defaults->len ? defaults->str : "#   none\n");
-    g_string_append_printf(out, "description: \"imported from %s (%s)\"\n", base,
-                           import_format_name(fmt));
+    g_autofree char *what = g_strdup_printf("imported from %s (%s)", base, import_format_name(fmt));
+    g_autofree char *desc = im_yaml_quoted(what),
+                    *topo = im_yaml_quoted(opt->topology ? opt->topology : "frontier");
+    g_string_append_printf(out, "description: %s\n", desc);
     g_string_append(out, model->str);
-    g_string_append_printf(out, "topology: %s\nnodes: %" G_GINT64_FORMAT "\n",
-                           opt->topology ? opt->topology : "frontier", nodes);
+    g_string_append_printf(out, "topology: %s\nnodes: %" G_GINT64_FORMAT "\n", topo, nodes);
     g_string_append_printf(out, "parallel:\n%s  dp: auto\n", par->str);
     g_string_append_printf(out, "training:\n%s", train->str);
     return g_string_free(out, FALSE);

@@ -44,6 +44,8 @@ void im_put_int(GString *out, const char *key, int64_t v, const char *from);
 /* An integer setting by its names (NULL-terminated after err) into sec, else def (see import.c). */
 gboolean im_int_of(Im *im, GString *sec, const char *key, int64_t min, int64_t max, int64_t def,
                    const char *why, int64_t *out, GError **err, ...);
+/* s as a YAML double-quoted scalar: valid UTF-8, controls and line breaks escaped. */
+char *im_yaml_quoted(const char *s);
 /* Whether the value holds needle, case aside. */
 gboolean im_value_has(const ImportItem *it, const char *needle);
 

@@ -286,8 +286,7 @@ static char *model_name(Im *im, const ImportOptions *opt) {
 
 gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape *sh, GError **err) {
     g_autofree char *name = model_name(im, opt);
-    g_autofree char *esc = g_strescape(name, NULL);
-    g_autofree char *quoted = g_strdup_printf("\"%s\"", esc);
+    g_autofree char *quoted = im_yaml_quoted(name);
     im_put(m, "name", quoted, opt->name ? "--name" : "from the file");
     int64_t kv = 0;
     ImportItem *need[3] = {im_take(im, "num_layers", "num_hidden_layers", "n_layer", NULL),

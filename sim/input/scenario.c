@@ -702,10 +702,11 @@ gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec
     g_autofree char *abs = (strchr(ref, '/') || g_str_has_suffix(ref, ".yaml"))
                                ? g_canonicalize_filename(ref, NULL)
                                : g_strdup(ref);
-    g_autofree char *text = g_strdup_printf("topology: \"%s\"\n", abs);
-    g_autoptr(ConfNode) root = conf_load_string(text, "--topology", err);
-    if (!root)
-        return FALSE;
+    /* the tree built, not YAML text: a '"' in the name was pasted into the YAML and gave a parse
+     * error ("--topology:1:17: did not find expected key") instead of naming the topology */
+    g_autoptr(ConfNode) root = conf_load_string("{}", "--topology", err);
+    g_assert(root);
+    conf_put(root, "topology", conf_scalar_new(abs, "--topology"));
     /* references resolve as if from a scenario in the source tree's scenarios/ */
     g_autofree char *anchor = g_build_filename(SIM_SOURCE_DIR, "scenarios", "-", NULL);
     if (!resolve_ref(root, "topology", "topologies", anchor, err))
