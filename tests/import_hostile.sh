@@ -73,4 +73,19 @@ expect_grep topology-quote-text "topology 'fron\"tier' not found" "$tmp/err"
 check collective-topology-quote 2 "$sim" collective --op allreduce --ranks 16 --topology 'fron"tier'
 expect_grep collective-topology-quote-text "topology 'fron\"tier' not found" "$tmp/err"
 
+# a NUL ended a Megatron-LM argument file: --bf16 after it was lost (fp32, exit 0)
+printf -- '--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096\n--micro-batch-size 1\0 --bf16\n' >"$tmp/a.sh"
+check megatron-nul 2 "$sim" import "$tmp/a.sh"
+expect_grep megatron-nul-text "a.sh:2:21: a NUL byte" "$tmp/err"
+
+# an inconsistent DeepSpeed batch (63 with micro-batch 2 and accumulation 2; DeepSpeed refuses
+# it) imported with exit 0 and train_batch_size nowhere; with --nodes given, a consistent one no
+# longer sets DP and is listed as not mapped
+printf '{"train_batch_size": 63, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n' >"$tmp/b.json"
+check ds-batch 2 "$sim" import "$tmp/b.json" --model gpt-neox-1.3b
+expect_grep ds-batch-text "b.json: key train_batch_size: train_batch_size = 63: .*63 is no multiple of 4" "$tmp/err"
+printf '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n' >"$tmp/b2.json"
+check ds-batch-nodes 0 "$sim" import "$tmp/b2.json" --model gpt-neox-1.3b --nodes 3
+expect_grep ds-batch-nodes-unmapped "^#   train_batch_size = 64 " "$tmp/out"
+
 finish import_hostile

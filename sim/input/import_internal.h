@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
     int64_t tp, pp, zero, micro, accum, global, seq;
     int elem_bytes;
+    ImportItem *global_dp; /* the global batch when it, with micro and accum, fixes DP */
 } Run;
 
 /* The first present setting among the NULL-terminated names; marks it read. NULL if none. */

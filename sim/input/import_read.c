@@ -259,9 +259,24 @@ static GArray *split_words(const char *s) {
 
 static gboolean read_args(const char *path, GPtrArray *items, GError **err) {
     g_autofree char *text = NULL;
+    gsize len = 0;
     g_autoptr(GError) ferr = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &ferr)) {
+    if (!g_file_get_contents(path, &text, &len, &ferr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ferr->message);
+        return FALSE;
+    }
+    /* a NUL ended the text as a C string: every flag after it was lost (--bf16 after one gave
+     * fp32, exit 0) */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line = 1;
+        const char *bol = text;
+        for (const char *p = text; p < nul; p++)
+            if (*p == '\n')
+                line++, bol = p + 1;
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                    "%s:%d:%d: a NUL byte; an argument list or a script holds none", path, line,
+                    (int)(nul - bol) + 1);
         return FALSE;
     }
     GArray *words = split_words(text);

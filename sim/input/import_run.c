@@ -129,10 +129,20 @@ gboolean import_write_training(Im *im, GString *t, Run *r, GError **err) {
     r->global = 0;
     if (gb && !im_as_int(gb, 1, INT64_C(1) << 40, &r->global, err))
         return FALSE;
-    if (gb && !r->accum)
+    if (gb && !r->accum) {
         im_put_int(t, "global_batch", r->global, gb->key);
-    else if (gb) /* both: accumulation written; the global batch fixes DP (nodes) */
-        gb->used = TRUE;
+    } else if (gb) { /* both: accumulation written; the global batch fixes DP (nodes) */
+        /* DeepSpeed refuses a batch that is not micro x accumulation x DP (its config.py,
+         * _batch_assertion); a 63 with micro 2 and accumulation 2 was dropped without a word */
+        if (r->global % (r->micro * r->accum) != 0)
+            return im_fail(err, gb,
+                           "the global batch must be micro-batch %" G_GINT64_FORMAT
+                           " x accumulation %" G_GINT64_FORMAT " x data-parallel size, as "
+                           "DeepSpeed checks; %" G_GINT64_FORMAT
+                           " is no multiple of %" G_GINT64_FORMAT,
+                           r->micro, r->accum, r->global, r->micro * r->accum);
+        r->global_dp = gb;
+    }
     ImportItem *seq = im_take(im, "seq_length", "seq_len", NULL);
     if (seq) {
         if (!im_as_int(seq, 1, 1 << 24, &r->seq, err))
@@ -190,6 +200,9 @@ gboolean import_write_training(Im *im, GString *t, Run *r, GError **err) {
 gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_t *nodes,
                           GError **err) {
     ImportItem *nn = im_take(im, "nnodes", NULL); /* torchrun's, before the script */
+    /* the nodes given: the global batch no longer sets DP; listed as not mapped, not dropped */
+    if ((opt->nodes > 0 || nn) && r->global_dp)
+        r->global_dp->used = FALSE;
     if (opt->nodes > 0) {
         *nodes = opt->nodes;
         if (nn)
@@ -208,7 +221,7 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
         return FALSE;
     int64_t gpn = topo.gpus_per_node, dp = 1;
     topo_spec_clear(&topo);
-    if (r->global && r->accum && r->global % (r->micro * r->accum) == 0)
+    if (r->global_dp)
         dp = r->global / (r->micro * r->accum);
     int64_t ranks = r->tp * r->pp * dp;
     *nodes = (ranks + gpn - 1) / gpn;
