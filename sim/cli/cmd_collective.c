@@ -93,7 +93,7 @@ int cmd_collective(int argc, char **argv) {
          "TYPE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
          "Machine: a name under topologies/ or a file (default frontier)", "NAME"},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a topology key, e.g. node.nics.bandwidth=50GB/s (repeatable)", "KEY=VALUE"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, "Force ring, tree or hierarchical", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, "Force LL or Simple", "PROTO"},

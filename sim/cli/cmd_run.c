@@ -24,7 +24,7 @@ int cmd_run(int argc, char **argv) {
     g_autofree char *format = NULL, *output = NULL, *trace_path = NULL, *ranks_spec = NULL;
     gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE, ops = FALSE, print = FALSE;
     GOptionEntry entries[] = {
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a scenario key by its dotted path (repeatable), e.g. parallel.tp=4, "
          "training.seq_len=4096, model=gpt-neox-1.3b, topology.node.nics.bandwidth=50GB/s",
          "KEY=VALUE"},

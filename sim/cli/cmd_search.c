@@ -130,7 +130,7 @@ int cmd_search(int argc, char **argv) {
          "B"},
         {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &micro,
          "Micro-batch sizes to try (default 1,2,4,8,16)", "LIST"},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a scenario key first (repeatable), e.g. training.seq_len=4096", "KEY=VALUE"},
         {"top", 'k', 0, G_OPTION_ARG_INT, &top, "How many layouts to print (default 10)", "K"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
@@ -208,6 +208,20 @@ int cmd_search(int argc, char **argv) {
             fprintf(stderr, "sim search: --nodes %d: %s\n", nodes, err->message);
             return 2;
         }
+    }
+    /* every layout accumulates global / (micro x DP) micro-batches, at most 2^20 (scenario.c's
+     * grad_accum range): a larger batch named --set training.grad_accum, which the user never
+     * wrote, from the first layout tried */
+    int max_mb = 1;
+    for (guint i = 0; i < mbs->len; i++)
+        max_mb = MAX(max_mb, g_array_index(mbs, int, i));
+    if (global_batch > (INT64_C(1) << 20) * sc->gpus * max_mb) {
+        fprintf(stderr,
+                "sim search: --global-batch %" G_GINT64_FORMAT " is too large for %d GPUs: "
+                "even at DP %d and micro-batch %d each rank would accumulate more than 1048576 "
+                "micro-batches (the most a scenario takes); at most %" G_GINT64_FORMAT "\n",
+                global_batch, sc->gpus, sc->gpus, max_mb, (INT64_C(1) << 20) * sc->gpus * max_mb);
+        return 2;
     }
     SearchSpace space = {nodes, global_batch ? global_batch : sc->global_batch,
                          (const int *)(void *)mbs->data, (int)mbs->len};

@@ -332,7 +332,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, NULL, NULL},
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &size, NULL, NULL},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, NULL, NULL},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL},
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets, NULL, NULL},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, NULL, NULL},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, NULL, NULL},
         {"detailed", 0, 0, G_OPTION_ARG_NONE, &detailed, NULL, NULL},
@@ -383,7 +383,7 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     g_auto(GStrv) sets = NULL;
     gboolean all_ranks = FALSE;
     GOptionEntry entries[] = {
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL},
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets, NULL, NULL},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };

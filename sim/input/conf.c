@@ -648,7 +648,9 @@ gboolean conf_parse_rate(const char *s, double *out) {
     return isfinite(*out);
 }
 
-gboolean conf_parse_time(const char *s, int64_t *out) {
+/* conf_parse_time, telling a duration too long for int64_t picoseconds (*too_long) from text
+ * that is no duration. */
+static gboolean parse_time(const char *s, int64_t *out, gboolean *too_long) {
     static const struct {
         const char *unit;
         double ps;
@@ -665,13 +667,20 @@ gboolean conf_parse_time(const char *s, int64_t *out) {
     for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
         if (strcmp(rest, units[i].unit) == 0) {
             double ps = v * units[i].ps;
-            if (fabs(ps) > 9e18)
+            if (!(fabs(ps) <= 9e18)) {
+                *too_long = TRUE;
                 return FALSE;
+            }
             *out = (int64_t)llround(ps);
             return TRUE;
         }
     }
     return FALSE;
+}
+
+gboolean conf_parse_time(const char *s, int64_t *out) {
+    gboolean too_long = FALSE;
+    return parse_time(s, out, &too_long);
 }
 
 gboolean conf_parse_flops(const char *s, double *out) {
@@ -736,7 +745,13 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
     if (!n)
         return TRUE;
     int64_t v;
-    if (!conf_parse_time(n->value, &v))
+    gboolean too_long = FALSE;
+    if (!parse_time(n->value, &v, &too_long) && too_long)
+        return conf_fail(err, CONF_ERROR_VALUE, n,
+                         "'%s' is too long ('%s'): durations are counted in whole picoseconds "
+                         "and must stay within 9e18 ps (about 104 days)",
+                         key, n->value);
+    if (too_long || !conf_parse_time(n->value, &v))
         return conf_fail(err, CONF_ERROR_VALUE, n,
                          "'%s' must be a duration such as 2us, 300ns or 1.5ms, not '%s'", key,
                          n->value);

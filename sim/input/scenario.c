@@ -157,6 +157,15 @@ static gboolean resolve_device_ref(ConfNode *root, GError **err);
 static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_path,
                           GError **err) {
     const char *eq = strchr(set, '=');
+    /* --set is taken as bytes (G_OPTION_ARG_FILENAME_ARRAY): GOption's conversion of a string
+     * option failed with "Invalid byte sequence in conversion input", naming no option */
+    if (!g_utf8_validate(set, -1, NULL)) {
+        g_autofree char *shown = g_utf8_make_valid(set, -1);
+        g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
+                    "--set %s: not valid UTF-8 (a byte that is no character, shown as U+FFFD)",
+                    shown);
+        return FALSE;
+    }
     g_autofree char *origin = g_strdup_printf("--set %s", set);
     if (!eq || eq == set) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_KEY, "%s: expected KEY=VALUE, e.g. parallel.tp=4",

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Messages that named the wrong thing or nothing (issue 29; notes ux-reliability-3.md B1 "What
+# remains" and B2 "Poor messages"): each now names what the user wrote and what is wrong.
+# Usage: messages.sh PATH/TO/sim SOURCE_DIR
+set -u
+sim="$1"; src="$2"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+s="$src/scenarios"
+
+# a duration past int64 picoseconds is too long, not "not a duration"
+check long-duration 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.fabric.switch_latency=1e7s
+expect_grep long-duration-text "switch_latency=1e7s: 'switch_latency' is too long ('1e7s')" "$tmp/err"
+check not-duration 2 "$sim" "$s/1.3B_ddp.yaml" --set topology.fabric.switch_latency=1e7
+expect_grep not-duration-text "must be a duration such as" "$tmp/err"
+# a --set that is not UTF-8 names the option (was GOption's "Invalid byte sequence in conversion
+# input"), in every subcommand that takes --set
+check set-utf8 2 "$sim" "$s/1.3B_ddp.yaml" --set $'nodes=\xff'
+expect_grep set-utf8-text "^sim: --set nodes=.*: not valid UTF-8" "$tmp/err"
+check set-utf8-sweep 2 "$sim" sweep "$s/1.3B_ddp.yaml" --vary nodes=1,2 --set $'nodes=\xff'
+expect_grep set-utf8-sweep-text "not valid UTF-8" "$tmp/err"
+check vary-utf8 2 "$sim" sweep "$s/1.3B_ddp.yaml" --vary $'nodes=1,\xff'
+expect_grep vary-utf8-text "not valid UTF-8" "$tmp/err"
+check set-utf8-collective 2 "$sim" collective --op allreduce --ranks 8 --set $'nodes=\xff'
+expect_grep set-utf8-collective-text "not valid UTF-8" "$tmp/err"
+# sim search --global-batch too large names --global-batch, not --set training.grad_accum
+check search-batch 2 "$sim" search "$s/1.3B_ddp.yaml" --nodes 2 --global-batch 1099511627776 -q
+expect_grep search-batch-text "^sim search: --global-batch 1099511627776 is too large for 16 GPUs" "$tmp/err"
+if grep -q "grad_accum" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL search-batch: names grad_accum"; fi
+# a scenario path that is not UTF-8 leaves the JSON report valid UTF-8
+p="$tmp/"$'odd\xff.yaml'
+cp "$s/1.3B_ddp.yaml" "$p"
+check path-utf8 0 "$sim" "$p" --format json --no-timing
+if python3 -c "import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))" "$tmp/out"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL path-utf8: the report is not UTF-8 JSON"; fi
+finish messages
