@@ -43,7 +43,18 @@ ImportItem *im_take(Im *im, ...) {
     return found;
 }
 
+/* A setting the mapper needs whose value only running the script would give. */
+static gboolean fail_unknown(GError **err, const ImportItem *it) {
+    g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
+                "%s: %s = %s: its value comes from %s, which cannot be known without running the "
+                "script; write the value in the file",
+                it->where, it->key, it->value, it->unknown);
+    return FALSE;
+}
+
 gboolean im_fail(GError **err, const ImportItem *it, const char *fmt, ...) {
+    if (it->unknown)
+        return fail_unknown(err, it);
     va_list ap;
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
@@ -203,6 +214,13 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
         return NULL;
     if (!opt->topology)
         im_chose(&im, "topology", "frontier", "the file names no machine; --topology NAME sets it");
+    for (guint i = 0; i < items->len; i++) { /* a setting read whose value is not known */
+        ImportItem *it = items->pdata[i];
+        if (it->used && it->unknown) {
+            fail_unknown(err, it);
+            return NULL;
+        }
+    }
 
     GString *out = g_string_new(NULL);
     g_autofree char *base = g_path_get_basename(path);

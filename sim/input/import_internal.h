@@ -29,6 +29,12 @@ typedef struct {
     ImportItem *global_dp; /* the global batch when it, with micro and accum, fixes DP */
 } Run;
 
+/* A setting appended to items (key normalised; where is taken). */
+ImportItem *import_item_add(GPtrArray *items, const char *key, const char *value, char *where);
+/* The settings of a Megatron-LM launch script or argument list of len bytes (import_shell.c). */
+gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrArray *items,
+                           GError **err);
+
 /* The first present setting among the NULL-terminated names; marks it read. NULL if none. */
 ImportItem *im_take(Im *im, ...) G_GNUC_NULL_TERMINATED;
 /* FALSE, with err "WHERE: key = value: MESSAGE". */

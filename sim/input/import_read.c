@@ -2,7 +2,7 @@
  *
  * GPT-NeoX .yml (YAML, conf.c's reader: every item knows its line and column), DeepSpeed and
  * Hugging Face JSON (json-glib; an item's place is its key path), and Megatron-LM argument lists
- * (a shell line or script: `--flag value` and `--flag` pairs, backslash continuations, # comments;
+ * (a launch script or a bare list of arguments, read as bash would expand it: import_shell.c;
  * an item's place is its line). Keys are normalised as GPT-NeoX's own argument parser does
  * (NeoXArgs: '-' and '_' are the same) and lower-cased; nested keys are joined by '.'. */
 #include <errno.h>
@@ -11,23 +11,25 @@
 #include <string.h>
 
 #include "conf.h"
-#include "import.h"
+#include "import_internal.h"
 
 static void item_free(gpointer p) {
     ImportItem *it = p;
     g_free(it->key);
     g_free(it->value);
     g_free(it->where);
+    g_free(it->unknown);
     g_free(it);
 }
 
-static void add_item(GPtrArray *items, const char *key, const char *value, char *where) {
+ImportItem *import_item_add(GPtrArray *items, const char *key, const char *value, char *where) {
     ImportItem *it = g_new0(ImportItem, 1);
     it->key = g_ascii_strdown(key, -1);
     g_strdelimit(it->key, "-", '_');
     it->value = g_strdup(value);
     it->where = where;
     g_ptr_array_add(items, it);
+    return it;
 }
 
 /* --- YAML (GPT-NeoX) ------------------------------------------------------------------------ */
@@ -60,7 +62,7 @@ static void yaml_walk(const ConfNode *map, const char *prefix, GPtrArray *items)
         }
         g_autoptr(GString) text = g_string_new(NULL);
         yaml_text(v, text);
-        add_item(items, key, text->str, conf_where(v));
+        import_item_add(items, key, text->str, conf_where(v));
     }
 }
 
@@ -130,7 +132,7 @@ static void json_walk(JsonObject *o, const char *prefix, const char *path, GPtrA
         }
         g_autoptr(GString) text = g_string_new(NULL);
         json_text(v, text);
-        add_item(items, key, text->str, g_strdup_printf("%s: key %s", path, key));
+        import_item_add(items, key, text->str, g_strdup_printf("%s: key %s", path, key));
     }
 }
 
@@ -212,51 +214,6 @@ static gboolean read_json(const char *path, GPtrArray *items, GError **err) {
 
 /* --- Megatron-LM arguments ----------------------------------------------------------------- */
 
-typedef struct {
-    char *text;
-    int line;
-} Word;
-
-/* Words of a shell-like text: whitespace separates, backslash-newline continues, # starts a
- * comment at a word's start, single and double quotes group. */
-static GArray *split_words(const char *s) {
-    GArray *words = g_array_new(FALSE, FALSE, sizeof(Word));
-    int line = 1;
-    while (*s) {
-        if (*s == '\\' && s[1] == '\n') {
-            s += 2;
-            line++;
-            continue;
-        }
-        if (*s == '\n' || g_ascii_isspace(*s)) {
-            line += *s == '\n';
-            s++;
-            continue;
-        }
-        if (*s == '#') {
-            while (*s && *s != '\n')
-                s++;
-            continue;
-        }
-        GString *w = g_string_new(NULL);
-        int at = line;
-        while (*s && !g_ascii_isspace(*s) && !(*s == '\\' && s[1] == '\n')) {
-            if (*s == '"' || *s == '\'') {
-                char q = *s++;
-                while (*s && *s != q)
-                    g_string_append_c(w, *s++);
-                if (*s)
-                    s++;
-                continue;
-            }
-            g_string_append_c(w, *s++);
-        }
-        Word word = {g_string_free(w, FALSE), at};
-        g_array_append_val(words, word);
-    }
-    return words;
-}
-
 static gboolean read_args(const char *path, GPtrArray *items, GError **err) {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -279,26 +236,7 @@ static gboolean read_args(const char *path, GPtrArray *items, GError **err) {
                     (int)(nul - bol) + 1);
         return FALSE;
     }
-    GArray *words = split_words(text);
-    for (guint i = 0; i < words->len; i++) {
-        Word *w = &g_array_index(words, Word, i);
-        if (!g_str_has_prefix(w->text, "--") || !w->text[2])
-            continue; /* the launcher, the script, its environment: not settings */
-        char *eq = strchr(w->text, '=');
-        if (eq)
-            *eq = '\0';
-        const char *value = eq ? eq + 1 : "true";
-        Word *next = i + 1 < words->len ? &g_array_index(words, Word, i + 1) : NULL;
-        if (!eq && next && !g_str_has_prefix(next->text, "--")) {
-            value = next->text;
-            i++;
-        }
-        add_item(items, w->text + 2, value, g_strdup_printf("%s:%d: %s", path, w->line, w->text));
-    }
-    for (guint i = 0; i < words->len; i++)
-        g_free(g_array_index(words, Word, i).text);
-    g_array_free(words, TRUE);
-    return TRUE;
+    return import_read_shell(path, text, len, items, err);
 }
 
 /* --- the format ---------------------------------------------------------------------------- */
