@@ -101,6 +101,10 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: %s\n", err->message);
         return 2;
     }
+    /* an import: key drops what it cannot map as `sim import` does: said here as it says it */
+    g_autofree char *notes = scenario_import_notes(argv[1]);
+    if (notes)
+        fputs(notes, stderr);
     if (print) { /* validated above; the tree as it was read */
         g_autoptr(ConfNode) tree = scenario_resolve(argv[1], sets, &err);
         g_assert(tree);

@@ -176,9 +176,26 @@ static gboolean model_vocab(Im *im, GString *m, GError **err) {
 static gboolean model_attention(Im *im, GString *m, GError **err) {
     ImportItem *cfg = im_take(im, "attention_config", NULL);
     ImportItem *fl = im_take(im, "use_flash_attn", NULL);
+    /* Megatron-LM's --attention-backend (megatron/training/arguments.py, AttnBackend: flash,
+     * fused, unfused, local, auto): flash and fused are Transformer Engine's fused kernels, which
+     * never hold the s x s scores; unfused and local are the standard computation; auto lets
+     * Transformer Engine choose, and it picks a fused kernel wherever one applies */
+    ImportItem *be = im_take(im, "attention_backend", NULL);
     gboolean on = FALSE;
     if (fl && !im_as_bool(fl, &on, err))
         return FALSE;
+    if (be && !fl && !cfg) {
+        g_autofree char *low = g_ascii_strdown(be->value, -1);
+        gboolean fused = !strcmp(low, "flash") || !strcmp(low, "fused") || !strcmp(low, "auto");
+        if (!fused && strcmp(low, "unfused") && strcmp(low, "local"))
+            return im_fail(err, be, "expected flash, fused, unfused, local or auto");
+        im_put(m, "attention", fused ? "flash" : "standard",
+               !strcmp(low, "auto") ? "attention_backend auto: Transformer Engine's fused kernel"
+                                    : be->key);
+        return TRUE;
+    }
+    if (be)
+        be->used = FALSE; /* --use-flash-attn or attention_config decides */
     if (cfg) {
         gboolean flash = im_value_has(cfg, "flash"), global = im_value_has(cfg, "global");
         g_autofree char *rest = g_ascii_strdown(cfg->value, -1);
@@ -281,7 +298,18 @@ static char *model_name(Im *im, const ImportOptions *opt) {
     char *dot = strrchr(base, '.');
     if (dot && dot != base && !n)
         *dot = '\0';
-    return g_strdup(base);
+    if (n || strcmp(base, "config") != 0)
+        return g_strdup(base);
+    /* every Hugging Face file is config.json: name the model by its folder (a download such as
+     * Meta-Llama-3-8B/config.json), unless that is the hub cache's commit hash or nothing, then
+     * by its model_type */
+    g_autofree char *dir = g_path_get_dirname(im->path);
+    g_autofree char *folder = g_path_get_basename(dir);
+    gboolean hash = strlen(folder) == 40 && strspn(folder, "0123456789abcdef") == 40;
+    if (!hash && strcmp(folder, ".") && strcmp(folder, "/"))
+        return g_strdup(folder);
+    ImportItem *type = im_take(im, "model_type", NULL);
+    return g_strdup(type && *type->value ? type->value : base);
 }
 
 gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape *sh, GError **err) {
@@ -324,10 +352,31 @@ gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape 
     if (!model_mlp(im, m, sh, err) || !model_norm(im, m, sh, err))
         return FALSE;
     ImportItem *ffn = im_take(im, "intermediate_size", "ffn_hidden_size", "n_inner", NULL);
+    /* GPT-NeoX's expansion_factor (neox_args.py; megatron/model/transformer.py ParallelMLP:
+     * ffn_dim = int(expansion_factor * hidden_size)): its 1-3B config's 8 is a 16384-wide MLP,
+     * which the import had simulated as 4h */
+    ImportItem *xf = ffn ? NULL : im_take(im, "expansion_factor", NULL);
+    double factor = 0;
+    if (xf && !im_as_double(xf, 0.01, 1024, &factor, err))
+        return FALSE;
     if (ffn) {
         if (!im_as_int(ffn, 1, 1 << 26, &sh->ffn, err))
             return FALSE;
         im_put_int(m, "ffn_hidden", sh->ffn, ffn->key);
+    } else if (xf) {
+        double width = factor * (double)sh->hidden;
+        if (sh->swiglu)
+            return im_fail(err, xf,
+                           "a gated MLP's width from expansion_factor is not mapped; give the "
+                           "width as intermediate_size (or --set model.ffn_hidden=N after import)");
+        if (width != (double)(int64_t)width || width > (1 << 26))
+            return im_fail(err, xf,
+                           "expansion_factor x hidden %" G_GINT64_FORMAT
+                           " must be a whole width of at most 2^26",
+                           sh->hidden);
+        sh->ffn = (int64_t)width;
+        g_autofree char *from = g_strdup_printf("expansion_factor %g x hidden", factor);
+        im_put_int(m, "ffn_hidden", sh->ffn, from);
     } else if (sh->swiglu) { /* Megatron-LM's --swiglu width */
         sh->ffn = (int64_t)(4 * sh->hidden * 2 / 3 / 64) * 64;
         im_chose(im, "ffn_hidden", "int(4h x 2/3 / 64) x 64", "Megatron-LM's width for --swiglu");

@@ -62,6 +62,23 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         return FALSE;
     if (dist && !strstr(p->str, "zero:"))
         im_put(p, "zero", "1", "use_distributed_optimizer: optimizer state sharded over DP");
+    /* ZeRO-Offload and ZeRO-Infinity (DeepSpeed's zero_optimization.offload_optimizer and
+     * offload_param, device cpu or nvme; the older cpu_offload and cpu_offload_params) move the
+     * optimizer step to the host CPU and parameters over each node's CPU-GPU links: not modelled,
+     * and simulating the run as GPU-resident ZeRO would be silently wrong */
+    static const char *const offload[] = {
+        "zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device",
+        "zero_optimization.cpu_offload", "zero_optimization.cpu_offload_params"};
+    for (size_t i = 0; i < G_N_ELEMENTS(offload); i++) {
+        ImportItem *it = im_take(im, offload[i], NULL);
+        if (!it || !g_ascii_strcasecmp(it->value, "none") ||
+            !g_ascii_strcasecmp(it->value, "false"))
+            continue;
+        return im_fail(err, it,
+                       "offloading to the host (ZeRO-Offload, ZeRO-Infinity) is not modelled: "
+                       "the optimizer step on the CPU and the transfers over the CPU-GPU links "
+                       "would be missing; set the device to none to simulate GPU-resident ZeRO");
+    }
     static const struct {
         const char *key, *name;
         gboolean bytes; /* DeepSpeed gives elements; the scenario key is a size */
@@ -82,6 +99,16 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         im_put_int(p, sizes[i].key, sizes[i].bytes ? v * r->elem_bytes : v, from);
     }
     return TRUE;
+}
+
+/* Whether the file sets key to DeepSpeed's "auto" (im_take passes over such a setting). */
+static gboolean is_auto(const Im *im, const char *key) {
+    for (guint i = 0; i < im->items->len; i++) {
+        const ImportItem *it = im->items->pdata[i];
+        if (!strcmp(it->key, key) && !strcmp(it->value, "auto"))
+            return TRUE;
+    }
+    return FALSE;
 }
 
 gboolean import_write_precision(Im *im, GString *t, Run *r, GError **err) {
@@ -108,10 +135,18 @@ gboolean import_write_precision(Im *im, GString *t, Run *r, GError **err) {
                  dt ? "torch_dtype is the checkpoint's, not the training's"
                     : "config.json says nothing of training precision");
         from = "default";
+    } else if (is_auto(im, "fp16.enabled") || is_auto(im, "bf16.enabled")) {
+        /* the Hugging Face Trainer fills "auto" from its --bf16 / --fp16 (transformers
+         * integrations/deepspeed.py, trainer_config_process): the training is in half precision
+         * when the config leaves it to the Trainer; bf16 on the GPUs modelled */
+        name = "bf16";
+        im_chose(im, "precision", "bf16",
+                 "fp16 / bf16 \"auto\": the Hugging Face Trainer's --bf16 or --fp16 decides; "
+                 "bf16 assumed (--set training.precision=fp16 or fp32 otherwise)");
+        from = "default";
     } else {
         name = "fp32";
-        im_chose(im, "precision", "fp32",
-                 "neither fp16 nor bf16 is enabled (\"auto\" counts as not set)");
+        im_chose(im, "precision", "fp32", "neither fp16 nor bf16 is enabled");
         from = "default";
     }
     r->elem_bytes = strcmp(name, "fp32") ? 2 : 4;

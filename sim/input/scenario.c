@@ -647,24 +647,36 @@ static void merge_into(ConfNode *base, const ConfNode *over, const char *skip) {
  * config.json, relative to the scenario): the scenario `sim import FILE` writes, with the
  * scenario's own keys laid over it (its `model:` name, `topology:` and `nodes:` are passed to
  * the import as --model, --topology and --nodes would be). *root is replaced. */
+static char *import_text(const ConfNode *root, const ConfNode *imp, const char *path,
+                         char **file_out, GError **err) {
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *file = g_path_is_absolute(imp->value)
+                                ? g_strdup(imp->value)
+                                : g_build_filename(dir, imp->value, NULL);
+    const ConfNode *model = conf_get(root, "model"), *topo = conf_get(root, "topology");
+    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
+                         conf_get(root, "nodes") ? 1 : 0, /* the scenario's nodes win */
+                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
+    g_autoptr(GError) ierr = NULL;
+    char *text = import_scenario(file, &opt, &ierr);
+    if (!text) {
+        conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+        return NULL;
+    }
+    *file_out = g_steal_pointer(&file);
+    return text;
+}
+
 static gboolean resolve_import(ConfNode **root, const char *path, GError **err) {
     const ConfNode *imp = conf_get(*root, "import");
     if (!imp)
         return TRUE;
     if (imp->kind != CONF_SCALAR)
         return conf_fail(err, CONF_ERROR_VALUE, imp, "import: expected a file name");
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *file = g_path_is_absolute(imp->value)
-                                ? g_strdup(imp->value)
-                                : g_build_filename(dir, imp->value, NULL);
-    const ConfNode *model = conf_get(*root, "model"), *topo = conf_get(*root, "topology");
-    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
-                         conf_get(*root, "nodes") ? 1 : 0, /* the scenario's nodes win */
-                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
-    g_autoptr(GError) ierr = NULL;
-    g_autofree char *text = import_scenario(file, &opt, &ierr);
+    g_autofree char *file = NULL;
+    g_autofree char *text = import_text(*root, imp, path, &file, err);
     if (!text)
-        return conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+        return FALSE;
     g_autofree char *origin = g_strdup_printf("%s (as imported)", file);
     ConfNode *base = conf_load_string(text, origin, err);
     if (!base)
@@ -673,6 +685,25 @@ static gboolean resolve_import(ConfNode **root, const char *path, GError **err) 
     conf_node_free(*root);
     *root = base;
     return TRUE;
+}
+
+char *scenario_import_notes(const char *path) {
+    g_autoptr(ConfNode) root = conf_load_file(path, NULL);
+    const ConfNode *imp = root && root->kind == CONF_MAP ? conf_get(root, "import") : NULL;
+    if (!imp || imp->kind != CONF_SCALAR)
+        return NULL;
+    g_autofree char *file = NULL;
+    g_autofree char *text = import_text(root, imp, path, &file, NULL);
+    if (!text)
+        return NULL;
+    GString *notes = g_string_new(NULL);
+    for (const char *p = text; *p == '#';) { /* the comment block that opens the scenario */
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        g_string_append_len(notes, p, (gssize)n);
+        p += n;
+    }
+    return g_string_free(notes, FALSE);
 }
 
 ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
