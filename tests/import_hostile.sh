@@ -88,4 +88,15 @@ printf '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_
 check ds-batch-nodes 0 "$sim" import "$tmp/b2.json" --model gpt-neox-1.3b --nodes 3
 expect_grep ds-batch-nodes-unmapped "^#   train_batch_size = 64 " "$tmp/out"
 
+# launch scripts that would make the reader do unbounded work, or that bash refuses
+{ echo 'A=(x)'; for i in $(seq 40); do echo 'A+=(${A[@]})'; done; echo '--num-layers 2'; } >"$tmp/dbl.sh"
+check shell-doubling 2 timeout 60 "$sim" import "$tmp/dbl.sh"
+expect_grep shell-doubling-text "dbl.sh:23: more than 4194304 words" "$tmp/err"
+py "print('X=' + '\${a:-'*100000 + 'q' + '}'*100000); print('--num-layers \$X --hidden-size 64 --num-attention-heads 2')" >"$tmp/nest.sh"
+check shell-nesting 2 timeout 60 "$sim" import "$tmp/nest.sh"
+expect_grep shell-nesting-text "defaults nested more than 64 deep" "$tmp/err"
+printf -- '--num-layers 2 --hidden-size 64\nX=${\n--num-attention-heads 2 "oops\n--bf16\n' >"$tmp/open.sh"
+check shell-unclosed 2 "$sim" import "$tmp/open.sh"
+expect_grep shell-unclosed-text "open.sh:2: a quote, \${ or \$( opened here is never closed" "$tmp/err"
+
 finish import_hostile

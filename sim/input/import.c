@@ -44,11 +44,20 @@ ImportItem *im_take(Im *im, ...) {
 }
 
 /* A setting the mapper needs whose value only running the script would give. */
+/* A value as a message shows it: at most 60 characters. */
+static char *shown(const char *value) {
+    if (g_utf8_strlen(value, -1) <= 60)
+        return g_strdup(value);
+    g_autofree char *head = g_utf8_substring(value, 0, 60);
+    return g_strconcat(head, "...", NULL);
+}
+
 static gboolean fail_unknown(GError **err, const ImportItem *it) {
+    g_autofree char *v = shown(it->value);
     g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
                 "%s: %s = %s: its value comes from %s, which cannot be known without running the "
                 "script; write the value in the file",
-                it->where, it->key, it->value, it->unknown);
+                it->where, it->key, v, it->unknown);
     return FALSE;
 }
 
@@ -59,8 +68,8 @@ gboolean im_fail(GError **err, const ImportItem *it, const char *fmt, ...) {
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE, "%s: %s = %s: %s", it->where, it->key, it->value,
-                msg);
+    g_autofree char *v = shown(it->value);
+    g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE, "%s: %s = %s: %s", it->where, it->key, v, msg);
     return FALSE;
 }
 

@@ -18,7 +18,8 @@
  * with the reason (ImportItem.unknown), and the mapper refuses such a setting if it needs it,
  * naming it; a setting it does not need is listed as not mapped. Every `--flag` of every command
  * that runs is a setting (the torchrun line, or a bare list of arguments); a flag that Megatron-LM
- * declares with action='store_true' never takes the next word as its value. */
+ * declares with action='store_true' never takes the next word as its value. Bounded: at most
+ * 4M words after expansion and 64 nested defaults; a quote, ${ or $( never closed is refused. */
 #include <string.h>
 
 #include "conf.h"
@@ -45,6 +46,18 @@ static Field *field_new(const char *text, const char *unknown, int line) {
     return f;
 }
 
+/* Bounds on what hostile text can make the reader do: fields made in all (A+=(${A[@]}) doubles
+ * an array a line) and defaults nested in defaults (${a:-${a:-...}} recurses once a level). */
+#define SHELL_MAX_FIELDS (1 << 22)
+#define SHELL_MAX_DEPTH 64
+
+typedef struct {
+    guint64 fields; /* made so far */
+    gboolean over;  /* past SHELL_MAX_FIELDS: the rest dropped, the file refused */
+    int depth;      /* of expand_text */
+    int unclosed;   /* the line of a quote never closed (0: none), as bash refuses the file */
+} Budget;
+
 /* One word being read: the fields it expands to. */
 typedef struct {
     GPtrArray *fields; /* Field */
@@ -52,6 +65,7 @@ typedef struct {
     gboolean started; /* cur is a field even when empty ("" or '') */
     char *unknown;    /* cur's reason */
     int line;
+    Budget *budget;
 } Word;
 
 typedef enum { TRI_FALSE, TRI_TRUE, TRI_UNKNOWN } Tri;
@@ -69,10 +83,13 @@ typedef struct {
     GArray *frames;   /* Frame */
     GPtrArray *items;
     char *cond_unknown; /* why the branch being read may not run */
+    Budget *budget;
 } Sh;
 
 static void word_push(Word *w) {
-    if (w->started || w->cur->len)
+    if ((w->started || w->cur->len) && ++w->budget->fields > SHELL_MAX_FIELDS)
+        w->budget->over = TRUE;
+    else if (w->started || w->cur->len)
         g_ptr_array_add(w->fields, field_new(w->cur->str, w->unknown, w->line));
     g_string_truncate(w->cur, 0);
     w->started = FALSE;
@@ -101,9 +118,12 @@ static GPtrArray *var_get(Sh *sh, const char *name) {
 static void var_set(Sh *sh, const char *name, GPtrArray *value, gboolean append) {
     GPtrArray *old = var_get(sh, name);
     if (append && old) {
-        for (guint i = 0; i < value->len; i++) {
+        for (guint i = 0; i < value->len && !sh->budget->over; i++) {
             Field *f = value->pdata[i];
-            g_ptr_array_add(old, field_new(f->text, f->unknown, f->line));
+            if (++sh->budget->fields > SHELL_MAX_FIELDS)
+                sh->budget->over = TRUE;
+            else
+                g_ptr_array_add(old, field_new(f->text, f->unknown, f->line));
         }
         g_ptr_array_unref(value);
         return;
@@ -120,7 +140,7 @@ static gboolean read_word(Sh *sh, Word *w, gboolean in_array);
 /* The text of ${...} from after "${" to its '}' (nested braces and quotes followed). */
 static char *brace_body(Sh *sh) {
     const char *start = sh->s;
-    int depth = 1;
+    int depth = 1, at = sh->line;
     while (sh->s < sh->end) {
         char c = *sh->s;
         if (c == '\\' && sh->s + 1 < sh->end) {
@@ -138,6 +158,8 @@ static char *brace_body(Sh *sh) {
     char *body = g_strndup(start, sh->s - start);
     if (sh->s < sh->end)
         sh->s++; /* '}' */
+    else if (!sh->budget->unclosed)
+        sh->budget->unclosed = at;
     return body;
 }
 
@@ -146,9 +168,19 @@ static void expand_text(Sh *sh, const char *text, Word *into, gboolean quoted) {
     Sh sub = *sh;
     sub.s = text;
     sub.end = text + strlen(text);
-    Word w = {g_ptr_array_new_with_free_func(field_free), g_string_new(NULL), FALSE, NULL,
-              into->line};
+    if (sh->budget->depth >= SHELL_MAX_DEPTH) {
+        word_add(into, text, FALSE, "defaults nested more than 64 deep");
+        return;
+    }
+    Word w = {g_ptr_array_new_with_free_func(field_free),
+              g_string_new(NULL),
+              FALSE,
+              NULL,
+              into->line,
+              sh->budget};
+    sh->budget->depth++;
     read_word(&sub, &w, FALSE);
+    sh->budget->depth--;
     word_push(&w);
     for (guint i = 0; i < w.fields->len; i++) {
         Field *f = w.fields->pdata[i];
@@ -204,7 +236,7 @@ static void expand_var(Sh *sh, Word *w, const char *name, const char *index, gbo
 static void expand_dollar(Sh *sh, Word *w, gboolean quoted) {
     const char *at = sh->s - 1;
     if (sh->s < sh->end && *sh->s == '(') { /* $(...) or $((...)): skip to the matching ')' */
-        int depth = 0;
+        int depth = 0, line = sh->line;
         do {
             if (*sh->s == '(')
                 depth++;
@@ -214,6 +246,8 @@ static void expand_dollar(Sh *sh, Word *w, gboolean quoted) {
                 sh->line++;
             sh->s++;
         } while (sh->s < sh->end && depth > 0);
+        if (depth > 0 && !sh->budget->unclosed)
+            sh->budget->unclosed = line;
         g_autofree char *text = g_strndup(at, sh->s - at);
         g_autofree char *why = g_strdup_printf(
             "%s, a %s", text, at[2] == '(' ? "shell arithmetic" : "command's output");
@@ -230,7 +264,7 @@ static void expand_dollar(Sh *sh, Word *w, gboolean quoted) {
             word_add(w, text, FALSE, why);
             return;
         }
-        while (g_ascii_isalnum(*p) || *p == '_' || ((p == body) && strchr("@*", *p)))
+        while (g_ascii_isalnum(*p) || *p == '_' || (p == body && *p && strchr("@*", *p)))
             p++;
         g_autofree char *name = g_strndup(body, p - body);
         g_autofree char *index = NULL;
@@ -317,6 +351,8 @@ static gboolean read_word(Sh *sh, Word *w, gboolean in_array) {
             word_add(w, lit, FALSE, NULL);
             if (sh->s < sh->end)
                 sh->s++;
+            else if (!w->budget->unclosed)
+                w->budget->unclosed = w->line;
         } else if (c == '"') {
             w->started = TRUE;
             while (sh->s < sh->end && *sh->s != '"') {
@@ -344,6 +380,8 @@ static gboolean read_word(Sh *sh, Word *w, gboolean in_array) {
             }
             if (sh->s < sh->end)
                 sh->s++;
+            else if (!w->budget->unclosed)
+                w->budget->unclosed = w->line;
         } else if (c == '$') {
             expand_dollar(sh, w, FALSE);
         } else if (c == '`') {
@@ -366,65 +404,29 @@ static gboolean read_word(Sh *sh, Word *w, gboolean in_array) {
 /* Megatron-LM's flags declared with action='store_true' (megatron/training/arguments.py) that
  * a launch script commonly passes: they never take the next word as a value, so that
  * `--overlap-param-gather torchrun` is not read as a value. Normalised ('-' as '_'). */
-static const char *const store_true[] = {"bf16",
-                                         "fp16",
-                                         "swiglu",
-                                         "squared_relu",
-                                         "disable_bias_linear",
-                                         "untie_embeddings_and_output_weights",
-                                         "sequence_parallel",
-                                         "use_distributed_optimizer",
-                                         "use_flash_attn",
-                                         "group_query_attention",
-                                         "overlap_grad_reduce",
-                                         "overlap_param_gather",
-                                         "use_mcore_models",
-                                         "use_legacy_models",
-                                         "no_masked_softmax_fusion",
-                                         "no_bias_gelu_fusion",
-                                         "no_bias_dropout_fusion",
-                                         "no_bias_swiglu_fusion",
-                                         "no_gradient_accumulation_fusion",
-                                         "recompute_activations",
-                                         "apply_query_key_layer_scaling",
-                                         "use_rotary_position_embeddings",
-                                         "add_qkv_bias",
-                                         "apply_layernorm_1p",
-                                         "no_persist_layer_norm",
-                                         "tp_comm_overlap",
-                                         "use_cpu_initialization",
-                                         "moe_grouped_gemm",
-                                         "log_throughput",
-                                         "no_load_optim",
-                                         "no_load_rng",
-                                         "mock_data",
-                                         "fp8_param_gather",
-                                         "grad_reduce_in_bf16",
-                                         "cross_entropy_loss_fusion",
-                                         "calculate_per_token_loss",
-                                         "manual_gc",
-                                         "qk_layernorm",
-                                         "log_params_norm",
-                                         "log_num_zeros_in_grad",
-                                         "log_timers_to_tensorboard",
-                                         "log_validation_ppl_to_tensorboard",
-                                         "log_memory_to_tensorboard",
-                                         "async_save",
-                                         "ckpt_fully_parallel_load",
-                                         "use_checkpoint_args",
-                                         "no_async_tensor_model_parallel_allreduce",
-                                         "use_precision_aware_optimizer",
-                                         "no_create_attention_mask_in_dataloader",
-                                         "check_for_nan_in_loss_and_grad",
-                                         "distribute_saved_activations",
-                                         "use_torch_fsdp2",
-                                         "account_for_embedding_in_pipeline_split",
-                                         "account_for_loss_in_pipeline_split",
-                                         "moe_router_pre_softmax",
-                                         "add_bias_linear",
-                                         "overlap_p2p_communication",
-                                         "no_rope_fusion",
-                                         NULL};
+static const char store_true[] =
+    " bf16 fp16 swiglu squared_relu disable_bias_linear untie_embeddings_and_output_weights "
+    "sequence_parallel use_distributed_optimizer use_flash_attn group_query_attention "
+    "overlap_grad_reduce overlap_param_gather use_mcore_models use_legacy_models "
+    "no_masked_softmax_fusion no_bias_gelu_fusion no_bias_dropout_fusion "
+    "no_bias_swiglu_fusion no_gradient_accumulation_fusion recompute_activations "
+    "apply_query_key_layer_scaling use_rotary_position_embeddings add_qkv_bias "
+    "apply_layernorm_1p no_persist_layer_norm tp_comm_overlap use_cpu_initialization "
+    "moe_grouped_gemm log_throughput no_load_optim no_load_rng mock_data fp8_param_gather "
+    "grad_reduce_in_bf16 cross_entropy_loss_fusion calculate_per_token_loss manual_gc "
+    "qk_layernorm log_params_norm log_num_zeros_in_grad log_timers_to_tensorboard "
+    "log_validation_ppl_to_tensorboard log_memory_to_tensorboard async_save "
+    "ckpt_fully_parallel_load use_checkpoint_args no_async_tensor_model_parallel_allreduce "
+    "use_precision_aware_optimizer no_create_attention_mask_in_dataloader "
+    "check_for_nan_in_loss_and_grad distribute_saved_activations use_torch_fsdp2 "
+    "account_for_embedding_in_pipeline_split account_for_loss_in_pipeline_split "
+    "moe_router_pre_softmax add_bias_linear overlap_p2p_communication no_rope_fusion ";
+
+/* Whether a normalised flag name is among store_true's (words between single spaces). */
+static gboolean is_store_true(const char *norm) {
+    g_autofree char *word = g_strdup_printf(" %s ", norm);
+    return strstr(store_true, word) != NULL;
+}
 
 static Tri effective(const Sh *sh) {
     Tri t = TRI_TRUE;
@@ -514,8 +516,7 @@ static void add_settings(Sh *sh, GPtrArray *f) {
         const char *value = eq ? eq + 1 : "true";
         const char *unknown = fl->unknown;
         Field *next = i + 1 < f->len ? f->pdata[i + 1] : NULL;
-        if (!eq && next && !g_str_has_prefix(next->text, "--") &&
-            !g_strv_contains(store_true, norm)) {
+        if (!eq && next && !g_str_has_prefix(next->text, "--") && !is_store_true(norm)) {
             value = next->text;
             unknown = unknown ? unknown : next->unknown;
             i++;
@@ -599,7 +600,7 @@ static void assign(Sh *sh) {
     sh->s += append ? 2 : 1;
     int line = sh->line;
     GPtrArray *val = g_ptr_array_new_with_free_func(field_free);
-    Word w = {val, g_string_new(NULL), FALSE, NULL, line};
+    Word w = {val, g_string_new(NULL), FALSE, NULL, line, sh->budget};
     if (sh->s < sh->end && *sh->s == '(') { /* an array: its words, across lines */
         sh->s++;
         while (sh->s < sh->end && *sh->s != ')') {
@@ -623,7 +624,7 @@ static void assign(Sh *sh) {
     } else {
         /* a scalar: no word splitting in an assignment (Bash manual 3.4) */
         GPtrArray *parts = g_ptr_array_new_with_free_func(field_free);
-        Word one = {parts, g_string_new(NULL), FALSE, NULL, line};
+        Word one = {parts, g_string_new(NULL), FALSE, NULL, line, sh->budget};
         read_word(sh, &one, FALSE);
         GString *joined = g_string_new(NULL);
         char *unknown = NULL;
@@ -681,16 +682,16 @@ static gboolean at_assignment(const Sh *sh) {
 
 gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrArray *items,
                            GError **err) {
-    (void)err;
-    Sh sh = {text,  text + len, path, 1, NULL, g_array_new(FALSE, FALSE, sizeof(Frame)),
-             items, NULL};
+    Budget budget = {0};
+    Sh sh = {text,  text + len, path,   1, NULL, g_array_new(FALSE, FALSE, sizeof(Frame)),
+             items, NULL,       &budget};
     sh.vars =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
     Cond cond = {0};
     GPtrArray *cmd = g_ptr_array_new_with_free_func(field_free);
     char conn = ';', next = ';';
     gboolean declare = FALSE; /* after export / declare / local / readonly */
-    while (sh.s <= sh.end) {
+    while (sh.s <= sh.end && !budget.over) {
         char c = sh.s < sh.end ? *sh.s : '\n';
         if (is_blank(c)) {
             sh.s++;
@@ -730,8 +731,12 @@ gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrAr
                 sh.s++;
             while (sh.s < sh.end && is_blank(*sh.s))
                 sh.s++;
-            Word w = {g_ptr_array_new_with_free_func(field_free), g_string_new(NULL), FALSE, NULL,
-                      sh.line};
+            Word w = {g_ptr_array_new_with_free_func(field_free),
+                      g_string_new(NULL),
+                      FALSE,
+                      NULL,
+                      sh.line,
+                      sh.budget};
             read_word(&sh, &w, FALSE);
             g_ptr_array_unref(w.fields);
             g_string_free(w.cur, TRUE);
@@ -741,7 +746,7 @@ gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrAr
             assign(&sh);
             continue;
         }
-        Word w = {cmd, g_string_new(NULL), FALSE, NULL, sh.line};
+        Word w = {cmd, g_string_new(NULL), FALSE, NULL, sh.line, sh.budget};
         guint before = cmd->len;
         if (!read_word(&sh, &w, FALSE))
             sh.s++;
@@ -766,5 +771,14 @@ gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrAr
     g_hash_table_destroy(sh.vars);
     g_array_free(sh.frames, TRUE);
     g_free(sh.cond_unknown);
-    return TRUE;
+    if (budget.over)
+        g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
+                    "%s:%d: more than %d words once its variables are expanded; a launch script "
+                    "has far fewer",
+                    path, sh.line, SHELL_MAX_FIELDS);
+    else if (budget.unclosed)
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                    "%s:%d: a quote, ${ or $( opened here is never closed (bash refuses the file)",
+                    path, budget.unclosed);
+    return !budget.over && !budget.unclosed;
 }
