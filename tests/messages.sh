@@ -32,4 +32,27 @@ cp "$s/1.3B_ddp.yaml" "$p"
 check path-utf8 0 "$sim" "$p" --format json --no-timing
 if python3 -c "import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))" "$tmp/out"; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL path-utf8: the report is not UTF-8 JSON"; fi
+# sim collective takes rccl-tests' sizes (1K, 128M, 1G: powers of 1024, its parsesize) and says
+# when --algo cannot apply (tree on one node, tree for allgather ran ring without a word)
+check coll-suffix 0 "$sim" collective --op allreduce --ranks 16 -b 1K -e 4K --format csv
+expect_grep coll-suffix-1k '^allreduce,16,2,1024,' "$tmp/out"
+expect_grep coll-suffix-4k '^allreduce,16,2,4096,' "$tmp/out"
+check coll-suffix-g 0 "$sim" collective --op allreduce --ranks 16 -b 128M -e 1G -f 8 --format csv
+expect_grep coll-suffix-128m '^allreduce,16,2,134217728,' "$tmp/out"
+expect_grep coll-suffix-1g '^allreduce,16,2,1073741824,' "$tmp/out"
+check coll-suffix-same 0 "$sim" collective --op allreduce --ranks 16 -b 1MiB -e 1MiB --format csv
+cp "$tmp/out" "$tmp/mib"
+check coll-suffix-m 0 "$sim" collective --op allreduce --ranks 16 -b 1m -e 1M --format csv
+if cmp -s "$tmp/out" "$tmp/mib"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL coll-suffix-same: 1M differs from 1MiB"; fi
+check coll-suffix-bad 2 "$sim" collective --op allreduce --ranks 16 -b 1T
+expect_grep coll-suffix-bad-text "rccl-tests' 1K, 128M, 1G" "$tmp/err"
+check coll-tree-one-node 2 "$sim" collective --op allreduce --ranks 8 --algo tree
+expect_grep coll-tree-one-node-text "algo tree cannot run allreduce over 8 GPUs on 1 node" "$tmp/err"
+check coll-tree-allgather 2 "$sim" collective --op allgather --ranks 16 --algo tree
+expect_grep coll-tree-allgather-text "algo tree cannot run allgather" "$tmp/err"
+check coll-hier-one-node 2 "$sim" collective --op allreduce --ranks 8 --algo hierarchical
+check coll-tree-ok 0 "$sim" collective --op allreduce --ranks 16 --algo tree -b 1M -e 1M
+check coll-ring-ok 0 "$sim" collective --op allgather --ranks 8 --algo ring -b 1M -e 1M
+
 finish messages
