@@ -72,4 +72,12 @@ printf 'import: ds.json\nmodel: gpt-neox-1.3b\nnodes: 2\n' >"$tmp/key.yaml"
 check key-notes 0 "$sim" "$tmp/key.yaml" --no-timing
 expect_grep key-notes-unmapped "^#   zero_optimization.allgather_bucket_size = 200000000" "$tmp/err"
 expect_grep key-notes-header "^# Imported by \`sim import\` from .*ds.json (deepspeed)" "$tmp/err"
+# context parallelism is refused by name (it was dropped); expert parallelism is parallel.ep
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2\n' >"$tmp/cp.sh"
+check megatron-cp 2 "$sim" import "$tmp/cp.sh"
+expect_grep megatron-cp-text "context_parallel_size = 2: context parallelism is not modelled" "$tmp/err"
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --num-experts 8 --expert-model-parallel-size 4\n' >"$tmp/ep.sh"
+check megatron-ep 0 "$sim" import "$tmp/ep.sh"
+expect_grep megatron-ep-key "ep: 4 .*# expert_model_parallel_size" "$tmp/out"
+
 finish import_scripts

@@ -56,6 +56,22 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         im_put_int(p, "pp", MAX(r->pp, 1), r->pp ? pp->key : "pipe_parallel_size 0: no pipeline");
         r->pp = MAX(r->pp, 1);
     }
+    /* Megatron-LM's --context-parallel-size splits every sequence over CP ranks: not modelled,
+     * and leaving it out would simulate CP times the work per rank without a word */
+    ImportItem *cp = im_take(im, "context_parallel_size", NULL);
+    int64_t v;
+    if (cp && !im_as_int(cp, 1, 1 << 20, &v, err))
+        return FALSE;
+    if (cp && v > 1)
+        return im_fail(err, cp, "context parallelism is not modelled (1 is)");
+    /* expert parallelism: Megatron-LM's --expert-model-parallel-size, the scenario's parallel.ep
+     * (the scenario checks it against the experts) */
+    ImportItem *ep = im_take(im, "expert_model_parallel_size", NULL);
+    if (ep) {
+        if (!im_as_int(ep, 1, 1 << 20, &v, err))
+            return FALSE;
+        im_put_int(p, "ep", v, ep->key);
+    }
     ImportItem *dist = im_take(im, "use_distributed_optimizer", NULL);
     if (!im_int_of(im, p, "zero", 0, 3, dist ? 1 : 0, NULL, &r->zero, err,
                    "zero_optimization.stage", NULL))
@@ -115,7 +131,7 @@ gboolean import_write_precision(Im *im, GString *t, Run *r, GError **err) {
     ImportItem *fp16 = im_take(im, "fp16.enabled", "fp16", NULL),
                *bf16 = im_take(im, "bf16.enabled", "bf16", NULL),
                *prec = im_take(im, "precision", NULL),
-               *fp8 = im_take(im, "fp8_format", "fp8", NULL);
+               *fp8 = im_take(im, "fp8_format", "fp8", "fp8_hybrid", "fp8_e4m3", NULL);
     gboolean on16 = FALSE, onb = FALSE;
     if ((fp16 && !im_as_bool(fp16, &on16, err)) || (bf16 && !im_as_bool(bf16, &onb, err)))
         return FALSE;

@@ -405,7 +405,8 @@ static gboolean read_word(Sh *sh, Word *w, gboolean in_array) {
  * a launch script commonly passes: they never take the next word as a value, so that
  * `--overlap-param-gather torchrun` is not read as a value. Normalised ('-' as '_'). */
 static const char store_true[] =
-    " bf16 fp16 swiglu squared_relu disable_bias_linear untie_embeddings_and_output_weights "
+    " bf16 fp16 fp8_hybrid fp8_e4m3 swiglu squared_relu disable_bias_linear "
+    "untie_embeddings_and_output_weights "
     "sequence_parallel use_distributed_optimizer use_flash_attn group_query_attention "
     "overlap_grad_reduce overlap_param_gather use_mcore_models use_legacy_models "
     "no_masked_softmax_fusion no_bias_gelu_fusion no_bias_dropout_fusion "
