@@ -80,4 +80,10 @@ printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --num-expert
 check megatron-ep 0 "$sim" import "$tmp/ep.sh"
 expect_grep megatron-ep-key "ep: 4 .*# expert_model_parallel_size" "$tmp/out"
 
+# an assignment under a test the file cannot settle keeps both values: B=() in the else does not
+# hide the --bf16 of its if (it did, and the run was fp32 without a word)
+printf 'if [[ "$A" == x ]]; then B=(--bf16)\nelif [ -z "$C" ]; then B=(--fp16 "${D[@]}" ${E:+y} `date`)\nelse B=(); fi\n--num-layers 2 --hidden-size 64 --num-attention-heads 2 ${B[@]} 2>&1 >/dev/null\nexit 0\n--bf16\n' >"$tmp/mix.sh"
+check shell-union 2 "$sim" import "$tmp/mix.sh"
+expect_grep shell-union-text "mix.sh:1: --bf16: bf16 = true: its value comes from a line that runs only if" "$tmp/err"
+
 finish import_scripts

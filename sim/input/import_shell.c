@@ -541,8 +541,9 @@ static void run_command(Sh *sh, Cond *c, GPtrArray *f, char conn) {
             return;
         }
         if (!strcmp(w, "if") || !strcmp(w, "elif")) {
-            g_ptr_array_remove_index(f, 0);
-            *c = (Cond){TRUE, w[0] == 'e', eval_test(f), line};
+            gboolean elif = w[0] == 'e';
+            g_ptr_array_remove_index(f, 0); /* frees w */
+            *c = (Cond){TRUE, elif, eval_test(f), line};
             return;
         }
         if (!strcmp(w, "then") && c->active) {
@@ -652,13 +653,16 @@ static void assign(Sh *sh) {
             if (!f->unknown)
                 f->unknown = g_strdup(sh->cond_unknown);
         }
-    if (e == TRI_UNKNOWN && !append) { /* maybe set, maybe not: every element uncertain */
+    if (e == TRI_UNKNOWN && !append) {
+        /* maybe set, maybe not: the old value and the new one both kept, every element
+         * uncertain (B=() in an else must not hide the B=(--bf16) of its if) */
         GPtrArray *old = var_get(sh, name);
         for (guint i = 0; old && i < old->len; i++) {
             Field *f = old->pdata[i];
             if (!f->unknown)
                 f->unknown = g_strdup(sh->cond_unknown);
         }
+        append = TRUE;
     }
     var_set(sh, name, val, append);
 }
