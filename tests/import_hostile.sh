@@ -99,4 +99,12 @@ printf -- '--num-layers 2 --hidden-size 64\nX=${\n--num-attention-heads 2 "oops\
 check shell-unclosed 2 "$sim" import "$tmp/open.sh"
 expect_grep shell-unclosed-text "open.sh:2: a quote, \${ or \$( opened here is never closed" "$tmp/err"
 
+# a whole number past int64 in JSON came back wrapped: hidden_size 2^63 was echoed negative
+printf '{"hidden_size": 4096,\n "num_hidden_layers": 9223372036854775808, "num_attention_heads": 32}\n' >"$tmp/big.json"
+check json-int64 2 "$sim" import "$tmp/big.json"
+expect_grep json-int64-text "big.json:2:23: the whole number 9223372036854775808 is past what 64 bits hold" "$tmp/err"
+printf '{"hidden_size": 4096, "num_hidden_layers": -9223372036854775808, "num_attention_heads": 1e400, "x": [-1, 2.5e3]}\n' >"$tmp/edge.json"
+check json-int64-edge 2 "$sim" import "$tmp/edge.json"
+expect_grep json-int64-edge-text "num_hidden_layers = -9223372036854775808: expected a whole number" "$tmp/err"
+
 finish import_hostile

@@ -141,7 +141,8 @@ static void json_walk(JsonObject *o, const char *prefix, const char *path, GPtrA
  *   level, and 100,000 '[' (a 200 KB file) overflowed the stack (SIGSEGV);
  * - a NUL, raw or as the escape \u0000 (RFC 8259 section 7 allows the escape), which json-glib
  *   hands back in a C string cut short: "train_batch_size\u0000junk" was read as
- *   train_batch_size.
+ *   train_batch_size;
+ * - a whole number past int64, which json-glib wraps (9223372036854775808 became negative).
  * One pass over the text, O(bytes); strings and their escapes are followed so that a bracket or
  * "\\u0000" inside a string counts for nothing. */
 static gboolean json_prescan(const char *path, const char *s, gsize len, GError **err) {
@@ -175,6 +176,22 @@ static gboolean json_prescan(const char *path, const char *s, gsize len, GError 
             }
         } else if (c == ']' || c == '}') {
             depth--;
+        } else if (c == '-' || g_ascii_isdigit(c)) {
+            /* an integer past int64 came back from json-glib wrapped: hidden_size
+             * 9223372036854775808 was echoed as -9223372036854775808 */
+            gsize n = 0;
+            while (i + n < len && (g_ascii_isdigit(s[i + n]) || strchr("-+.eE", s[i + n])))
+                n++;
+            g_autofree char *num = g_strndup(s + i, n);
+            const char *digits = num + (num[0] == '-');
+            gboolean integer = *digits && strspn(digits, "0123456789") == strlen(digits);
+            if (integer && !g_ascii_string_to_signed(num, 10, G_MININT64, G_MAXINT64, NULL, NULL)) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                            "%s:%d:%d: the whole number %s is past what 64 bits hold", path, line,
+                            (int)(i - line_start) + 1, num);
+                return FALSE;
+            }
+            i += n - 1;
         }
         if (what) {
             g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
