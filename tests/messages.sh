@@ -55,4 +55,13 @@ check coll-hier-one-node 2 "$sim" collective --op allreduce --ranks 8 --algo hie
 check coll-tree-ok 0 "$sim" collective --op allreduce --ranks 16 --algo tree -b 1M -e 1M
 check coll-ring-ok 0 "$sim" collective --op allgather --ranks 8 --algo ring -b 1M -e 1M
 
+# sim validate on a CSV with a NUL said "6 fields, expected 10", on binary "empty file"
+mkdir "$tmp/v"
+printf 'id,group,use,command,metric,measured,unit,source,setting,note\na,g,check,collective --op allreduce --ranks 16 --sizes 1MiB,time_us,1\0,us,s,x,y\n' >"$tmp/v/x.csv"
+check validate-nul 2 "$sim" validate "$tmp/v"
+expect_grep validate-nul-text "x.csv:2: a NUL byte; a CSV file is UTF-8 text" "$tmp/err"
+printf 'id,group,use,command,metric,measured,unit,source,setting,note\n\xff\xfe\n' >"$tmp/v/x.csv"
+check validate-binary 2 "$sim" validate "$tmp/v"
+expect_grep validate-binary-text "x.csv:2: a byte that is not UTF-8" "$tmp/err"
+
 finish messages
