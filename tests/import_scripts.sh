@@ -86,4 +86,10 @@ printf 'if [[ "$A" == x ]]; then B=(--bf16)\nelif [ -z "$C" ]; then B=(--fp16 "$
 check shell-union 2 "$sim" import "$tmp/mix.sh"
 expect_grep shell-union-text "mix.sh:1: --bf16: bf16 = true: its value comes from a line that runs only if" "$tmp/err"
 
+# a flag given twice: the last counts, as Megatron-LM's argparse keeps it; the first is listed
+printf -- '--num-layers 2 --hidden-size 64 --num-attention-heads 2 --num-layers 4\n' >"$tmp/dup.sh"
+check megatron-dup 0 "$sim" import "$tmp/dup.sh"
+expect_grep megatron-dup-last "layers: 4 .*# num_layers" "$tmp/out"
+expect_grep megatron-dup-first "^#   num_layers = 2 " "$tmp/out"
+
 finish import_scripts

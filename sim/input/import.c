@@ -34,7 +34,10 @@ ImportItem *im_take(Im *im, ...) {
             if (strcmp(it->key, k) == 0 && strcmp(it->value, "null") != 0 &&
                 strcmp(it->value, "auto") != 0) {
                 found = it;
-                break;
+                /* a flag given twice: Megatron-LM's argparse keeps the last (the first is then
+                 * listed as not mapped); elsewhere the first of two spellings counts */
+                if (im->fmt != IMPORT_MEGATRON)
+                    break;
             }
         }
     va_end(ap);
