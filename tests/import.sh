@@ -72,7 +72,7 @@ expect_grep deepspeed-bucket '"bucket_bytes": 100000000' "$tmp/out"
 # the Hugging Face Trainer's "auto" values say nothing: listed unmapped, defaults chosen
 check deepspeed-auto 0 "$sim" import "$d/ds_config_auto.json" --model gpt-neox-125m --nodes 1 -o "$tmp/auto.yaml"
 expect_grep deepspeed-auto-unmapped "train_micro_batch_size_per_gpu = auto" "$tmp/auto.yaml"
-expect_grep deepspeed-auto-default "precision: fp32  (neither fp16 nor bf16" "$tmp/auto.yaml"
+expect_grep deepspeed-auto-default "precision: bf16  (fp16 / bf16 \"auto\"" "$tmp/auto.yaml"
 run_json deepspeed-auto "$tmp/auto.yaml"
 expect_grep deepspeed-auto-zero '"zero": 2' "$tmp/out"
 

@@ -60,5 +60,14 @@ same sizes-two-axes "nodes=1, parallel.zero=1|nodes=1, parallel.zero=2" "$(head 
 same share-not-sizes 2 $?
 "$src/tools/plot" pie "$tmp/seq.csv" -o "$tmp/x.png" 2>/dev/null
 [ $? -eq 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL unknown kind: not exit 2"; }
+# CSV read as CSV (issue 29): the documented --set topology.collectives.algorithms=ring,tree puts
+# a quoted comma in the overrides column; `awk -F,` shifted every later column and drew wrong
+# bars. The figure must equal the one from the same rows with that field spelt without a comma.
+"$sim" sweep "$s/fig1_13B_nodes.yaml" --vary nodes=1,2 --set topology.collectives.algorithms=ring,tree -q -o "$tmp/q.csv"
+sed 's/"topology.collectives.algorithms=ring,tree nodes=\([0-9]*\)"/topology.collectives.algorithms=ring+tree nodes=\1/' "$tmp/q.csv" >"$tmp/p.csv"
+"$src/tools/plot" breakdown "$tmp/q.csv" -o "$tmp/q.png" 2>"$tmp/err"
+"$src/tools/plot" breakdown "$tmp/p.csv" -o "$tmp/p.png" 2>>"$tmp/err"
+if grep -q '"topology.collectives.algorithms=ring,tree' "$tmp/q.csv" && cmp -s "$tmp/q.png" "$tmp/p.png"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL csv-quoted: a quoted comma changed the figure"; cat "$tmp/err"; fi
 echo "plot: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

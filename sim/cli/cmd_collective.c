@@ -34,14 +34,30 @@ static const struct {
     {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"f8e4m3", 1}, {"f8e5m2", 1},
 };
 
+/* A size as the simulator writes it (8B, 1.5GiB, 128MB) or as rccl-tests' parsesize reads its
+ * -b and -e (ROCm/rccl-tests and NVIDIA/nccl-tests src/common.cu: a whole number, then K, M or G
+ * in either case for 1024, 1024^2, 1024^3): 1K, 128M, 1G. */
+static gboolean parse_size(const char *s, double *out) {
+    if (conf_parse_bytes(s, out))
+        return TRUE;
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || digits > 15 || !s[digits] || s[digits + 1])
+        return FALSE;
+    const char *units = "KkMmGg", *u = strchr(units, s[digits]);
+    if (!u)
+        return FALSE;
+    *out = g_ascii_strtod(s, NULL) * pow(1024.0, (double)((u - units) / 2 + 1));
+    return TRUE;
+}
+
 /* MIN or MIN:MAX, each at least a byte (a size of 0 would grow for ever), MAX >= MIN. */
 static gboolean parse_range(const char *s, double *lo, double *hi) {
     g_auto(GStrv) parts = g_strsplit(s, ":", 2);
-    if (!parts[0] || !conf_parse_bytes(parts[0], lo))
+    if (!parts[0] || !parse_size(parts[0], lo))
         return FALSE;
     if (!parts[1])
         *hi = *lo;
-    else if (!conf_parse_bytes(parts[1], hi))
+    else if (!parse_size(parts[1], hi))
         return FALSE;
     return *lo >= 1 && *hi >= *lo;
 }
@@ -93,7 +109,7 @@ int cmd_collective(int argc, char **argv) {
          "TYPE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
          "Machine: a name under topologies/ or a file (default frontier)", "NAME"},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a topology key, e.g. node.nics.bandwidth=50GB/s (repeatable)", "KEY=VALUE"},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, "Force ring, tree or hierarchical", "ALGO"},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, "Force LL or Simple", "PROTO"},
@@ -143,12 +159,12 @@ int cmd_collective(int argc, char **argv) {
                 sizes);
         return 2;
     }
-    if ((minb && (!conf_parse_bytes(minb, &lo) || lo < 1)) ||
-        (maxb && (!conf_parse_bytes(maxb, &hi) || hi < 1))) {
+    if ((minb && (!parse_size(minb, &lo) || lo < 1)) ||
+        (maxb && (!parse_size(maxb, &hi) || hi < 1))) {
         fprintf(stderr,
-                "sim collective: -b and -e must be sizes of at least 1B, such as 8B or "
-                "1GiB, not '%s'\n",
-                minb && !(conf_parse_bytes(minb, &lo) && lo >= 1) ? minb : maxb);
+                "sim collective: -b and -e must be sizes of at least 1B, such as 8B, 1GiB or "
+                "rccl-tests' 1K, 128M, 1G (powers of 1024), not '%s'\n",
+                minb && !(parse_size(minb, &lo) && lo >= 1) ? minb : maxb);
         return 2;
     }
     if (hi < lo) {
@@ -203,6 +219,20 @@ int cmd_collective(int argc, char **argv) {
         return 2;
     }
     int nodes = (int)nodes64, n = op == COLL_SEND ? 2 : ranks;
+    /* a forced algorithm that cannot run this call used to fall back to ring without a word */
+    if (algo >= 0 && (!has_algorithm(op) || !coll_algo_applies(algo, op, n, nodes))) {
+        fprintf(stderr,
+                "sim collective: --algo %s cannot run %s over %d GPUs on %d node%s: %s; leave "
+                "out --algo, or change --op or --ranks\n",
+                coll_algo_name(algo), coll_op_name(op), n, nodes, nodes == 1 ? "" : "s",
+                !has_algorithm(op) ? "this call has no algorithm to choose"
+                : algo == ALGO_RING
+                    ? "ring applies to every call"
+                    : "NCCL and RCCL run tree and hierarchical for allreduce across nodes only "
+                      "(hierarchical with the same GPUs on every node; tree with more than 2)");
+        topo_spec_clear(&spec);
+        return 2;
+    }
     int root = op == COLL_BROADCAST || op == COLL_REDUCE ? 0 : -1; /* GPU 0, as rccl-tests' -r */
     double factor_bw = coll_busbw_factor(op, n);
     g_autoptr(GArray) list = size_list(lo, hi, factor);

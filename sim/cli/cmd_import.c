@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "import.h"
+#include "outfile.h"
 
 int cmd_import(int argc, char **argv) {
     g_autofree char *output = NULL, *format = NULL, *topology = NULL, *model = NULL, *name = NULL;
@@ -61,16 +62,8 @@ int cmd_import(int argc, char **argv) {
         fprintf(stderr, "sim import: %s\n", err->message);
         return 2;
     }
-    if (output) {
-        if (!g_file_set_contents(output, yaml, -1, &err)) {
-            fprintf(stderr, "sim import: %s\n", err->message);
-            return 1;
-        }
-        return 0;
-    }
-    fputs(yaml, stdout);
-    if (fflush(stdout) != 0) {
-        perror("sim import: writing the scenario");
+    if (!outfile_write(output, yaml, strlen(yaml), &err)) {
+        fprintf(stderr, "sim import: %s\n", err->message);
         return 1;
     }
     return 0;

@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "device.h"
+#include "outfile.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -23,7 +24,7 @@ int cmd_run(int argc, char **argv) {
     g_autofree char *format = NULL, *output = NULL, *trace_path = NULL, *ranks_spec = NULL;
     gboolean version = FALSE, no_timing = FALSE, all_ranks = FALSE, ops = FALSE, print = FALSE;
     GOptionEntry entries[] = {
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a scenario key by its dotted path (repeatable), e.g. parallel.tp=4, "
          "training.seq_len=4096, model=gpt-neox-1.3b, topology.node.nics.bandwidth=50GB/s",
          "KEY=VALUE"},
@@ -100,17 +101,18 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "sim: %s\n", err->message);
         return 2;
     }
+    /* an import: key drops what it cannot map as `sim import` does: said here as it says it */
+    g_autofree char *notes = scenario_import_notes(argv[1]);
+    if (notes)
+        fputs(notes, stderr);
     if (print) { /* validated above; the tree as it was read */
         g_autoptr(ConfNode) tree = scenario_resolve(argv[1], sets, &err);
         g_assert(tree);
         g_autoptr(GString) yaml = g_string_new(NULL);
         g_string_printf(yaml, "# %s as sim %s resolves it\n", argv[1], SIM_VERSION);
         report_scenario_yaml(yaml, tree);
-        FILE *o = output ? fopen(output, "w") : stdout;
-        if (!o || fwrite(yaml->str, 1, yaml->len, o) != yaml->len || fflush(o) != 0 || ferror(o) ||
-            (o != stdout && fclose(o) != 0)) {
-            fprintf(stderr, "sim: cannot write %s: %s\n", output ? output : "the scenario",
-                    strerror(errno));
+        if (!outfile_write(output, yaml->str, yaml->len, &err)) {
+            fprintf(stderr, "sim: %s\n", err->message);
             return 1;
         }
         return 0;
@@ -133,14 +135,8 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "sim: %s\n", err->message);
             return 2;
         }
-        FILE *o = output ? fopen(output, "w") : stdout;
-        if (!o) {
-            fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
-            return 1;
-        }
-        fwrite(table, 1, table_len, o);
-        if (fflush(o) != 0 || ferror(o) || (o != stdout && fclose(o) != 0)) {
-            fprintf(stderr, "sim: error writing the table: %s\n", strerror(errno));
+        if (!outfile_write(output, table, table_len, &err)) {
+            fprintf(stderr, "sim: %s\n", err->message);
             return 1;
         }
         return 0;
@@ -193,14 +189,14 @@ int cmd_run(int argc, char **argv) {
             return 1;
         }
     }
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "sim: cannot write %s: %s\n", output, strerror(errno));
+    OutFile *out = outfile_open(output, &err);
+    if (!out) {
+        fprintf(stderr, "sim: %s\n", err->message);
         return 1;
     }
-    report_write(out, run, fmt, !no_timing);
-    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
-        fprintf(stderr, "sim: error writing the report: %s\n", strerror(errno));
+    report_write(outfile_stream(out), run, fmt, !no_timing);
+    if (!outfile_commit(out, &err)) {
+        fprintf(stderr, "sim: %s\n", err->message);
         return 1;
     }
     return 0;

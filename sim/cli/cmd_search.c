@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "outfile.h"
 #include "search.h"
 #include "sweep.h"
 
@@ -129,7 +130,7 @@ int cmd_search(int argc, char **argv) {
          "B"},
         {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &micro,
          "Micro-batch sizes to try (default 1,2,4,8,16)", "LIST"},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a scenario key first (repeatable), e.g. training.seq_len=4096", "KEY=VALUE"},
         {"top", 'k', 0, G_OPTION_ARG_INT, &top, "How many layouts to print (default 10)", "K"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
@@ -208,6 +209,20 @@ int cmd_search(int argc, char **argv) {
             return 2;
         }
     }
+    /* every layout accumulates global / (micro x DP) micro-batches, at most 2^20 (scenario.c's
+     * grad_accum range): a larger batch named --set training.grad_accum, which the user never
+     * wrote, from the first layout tried */
+    int max_mb = 1;
+    for (guint i = 0; i < mbs->len; i++)
+        max_mb = MAX(max_mb, g_array_index(mbs, int, i));
+    if (global_batch > (INT64_C(1) << 20) * sc->gpus * max_mb) {
+        fprintf(stderr,
+                "sim search: --global-batch %" G_GINT64_FORMAT " is too large for %d GPUs: "
+                "even at DP %d and micro-batch %d each rank would accumulate more than 1048576 "
+                "micro-batches (the most a scenario takes); at most %" G_GINT64_FORMAT "\n",
+                global_batch, sc->gpus, sc->gpus, max_mb, (INT64_C(1) << 20) * sc->gpus * max_mb);
+        return 2;
+    }
     SearchSpace space = {nodes, global_batch ? global_batch : sc->global_batch,
                          (const int *)(void *)mbs->data, (int)mbs->len};
     gint64 t0 = g_get_monotonic_time();
@@ -256,12 +271,14 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: %d layouts simulated in %.2f s\n", runs,
                 (double)(g_get_monotonic_time() - t0) / 1e6);
 
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "sim search: cannot write %s: %s\n", output, strerror(errno));
+    g_autoptr(GError) oerr = NULL;
+    OutFile *of = outfile_open(output, &oerr);
+    if (!of) {
+        fprintf(stderr, "sim search: %s\n", oerr->message);
         g_ptr_array_unref(f.results);
         return 1;
     }
+    FILE *out = outfile_stream(of);
     if (csv || json) {
         fputs(sweep_header(sw), out);
         for (guint k = 0; k < f.results->len && (int)k < top; k++)
@@ -270,8 +287,8 @@ int cmd_search(int argc, char **argv) {
         print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity);
     }
     g_ptr_array_unref(f.results);
-    if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
-        fprintf(stderr, "sim search: error writing: %s\n", strerror(errno));
+    if (!outfile_commit(of, &oerr)) {
+        fprintf(stderr, "sim search: %s\n", oerr->message);
         return 1;
     }
     return f.failed ? 3 : 0;

@@ -85,11 +85,11 @@ int cmd_sweep(int argc, char **argv) {
     gboolean resume = FALSE, skip_invalid = FALSE, all_ranks = FALSE, timing = FALSE, quiet = FALSE;
     int jobs = 0;
     GOptionEntry entries[] = {
-        {"vary", 'v', 0, G_OPTION_ARG_STRING_ARRAY, &varies,
+        {"vary", 'v', 0, G_OPTION_ARG_FILENAME_ARRAY, &varies,
          "Vary a scenario key over values (repeatable; the sweep is the product of all), e.g. "
          "nodes=1,2,4,8 or training.seq_len=1024,2048,4096",
          "KEY=V1,V2,..."},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
          "Override a scenario key at every point (repeatable), as in `sim SCENARIO --set`",
          "KEY=VALUE"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format,

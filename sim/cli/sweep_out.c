@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "sweep_internal.h"
 
 /* --- output ----------------------------------------------------------------------------------- */
@@ -117,36 +118,23 @@ static gboolean record_rewrite(SweepOut *out, GError **err) {
             g_autofree char *line = record_line((int)i, out->rows[i]);
             g_string_append(g, line);
         }
-    g_autoptr(GError) ioerr = NULL;
-    if (!g_file_set_contents(out->record, g->str, (gssize)g->len, &ioerr)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ioerr->message);
-        return FALSE;
-    }
-    return TRUE;
+    return outfile_write(out->record, g->str, g->len, err);
 }
 
 /* --- the file ------------------------------------------------------------------------------- */
 
-/* Write header and every row held, in point order, to path (through a temporary file renamed
- * over it, so a reader never sees half a file). */
+/* Write header and every row held, in point order, to path (outfile.h: through a temporary
+ * file renamed over it, so a reader never sees half a file). */
 static gboolean rewrite_sorted(SweepOut *out, GError **err) {
-    g_autofree char *tmp = g_strdup_printf("%s.tmp%d", out->path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    gboolean ok = fd >= 0;
-    const char *h = sweep_header(out->sw);
-    ok = ok && write_all(fd, h, strlen(h));
-    for (guint i = 0; ok && i < out->sw->points->len; i++)
-        if (out->rows[i])
-            ok = write_all(fd, out->rows[i], strlen(out->rows[i]));
-    if (fd >= 0 && close(fd) != 0)
-        ok = FALSE;
-    if (!ok || rename(tmp, out->path) != 0) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", out->path,
-                    g_strerror(errno));
-        unlink(tmp);
+    OutFile *o = outfile_open(out->path, err);
+    if (!o)
         return FALSE;
-    }
-    return TRUE;
+    FILE *f = outfile_stream(o);
+    fputs(sweep_header(out->sw), f);
+    for (guint i = 0; i < out->sw->points->len; i++)
+        if (out->rows[i])
+            fputs(out->rows[i], f);
+    return outfile_commit(o, err);
 }
 
 /* Fields of a CSV line, quotes respected. */
@@ -249,32 +237,6 @@ static gboolean resume_read(SweepOut *out, GError **err) {
     return TRUE;
 }
 
-/* The file rows go to: path with symbolic links resolved, so that the rename of rewrite_sorted
- * writes through a link rather than replacing it. Only a regular file (or none yet) can be
- * replaced that way: a device such as /dev/full or a pipe is refused. */
-static char *target_path(const char *path, GError **err) {
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return g_strdup(path); /* a new file */
-    char *real = realpath(path, NULL);
-    if (!real) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write %s: %s", path,
-                    S_ISLNK(st.st_mode) ? "a symbolic link to nothing" : g_strerror(errno));
-        return NULL;
-    }
-    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO,
-                    "cannot write %s: not a regular file (a sweep rewrites its file in place "
-                    "of the old one; leave out -o to write to stdout)",
-                    path);
-        free(real);
-        return NULL;
-    }
-    char *dup = g_strdup(real);
-    free(real);
-    return dup;
-}
-
 static void draw(SweepOut *out, gboolean last);
 
 SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboolean progress,
@@ -289,7 +251,8 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     out->rows = g_new0(char *, n);
     out->t0 = g_get_monotonic_time();
     out->record_fd = -1;
-    if (path && !(out->path = target_path(path, err)))
+    /* links resolved (outfile.h), so that later appends go where the rewrite went */
+    if (path && !(out->path = outfile_target(path, err)))
         return NULL;
     if (path) {
         out->record = g_strconcat(out->path, ".resume", NULL);

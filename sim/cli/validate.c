@@ -8,6 +8,7 @@
 
 #include "accuracy.h"
 #include "collectives.h"
+#include "outfile.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -193,13 +194,32 @@ static gboolean row_check(ValidateRow *r, const char *measured, GError **err) {
     return TRUE;
 }
 
+/* A CSV's text is UTF-8 with no NUL: a NUL cut its line short ("6 fields, expected 10") and
+ * binary bytes read as an "empty file"; both are now named with their line. */
+static gboolean csv_text_ok(const char *path, const char *text, gsize len, GError **err) {
+    const char *bad = memchr(text, '\0', len);
+    const char *end = NULL;
+    if (!bad && !g_utf8_validate(text, (gssize)len, &end))
+        bad = end;
+    if (!bad)
+        return TRUE;
+    int line = 1;
+    for (const char *p = text; p < bad; p++)
+        line += *p == '\n';
+    return fail_at(err, VALIDATE_ERROR_PARSE, path, line, "%s; a CSV file is UTF-8 text",
+                   *bad ? "a byte that is not UTF-8" : "a NUL byte");
+}
+
 static gboolean load_file(Validation *v, const char *path, GHashTable *ids, GError **err) {
     g_autofree char *text = NULL;
+    gsize text_len = 0;
     g_autoptr(GError) e = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &e)) {
+    if (!g_file_get_contents(path, &text, &text_len, &e)) {
         g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot read %s: %s", path, e->message);
         return FALSE;
     }
+    if (!csv_text_ok(path, text, text_len, err))
+        return FALSE;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     gboolean header = FALSE;
     for (int i = 0; lines[i]; i++) {
@@ -336,7 +356,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, NULL, NULL},
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &size, NULL, NULL},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, NULL, NULL},
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL},
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets, NULL, NULL},
         {"algo", 0, 0, G_OPTION_ARG_STRING, &algo_name, NULL, NULL},
         {"proto", 0, 0, G_OPTION_ARG_STRING, &proto_name, NULL, NULL},
         {"detailed", 0, 0, G_OPTION_ARG_NONE, &detailed, NULL, NULL},
@@ -387,7 +407,7 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     g_auto(GStrv) sets = NULL;
     gboolean all_ranks = FALSE;
     GOptionEntry entries[] = {
-        {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL},
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets, NULL, NULL},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -620,12 +640,13 @@ void validate_write_table(FILE *out, const Validation *v, gboolean csv) {
 }
 
 gboolean validate_write_baseline(const Validation *v, const char *path, GError **err) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot write %s: %s", path,
-                    g_strerror(errno));
+    g_autoptr(GError) ioerr = NULL;
+    OutFile *o = outfile_open(path, &ioerr);
+    if (!o) {
+        g_set_error_literal(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, ioerr->message);
         return FALSE;
     }
+    FILE *f = outfile_stream(o);
     fputs(VALIDATE_BASELINE_HEADER "\n", f);
     for (guint i = 0; i < v->rows->len; i++) {
         const ValidateRow *r = v->rows->pdata[i];
@@ -633,9 +654,8 @@ gboolean validate_write_baseline(const Validation *v, const char *path, GError *
         fprintf(f, "%s,%s,%s,%s\n", r->id, r->group, r->metric,
                 report_format_number(r->predicted, p));
     }
-    if (fclose(f) != 0) {
-        g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot write %s: %s", path,
-                    g_strerror(errno));
+    if (!outfile_commit(o, &ioerr)) {
+        g_set_error_literal(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, ioerr->message);
         return FALSE;
     }
     return TRUE;
@@ -644,12 +664,15 @@ gboolean validate_write_baseline(const Validation *v, const char *path, GError *
 int validate_check(const Validation *v, const char *baseline, double threshold_pp, FILE *out,
                    GError **err) {
     g_autofree char *text = NULL;
+    gsize text_len = 0;
     g_autoptr(GError) e = NULL;
-    if (!g_file_get_contents(baseline, &text, NULL, &e)) {
+    if (!g_file_get_contents(baseline, &text, &text_len, &e)) {
         g_set_error(err, VALIDATE_ERROR, VALIDATE_ERROR_IO, "cannot read %s: %s", baseline,
                     e->message);
         return -1;
     }
+    if (!csv_text_ok(baseline, text, text_len, err))
+        return -1;
     g_autoptr(GHashTable) rows = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < v->rows->len; i++) {
         const ValidateRow *r = v->rows->pdata[i];

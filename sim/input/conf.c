@@ -109,8 +109,15 @@ static gboolean scalar_has_no_nul(Reader *r, const yaml_event_t *ev, GError **er
     return FALSE;
 }
 
+/* Keys a mapping holds before its duplicate check moves from a scan of the keys to a hash set:
+ * the scan is quadratic (200,000 keys of a hostile GPT-NeoX .yml took minutes in strcmp), the
+ * set costs an allocation that most mappings, a dozen keys, do not need. */
+#define CONF_KEY_SCAN_MAX 16
+
 /* Parse the children of a mapping or sequence whose start event has been consumed. */
 static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
+    /* the keys of n, borrowed from n->keys, once there are more than CONF_KEY_SCAN_MAX */
+    g_autoptr(GHashTable) seen = NULL;
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&r->parser, &ev))
@@ -140,16 +147,28 @@ static gboolean parse_children(Reader *r, ConfNode *n, GError **err) {
                 yaml_event_delete(&ev);
                 return FALSE;
             }
-            for (guint i = 0; i < n->keys->len; i++) {
-                if (strcmp(n->keys->pdata[i], key) == 0) {
-                    g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
-                                "%s:%zu:%zu: key '%s' appears twice in one mapping", r->origin,
-                                ev.start_mark.line + 1, ev.start_mark.column + 1, key);
-                    yaml_event_delete(&ev);
-                    return FALSE;
-                }
+            gboolean twice = FALSE;
+            if (seen) {
+                twice = g_hash_table_contains(seen, key);
+            } else {
+                for (guint i = 0; !twice && i < n->keys->len; i++)
+                    twice = strcmp(n->keys->pdata[i], key) == 0;
+            }
+            if (twice) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
+                            "%s:%zu:%zu: key '%s' appears twice in one mapping", r->origin,
+                            ev.start_mark.line + 1, ev.start_mark.column + 1, key);
+                yaml_event_delete(&ev);
+                return FALSE;
             }
             g_ptr_array_add(n->keys, g_strdup(key));
+            if (!seen && n->keys->len > CONF_KEY_SCAN_MAX) {
+                seen = g_hash_table_new(g_str_hash, g_str_equal);
+                for (guint i = 0; i < n->keys->len; i++)
+                    g_hash_table_add(seen, n->keys->pdata[i]);
+            } else if (seen) {
+                g_hash_table_add(seen, n->keys->pdata[n->keys->len - 1]);
+            }
             int mark[2] = {(int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1};
             g_array_append_val(n->key_marks, mark);
             yaml_event_delete(&ev);
@@ -629,7 +648,9 @@ gboolean conf_parse_rate(const char *s, double *out) {
     return isfinite(*out);
 }
 
-gboolean conf_parse_time(const char *s, int64_t *out) {
+/* conf_parse_time, telling a duration too long for int64_t picoseconds (*too_long) from text
+ * that is no duration. */
+static gboolean parse_time(const char *s, int64_t *out, gboolean *too_long) {
     static const struct {
         const char *unit;
         double ps;
@@ -646,13 +667,20 @@ gboolean conf_parse_time(const char *s, int64_t *out) {
     for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
         if (strcmp(rest, units[i].unit) == 0) {
             double ps = v * units[i].ps;
-            if (fabs(ps) > 9e18)
+            if (!(fabs(ps) <= 9e18)) {
+                *too_long = TRUE;
                 return FALSE;
+            }
             *out = (int64_t)llround(ps);
             return TRUE;
         }
     }
     return FALSE;
+}
+
+gboolean conf_parse_time(const char *s, int64_t *out) {
+    gboolean too_long = FALSE;
+    return parse_time(s, out, &too_long);
 }
 
 gboolean conf_parse_flops(const char *s, double *out) {
@@ -717,7 +745,13 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
     if (!n)
         return TRUE;
     int64_t v;
-    if (!conf_parse_time(n->value, &v))
+    gboolean too_long = FALSE;
+    if (!parse_time(n->value, &v, &too_long) && too_long)
+        return conf_fail(err, CONF_ERROR_VALUE, n,
+                         "'%s' is too long ('%s'): durations are counted in whole picoseconds "
+                         "and must stay within 9e18 ps (about 104 days)",
+                         key, n->value);
+    if (too_long || !conf_parse_time(n->value, &v))
         return conf_fail(err, CONF_ERROR_VALUE, n,
                          "'%s' must be a duration such as 2us, 300ns or 1.5ms, not '%s'", key,
                          n->value);

@@ -27,6 +27,8 @@ typedef struct {
     char *value;
     char *where;
     gboolean used; /* the mapper read it */
+    char *unknown; /* why the value cannot be known without running the script (import_shell.c);
+                      NULL: it is known */
 } ImportItem;
 
 /* What the file lacks, from the command line. NULL / 0: the default, named in the output. */

@@ -2,7 +2,7 @@
  *
  * GPT-NeoX .yml (YAML, conf.c's reader: every item knows its line and column), DeepSpeed and
  * Hugging Face JSON (json-glib; an item's place is its key path), and Megatron-LM argument lists
- * (a shell line or script: `--flag value` and `--flag` pairs, backslash continuations, # comments;
+ * (a launch script or a bare list of arguments, read as bash would expand it: import_shell.c;
  * an item's place is its line). Keys are normalised as GPT-NeoX's own argument parser does
  * (NeoXArgs: '-' and '_' are the same) and lower-cased; nested keys are joined by '.'. */
 #include <errno.h>
@@ -11,23 +11,25 @@
 #include <string.h>
 
 #include "conf.h"
-#include "import.h"
+#include "import_internal.h"
 
 static void item_free(gpointer p) {
     ImportItem *it = p;
     g_free(it->key);
     g_free(it->value);
     g_free(it->where);
+    g_free(it->unknown);
     g_free(it);
 }
 
-static void add_item(GPtrArray *items, const char *key, const char *value, char *where) {
+ImportItem *import_item_add(GPtrArray *items, const char *key, const char *value, char *where) {
     ImportItem *it = g_new0(ImportItem, 1);
     it->key = g_ascii_strdown(key, -1);
     g_strdelimit(it->key, "-", '_');
     it->value = g_strdup(value);
     it->where = where;
     g_ptr_array_add(items, it);
+    return it;
 }
 
 /* --- YAML (GPT-NeoX) ------------------------------------------------------------------------ */
@@ -60,7 +62,7 @@ static void yaml_walk(const ConfNode *map, const char *prefix, GPtrArray *items)
         }
         g_autoptr(GString) text = g_string_new(NULL);
         yaml_text(v, text);
-        add_item(items, key, text->str, conf_where(v));
+        import_item_add(items, key, text->str, conf_where(v));
     }
 }
 
@@ -130,14 +132,89 @@ static void json_walk(JsonObject *o, const char *prefix, const char *path, GPtrA
         }
         g_autoptr(GString) text = g_string_new(NULL);
         json_text(v, text);
-        add_item(items, key, text->str, g_strdup_printf("%s: key %s", path, key));
+        import_item_add(items, key, text->str, g_strdup_printf("%s: key %s", path, key));
     }
 }
 
+/* What json-glib cannot be given, refused with its line and column before it parses:
+ * - nesting deeper than CONF_MAX_DEPTH (as the YAML reader): json-glib's parser recurses once a
+ *   level, and 100,000 '[' (a 200 KB file) overflowed the stack (SIGSEGV);
+ * - a NUL, raw or as the escape \u0000 (RFC 8259 section 7 allows the escape), which json-glib
+ *   hands back in a C string cut short: "train_batch_size\u0000junk" was read as
+ *   train_batch_size;
+ * - a whole number past int64, which json-glib wraps (9223372036854775808 became negative).
+ * One pass over the text, O(bytes); strings and their escapes are followed so that a bracket or
+ * "\\u0000" inside a string counts for nothing. */
+static gboolean json_prescan(const char *path, const char *s, gsize len, GError **err) {
+    int depth = 0, line = 1;
+    gsize line_start = 0;
+    gboolean in_str = FALSE;
+    for (gsize i = 0; i < len; i++) {
+        char c = s[i];
+        const char *what = NULL;
+        if (c == '\0') {
+            what = "a NUL byte";
+        } else if (c == '\n') {
+            line++;
+            line_start = i + 1;
+        } else if (in_str) {
+            if (c == '"') {
+                in_str = FALSE;
+            } else if (c == '\\' && i + 1 < len) {
+                if (s[i + 1] == 'u' && i + 5 < len && strncmp(s + i + 2, "0000", 4) == 0)
+                    what = "a NUL character (\\u0000) in a string";
+                i++; /* the escaped character, whatever it is */
+            }
+        } else if (c == '"') {
+            in_str = TRUE;
+        } else if (c == '[' || c == '{') {
+            if (++depth > CONF_MAX_DEPTH) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                            "%s:%d:%d: objects and arrays nested more than %d deep", path, line,
+                            (int)(i - line_start) + 1, CONF_MAX_DEPTH);
+                return FALSE;
+            }
+        } else if (c == ']' || c == '}') {
+            depth--;
+        } else if (c == '-' || g_ascii_isdigit(c)) {
+            /* an integer past int64 came back from json-glib wrapped: hidden_size
+             * 9223372036854775808 was echoed as -9223372036854775808 */
+            gsize n = 0;
+            while (i + n < len && (g_ascii_isdigit(s[i + n]) || strchr("-+.eE", s[i + n])))
+                n++;
+            g_autofree char *num = g_strndup(s + i, n);
+            const char *digits = num + (num[0] == '-');
+            gboolean integer = *digits && strspn(digits, "0123456789") == strlen(digits);
+            if (integer && !g_ascii_string_to_signed(num, 10, G_MININT64, G_MAXINT64, NULL, NULL)) {
+                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                            "%s:%d:%d: the whole number %s is past what 64 bits hold", path, line,
+                            (int)(i - line_start) + 1, num);
+                return FALSE;
+            }
+            i += n - 1;
+        }
+        if (what) {
+            g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                        "%s:%d:%d: %s; a configuration holds none", path, line,
+                        (int)(i - line_start) + 1, what);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean read_json(const char *path, GPtrArray *items, GError **err) {
-    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autofree char *text = NULL;
+    gsize len = 0;
     g_autoptr(GError) jerr = NULL;
-    if (!json_parser_load_from_file(parser, path, &jerr)) {
+    if (!g_file_get_contents(path, &text, &len, &jerr)) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", jerr->message);
+        return FALSE;
+    }
+    if (!json_prescan(path, text, len, err))
+        return FALSE;
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, text, (gssize)len, &jerr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE, "%s: not valid JSON: %s", path,
                     jerr->message);
         return FALSE;
@@ -154,78 +231,29 @@ static gboolean read_json(const char *path, GPtrArray *items, GError **err) {
 
 /* --- Megatron-LM arguments ----------------------------------------------------------------- */
 
-typedef struct {
-    char *text;
-    int line;
-} Word;
-
-/* Words of a shell-like text: whitespace separates, backslash-newline continues, # starts a
- * comment at a word's start, single and double quotes group. */
-static GArray *split_words(const char *s) {
-    GArray *words = g_array_new(FALSE, FALSE, sizeof(Word));
-    int line = 1;
-    while (*s) {
-        if (*s == '\\' && s[1] == '\n') {
-            s += 2;
-            line++;
-            continue;
-        }
-        if (*s == '\n' || g_ascii_isspace(*s)) {
-            line += *s == '\n';
-            s++;
-            continue;
-        }
-        if (*s == '#') {
-            while (*s && *s != '\n')
-                s++;
-            continue;
-        }
-        GString *w = g_string_new(NULL);
-        int at = line;
-        while (*s && !g_ascii_isspace(*s) && !(*s == '\\' && s[1] == '\n')) {
-            if (*s == '"' || *s == '\'') {
-                char q = *s++;
-                while (*s && *s != q)
-                    g_string_append_c(w, *s++);
-                if (*s)
-                    s++;
-                continue;
-            }
-            g_string_append_c(w, *s++);
-        }
-        Word word = {g_string_free(w, FALSE), at};
-        g_array_append_val(words, word);
-    }
-    return words;
-}
-
 static gboolean read_args(const char *path, GPtrArray *items, GError **err) {
     g_autofree char *text = NULL;
+    gsize len = 0;
     g_autoptr(GError) ferr = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &ferr)) {
+    if (!g_file_get_contents(path, &text, &len, &ferr)) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", ferr->message);
         return FALSE;
     }
-    GArray *words = split_words(text);
-    for (guint i = 0; i < words->len; i++) {
-        Word *w = &g_array_index(words, Word, i);
-        if (!g_str_has_prefix(w->text, "--") || !w->text[2])
-            continue; /* the launcher, the script, its environment: not settings */
-        char *eq = strchr(w->text, '=');
-        if (eq)
-            *eq = '\0';
-        const char *value = eq ? eq + 1 : "true";
-        Word *next = i + 1 < words->len ? &g_array_index(words, Word, i + 1) : NULL;
-        if (!eq && next && !g_str_has_prefix(next->text, "--")) {
-            value = next->text;
-            i++;
-        }
-        add_item(items, w->text + 2, value, g_strdup_printf("%s:%d: %s", path, w->line, w->text));
+    /* a NUL ended the text as a C string: every flag after it was lost (--bf16 after one gave
+     * fp32, exit 0) */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line = 1;
+        const char *bol = text;
+        for (const char *p = text; p < nul; p++)
+            if (*p == '\n')
+                line++, bol = p + 1;
+        g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
+                    "%s:%d:%d: a NUL byte; an argument list or a script holds none", path, line,
+                    (int)(nul - bol) + 1);
+        return FALSE;
     }
-    for (guint i = 0; i < words->len; i++)
-        g_free(g_array_index(words, Word, i).text);
-    g_array_free(words, TRUE);
-    return TRUE;
+    return import_read_shell(path, text, len, items, err);
 }
 
 /* --- the format ---------------------------------------------------------------------------- */

@@ -157,6 +157,15 @@ static gboolean resolve_device_ref(ConfNode *root, GError **err);
 static gboolean apply_set(ConfNode *root, const char *set, const char *scenario_path,
                           GError **err) {
     const char *eq = strchr(set, '=');
+    /* --set is taken as bytes (G_OPTION_ARG_FILENAME_ARRAY): GOption's conversion of a string
+     * option failed with "Invalid byte sequence in conversion input", naming no option */
+    if (!g_utf8_validate(set, -1, NULL)) {
+        g_autofree char *shown = g_utf8_make_valid(set, -1);
+        g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
+                    "--set %s: not valid UTF-8 (a byte that is no character, shown as U+FFFD)",
+                    shown);
+        return FALSE;
+    }
     g_autofree char *origin = g_strdup_printf("--set %s", set);
     if (!eq || eq == set) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_KEY, "%s: expected KEY=VALUE, e.g. parallel.tp=4",
@@ -638,24 +647,36 @@ static void merge_into(ConfNode *base, const ConfNode *over, const char *skip) {
  * config.json, relative to the scenario): the scenario `sim import FILE` writes, with the
  * scenario's own keys laid over it (its `model:` name, `topology:` and `nodes:` are passed to
  * the import as --model, --topology and --nodes would be). *root is replaced. */
+static char *import_text(const ConfNode *root, const ConfNode *imp, const char *path,
+                         char **file_out, GError **err) {
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *file = g_path_is_absolute(imp->value)
+                                ? g_strdup(imp->value)
+                                : g_build_filename(dir, imp->value, NULL);
+    const ConfNode *model = conf_get(root, "model"), *topo = conf_get(root, "topology");
+    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
+                         conf_get(root, "nodes") ? 1 : 0, /* the scenario's nodes win */
+                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
+    g_autoptr(GError) ierr = NULL;
+    char *text = import_scenario(file, &opt, &ierr);
+    if (!text) {
+        conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+        return NULL;
+    }
+    *file_out = g_steal_pointer(&file);
+    return text;
+}
+
 static gboolean resolve_import(ConfNode **root, const char *path, GError **err) {
     const ConfNode *imp = conf_get(*root, "import");
     if (!imp)
         return TRUE;
     if (imp->kind != CONF_SCALAR)
         return conf_fail(err, CONF_ERROR_VALUE, imp, "import: expected a file name");
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *file = g_path_is_absolute(imp->value)
-                                ? g_strdup(imp->value)
-                                : g_build_filename(dir, imp->value, NULL);
-    const ConfNode *model = conf_get(*root, "model"), *topo = conf_get(*root, "topology");
-    ImportOptions opt = {IMPORT_AUTO, topo && topo->kind == CONF_SCALAR ? topo->value : NULL,
-                         conf_get(*root, "nodes") ? 1 : 0, /* the scenario's nodes win */
-                         model && model->kind == CONF_SCALAR ? model->value : NULL, NULL};
-    g_autoptr(GError) ierr = NULL;
-    g_autofree char *text = import_scenario(file, &opt, &ierr);
+    g_autofree char *file = NULL;
+    g_autofree char *text = import_text(*root, imp, path, &file, err);
     if (!text)
-        return conf_fail(err, ierr->code, imp, "import: %s", ierr->message);
+        return FALSE;
     g_autofree char *origin = g_strdup_printf("%s (as imported)", file);
     ConfNode *base = conf_load_string(text, origin, err);
     if (!base)
@@ -664,6 +685,25 @@ static gboolean resolve_import(ConfNode **root, const char *path, GError **err) 
     conf_node_free(*root);
     *root = base;
     return TRUE;
+}
+
+char *scenario_import_notes(const char *path) {
+    g_autoptr(ConfNode) root = conf_load_file(path, NULL);
+    const ConfNode *imp = root && root->kind == CONF_MAP ? conf_get(root, "import") : NULL;
+    if (!imp || imp->kind != CONF_SCALAR)
+        return NULL;
+    g_autofree char *file = NULL;
+    g_autofree char *text = import_text(root, imp, path, &file, NULL);
+    if (!text)
+        return NULL;
+    GString *notes = g_string_new(NULL);
+    for (const char *p = text; *p == '#';) { /* the comment block that opens the scenario */
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        g_string_append_len(notes, p, (gssize)n);
+        p += n;
+    }
+    return g_string_free(notes, FALSE);
 }
 
 ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err) {
@@ -702,10 +742,11 @@ gboolean scenario_load_topology(const char *ref, char *const *sets, TopologySpec
     g_autofree char *abs = (strchr(ref, '/') || g_str_has_suffix(ref, ".yaml"))
                                ? g_canonicalize_filename(ref, NULL)
                                : g_strdup(ref);
-    g_autofree char *text = g_strdup_printf("topology: \"%s\"\n", abs);
-    g_autoptr(ConfNode) root = conf_load_string(text, "--topology", err);
-    if (!root)
-        return FALSE;
+    /* the tree built, not YAML text: a '"' in the name was pasted into the YAML and gave a parse
+     * error ("--topology:1:17: did not find expected key") instead of naming the topology */
+    g_autoptr(ConfNode) root = conf_load_string("{}", "--topology", err);
+    g_assert(root);
+    conf_put(root, "topology", conf_scalar_new(abs, "--topology"));
     /* references resolve as if from a scenario in the source tree's scenarios/ */
     g_autofree char *anchor = g_build_filename(SIM_SOURCE_DIR, "scenarios", "-", NULL);
     if (!resolve_ref(root, "topology", "topologies", anchor, err))

@@ -80,6 +80,11 @@ typedef struct {
  * or set error; the tree is not validated. */
 ConfNode *scenario_resolve(const char *path, char *const *sets, GError **err);
 
+/* For a scenario with an `import:` key: the comment block `sim import` writes for that file
+ * (what was not mapped, the defaults chosen), for the caller to print; NULL when there is no
+ * import (or it fails: loading the scenario reports that). */
+char *scenario_import_notes(const char *path);
+
 /* Load path, apply sets ("KEY=VALUE", NULL-terminated, may be NULL) in order, validate. */
 Scenario *scenario_load(const char *path, char *const *sets, GError **err);
 void scenario_free(Scenario *s);

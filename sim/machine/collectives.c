@@ -447,6 +447,10 @@ static CollChoice choose_group(Collectives *c, CollOp op, const CollGroup *g, do
     return best;
 }
 
+gboolean coll_algo_applies(CollAlgo a, CollOp op, int n, int nodes) {
+    return a >= 0 && a < ALGO_COUNT && algos[a].applies(op, n, nodes);
+}
+
 /* O(choices made for the group): a group meets a few message sizes (its layers' tensors, its
  * buckets), each choice is made once. */
 CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes) {

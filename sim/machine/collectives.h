@@ -34,6 +34,9 @@ int coll_op_parse(const char *name);
 /* An algorithm's and a protocol's index from its name (coll_algo_name, coll_proto_name); -1 for
  * NULL or an unknown name. */
 int coll_algo_parse(const char *name);
+/* Whether algorithm a can run op over n ranks on nodes nodes (tree and hierarchical: allreduce
+ * across nodes only, as NCCL and RCCL run them); a forced one that cannot is not used. */
+gboolean coll_algo_applies(CollAlgo a, CollOp op, int n, int nodes);
 int coll_proto_parse(const char *name);
 const char *coll_algo_name(CollAlgo a);
 const char *coll_proto_name(CollProto p);

@@ -40,8 +40,11 @@ void report_csv_quote(GString *g, const char *s) {
 }
 
 void report_json_quote(GString *g, const char *s) {
+    /* JSON text is UTF-8 (RFC 8259 section 8.1): a scenario path with other bytes made the
+     * report invalid; such bytes are written as U+FFFD */
+    g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
     g_string_append_c(g, '"');
-    for (const char *p = s ? s : ""; *p; p++) {
+    for (const char *p = valid; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c == '"' || c == '\\')
             g_string_append_printf(g, "\\%c", c);

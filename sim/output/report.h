@@ -18,7 +18,7 @@ typedef enum { REPORT_TEXT, REPORT_JSON, REPORT_CSV } ReportFormat;
 const char *report_format_number(double v, char *buf);
 
 /* s as a JSON string literal (quotes, backslashes and control characters escaped), appended to g;
- * NULL is written as "". */
+ * NULL is written as "", bytes that are not UTF-8 as U+FFFD. */
 void report_json_quote(GString *g, const char *s);
 /* Append s as one CSV field: as it is, or double-quoted (quotes doubled) when it holds a comma, a
  * quote or a line break (RFC 4180). */

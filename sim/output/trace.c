@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outfile.h"
 #include "report.h"
 
 typedef struct {
@@ -26,7 +27,8 @@ struct Trace {
     const Scenario *sc;
     Layout *lay;
     char *path;
-    FILE *out;
+    OutFile *file; /* where out goes (outfile.h); NULL once committed */
+    FILE *out;     /* its stream */
     gboolean dedup;
     int *slot_of;    /* job rank -> index in ranks, -1 when not traced */
     GArray *ranks;   /* RankTrace, ascending rank */
@@ -102,12 +104,9 @@ Trace *trace_new(const Scenario *sc, int dedup, const char *path, const char *ra
         t->slot_of[r] = (int)t->ranks->len;
         g_array_append_val(t->ranks, rt);
     }
-    t->out = fopen(path, "w");
-    if (!t->out) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write the trace %s: %s", path,
-                    g_strerror(errno));
+    if (!(t->file = outfile_open(path, err)))
         return NULL;
-    }
+    t->out = outfile_stream(t->file);
     fputs("{\"traceEvents\": [\n", t->out);
     return g_steal_pointer(&t);
 }
@@ -115,8 +114,7 @@ Trace *trace_new(const Scenario *sc, int dedup, const char *path, const char *ra
 void trace_free(Trace *t) {
     if (!t)
         return;
-    if (t->out)
-        fclose(t->out);
+    outfile_free(t->file);
     g_free(t->path);
     g_free(t->slot_of);
     layout_free(t->lay);
@@ -323,12 +321,7 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
             "\"iteration_time_s\": %s}\n}\n",
             sc->gpus, sum->ranks_simulated, t->ranks->len,
             report_format_number((double)sum->iteration / SIM_PS_PER_S, it));
-    FILE *f = t->out;
+    OutFile *f = g_steal_pointer(&t->file);
     t->out = NULL;
-    if (ferror(f) | (fclose(f) != 0)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "cannot write the trace %s: %s", t->path,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    return TRUE;
+    return outfile_commit(f, err);
 }

@@ -1,0 +1,286 @@
+/* import_run: the parallel and training sections of `sim import`'s scenario (import.c has the
+ * sources of the names and defaults): TP, PP, ZeRO and its sizes, Megatron-LM's interleaving and
+ * sequence parallelism, precision, batch, sequence length, recompute, and the nodes. */
+#include <string.h>
+
+#include "conf.h"
+#include "import_internal.h"
+#include "scenario.h"
+
+/* Megatron-LM's interleaved schedule (megatron/training/arguments.py): the model chunks per rank
+ * come from --num-layers-per-virtual-pipeline-stage N as layers / (pp N), or directly from
+ * --num-virtual-stages-per-pipeline-rank; and its --sequence-parallel. */
+gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t layers,
+                                      GError **err) {
+    ImportItem *sp = im_take(im, "sequence_parallel", NULL);
+    gboolean on = FALSE;
+    if (sp && !im_as_bool(sp, &on, err))
+        return FALSE;
+    if (on)
+        im_put(p, "sequence_parallel", "true", sp->key);
+    ImportItem *per = im_take(im, "num_layers_per_virtual_pipeline_stage", NULL),
+               *direct = im_take(im, "num_virtual_stages_per_pipeline_rank", NULL);
+    int64_t v = 0, n;
+    if (direct && !im_as_int(direct, 1, 1 << 20, &v, err))
+        return FALSE;
+    if (per) {
+        if (!im_as_int(per, 1, 1 << 20, &n, err))
+            return FALSE;
+        if (layers <= 0 || layers % (r->pp * n) != 0)
+            return im_fail(err, per,
+                           "%" G_GINT64_FORMAT
+                           " layers per virtual stage with pipeline parallelism "
+                           "%" G_GINT64_FORMAT " needs a layer count that pp x %" G_GINT64_FORMAT
+                           " divides (%" G_GINT64_FORMAT ")",
+                           n, r->pp, n, layers);
+        v = layers / (r->pp * n);
+    }
+    if (v > 1) {
+        ImportItem *from = per ? per : direct;
+        im_put(p, "schedule", "interleaved", from->key);
+        im_put_int(p, "virtual_stages", v, from->key);
+    }
+    return TRUE;
+}
+
+gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
+    if (!im_int_of(im, p, "tp", 1, 1 << 20, 1, NULL, &r->tp, err, "model_parallel_size",
+                   "tensor_model_parallel_size", NULL))
+        return FALSE;
+    ImportItem *pp = im_take(im, "pipe_parallel_size", "pipeline_model_parallel_size", NULL);
+    r->pp = 1;
+    if (pp) {
+        if (!im_as_int(pp, 0, 1 << 20, &r->pp, err))
+            return FALSE;
+        /* GPT-NeoX: 0 runs without the pipeline engine, one stage */
+        im_put_int(p, "pp", MAX(r->pp, 1), r->pp ? pp->key : "pipe_parallel_size 0: no pipeline");
+        r->pp = MAX(r->pp, 1);
+    }
+    /* Megatron-LM's --context-parallel-size splits every sequence over CP ranks: not modelled,
+     * and leaving it out would simulate CP times the work per rank without a word */
+    ImportItem *cp = im_take(im, "context_parallel_size", NULL);
+    int64_t v;
+    if (cp && !im_as_int(cp, 1, 1 << 20, &v, err))
+        return FALSE;
+    if (cp && v > 1)
+        return im_fail(err, cp, "context parallelism is not modelled (1 is)");
+    /* expert parallelism: Megatron-LM's --expert-model-parallel-size, the scenario's parallel.ep
+     * (the scenario checks it against the experts) */
+    ImportItem *ep = im_take(im, "expert_model_parallel_size", NULL);
+    if (ep) {
+        if (!im_as_int(ep, 1, 1 << 20, &v, err))
+            return FALSE;
+        im_put_int(p, "ep", v, ep->key);
+    }
+    ImportItem *dist = im_take(im, "use_distributed_optimizer", NULL);
+    if (!im_int_of(im, p, "zero", 0, 3, dist ? 1 : 0, NULL, &r->zero, err,
+                   "zero_optimization.stage", NULL))
+        return FALSE;
+    if (dist && !strstr(p->str, "zero:"))
+        im_put(p, "zero", "1", "use_distributed_optimizer: optimizer state sharded over DP");
+    /* ZeRO-Offload and ZeRO-Infinity (DeepSpeed's zero_optimization.offload_optimizer and
+     * offload_param, device cpu or nvme; the older cpu_offload and cpu_offload_params) move the
+     * optimizer step to the host CPU and parameters over each node's CPU-GPU links: not modelled,
+     * and simulating the run as GPU-resident ZeRO would be silently wrong */
+    static const char *const offload[] = {
+        "zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device",
+        "zero_optimization.cpu_offload", "zero_optimization.cpu_offload_params"};
+    for (size_t i = 0; i < G_N_ELEMENTS(offload); i++) {
+        ImportItem *it = im_take(im, offload[i], NULL);
+        if (!it || !g_ascii_strcasecmp(it->value, "none") ||
+            !g_ascii_strcasecmp(it->value, "false"))
+            continue;
+        return im_fail(err, it,
+                       "offloading to the host (ZeRO-Offload, ZeRO-Infinity) is not modelled: "
+                       "the optimizer step on the CPU and the transfers over the CPU-GPU links "
+                       "would be missing; set the device to none to simulate GPU-resident ZeRO");
+    }
+    static const struct {
+        const char *key, *name;
+        gboolean bytes; /* DeepSpeed gives elements; the scenario key is a size */
+    } sizes[] = {{"bucket_size", "zero_optimization.reduce_bucket_size", TRUE},
+                 {"prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size", FALSE},
+                 {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE}};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        ImportItem *it = im_take(im, sizes[i].name, NULL);
+        int64_t v;
+        if (!it)
+            continue;
+        if (!im_as_int(it, 0, INT64_C(1) << 50, &v, err))
+            return FALSE;
+        g_autofree char *from =
+            sizes[i].bytes ? g_strdup_printf("%s: %" G_GINT64_FORMAT " elements x %d bytes",
+                                             it->key, v, r->elem_bytes)
+                           : g_strdup(it->key);
+        im_put_int(p, sizes[i].key, sizes[i].bytes ? v * r->elem_bytes : v, from);
+    }
+    return TRUE;
+}
+
+/* Whether the file sets key to DeepSpeed's "auto" (im_take passes over such a setting). */
+static gboolean is_auto(const Im *im, const char *key) {
+    for (guint i = 0; i < im->items->len; i++) {
+        const ImportItem *it = im->items->pdata[i];
+        if (!strcmp(it->key, key) && !strcmp(it->value, "auto"))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean import_write_precision(Im *im, GString *t, Run *r, GError **err) {
+    ImportItem *fp16 = im_take(im, "fp16.enabled", "fp16", NULL),
+               *bf16 = im_take(im, "bf16.enabled", "bf16", NULL),
+               *prec = im_take(im, "precision", NULL),
+               *fp8 = im_take(im, "fp8_format", "fp8", "fp8_hybrid", "fp8_e4m3", NULL);
+    gboolean on16 = FALSE, onb = FALSE;
+    if ((fp16 && !im_as_bool(fp16, &on16, err)) || (bf16 && !im_as_bool(bf16, &onb, err)))
+        return FALSE;
+    const char *name = NULL, *from = NULL;
+    if (fp8) {
+        name = "fp8", from = fp8->key;
+    } else if (prec) {
+        g_autofree char *low = g_ascii_strdown(prec->value, -1);
+        name = strstr(low, "bf") ? "bf16" : strstr(low, "16") ? "fp16" : "fp32";
+        from = prec->key;
+    } else if (onb || on16) {
+        name = onb ? "bf16" : "fp16", from = (onb ? bf16 : fp16)->key;
+    } else if (im->fmt == IMPORT_HF) {
+        ImportItem *dt = im_take(im, "torch_dtype", NULL);
+        name = "bf16";
+        im_chose(im, "precision", "bf16",
+                 dt ? "torch_dtype is the checkpoint's, not the training's"
+                    : "config.json says nothing of training precision");
+        from = "default";
+    } else if (is_auto(im, "fp16.enabled") || is_auto(im, "bf16.enabled")) {
+        /* the Hugging Face Trainer fills "auto" from its --bf16 / --fp16 (transformers
+         * integrations/deepspeed.py, trainer_config_process): the training is in half precision
+         * when the config leaves it to the Trainer; bf16 on the GPUs modelled */
+        name = "bf16";
+        im_chose(im, "precision", "bf16",
+                 "fp16 / bf16 \"auto\": the Hugging Face Trainer's --bf16 or --fp16 decides; "
+                 "bf16 assumed (--set training.precision=fp16 or fp32 otherwise)");
+        from = "default";
+    } else {
+        name = "fp32";
+        im_chose(im, "precision", "fp32", "neither fp16 nor bf16 is enabled");
+        from = "default";
+    }
+    r->elem_bytes = strcmp(name, "fp32") ? 2 : 4;
+    im_put(t, "precision", name, from);
+    return TRUE;
+}
+
+gboolean import_write_training(Im *im, GString *t, Run *r, GError **err) {
+    if (!im_int_of(im, t, "micro_batch", 1, 1 << 20, 1, "the file gives no micro-batch", &r->micro,
+                   err, "train_micro_batch_size_per_gpu", "micro_batch_size", NULL) ||
+        !im_int_of(im, t, "grad_accum", 1, 1 << 24, 0, NULL, &r->accum, err,
+                   "gradient_accumulation_steps", "gas", NULL))
+        return FALSE;
+    ImportItem *gb = im_take(im, "train_batch_size", "global_batch_size", NULL);
+    r->global = 0;
+    if (gb && !im_as_int(gb, 1, INT64_C(1) << 40, &r->global, err))
+        return FALSE;
+    if (gb && !r->accum) {
+        im_put_int(t, "global_batch", r->global, gb->key);
+    } else if (gb) { /* both: accumulation written; the global batch fixes DP (nodes) */
+        /* DeepSpeed refuses a batch that is not micro x accumulation x DP (its config.py,
+         * _batch_assertion); a 63 with micro 2 and accumulation 2 was dropped without a word */
+        if (r->global % (r->micro * r->accum) != 0)
+            return im_fail(err, gb,
+                           "the global batch must be micro-batch %" G_GINT64_FORMAT
+                           " x accumulation %" G_GINT64_FORMAT " x data-parallel size, as "
+                           "DeepSpeed checks; %" G_GINT64_FORMAT
+                           " is no multiple of %" G_GINT64_FORMAT,
+                           r->micro, r->accum, r->global, r->micro * r->accum);
+        r->global_dp = gb;
+    }
+    ImportItem *seq = im_take(im, "seq_length", "seq_len", NULL);
+    if (seq) {
+        if (!im_as_int(seq, 1, 1 << 24, &r->seq, err))
+            return FALSE;
+        im_put_int(t, "seq_len", r->seq, seq->key);
+    } else {
+        ImportItem *maxp = im_take(im, "max_position_embeddings", "n_positions", NULL);
+        int64_t mp = 2048;
+        if (maxp && !im_as_int(maxp, 1, 1 << 24, &mp, err))
+            return FALSE;
+        r->seq = MIN(mp, 8192);
+        g_autofree char *why = g_strdup_printf("no training sequence length; %s",
+                                               maxp ? "max_position_embeddings, at most 8192"
+                                                    : "the scenario default");
+        g_autofree char *s = g_strdup_printf("%" G_GINT64_FORMAT, r->seq);
+        im_chose(im, "seq_len", s, why);
+        im_put(t, "seq_len", s, "default");
+    }
+    ImportItem *ck = im_take(im, "checkpoint_activations", NULL),
+               *gran = im_take(im, "recompute_granularity", NULL),
+               *sel = im_take(im, "recompute_activations", NULL);
+    gboolean on = FALSE;
+    if (gran) {
+        g_autofree char *low = g_ascii_strdown(gran->value, -1);
+        if (strcmp(low, "full") && strcmp(low, "selective"))
+            return im_fail(err, gran, "expected full or selective");
+        im_put(t, "recompute", low, gran->key);
+    } else if (sel) {
+        if (!im_as_bool(sel, &on, err))
+            return FALSE;
+        im_put(t, "recompute", on ? "selective" : "none", sel->key);
+    } else if (ck) {
+        if (!im_as_bool(ck, &on, err))
+            return FALSE;
+        im_put(t, "recompute", on ? "full" : "none", ck->key);
+    }
+    ImportItem *sync = im_take(im, "synchronize_each_layer", NULL);
+    if (sync) {
+        if (!im_as_bool(sync, &on, err))
+            return FALSE;
+        im_put(t, "synchronize_each_layer", on ? "true" : "false", sync->key);
+    }
+    im_put(t, "framework", im->fmt == IMPORT_MEGATRON ? "megatron" : "deepspeed",
+           im->fmt == IMPORT_MEGATRON ? "Megatron-LM arguments"
+           : im->fmt == IMPORT_HF     ? "default"
+                                      : "GPT-NeoX and DeepSpeed run DeepSpeed");
+    if (im->fmt == IMPORT_HF)
+        im_chose(im, "framework", "deepspeed", "config.json names no trainer");
+    return TRUE;
+}
+
+/* Nodes: given, or the fewest that hold TP x PP x DP, DP from the global batch when the file
+ * gives it with the micro-batch and accumulation (DeepSpeed's train_batch_size =
+ * micro x accumulation x DP), else 1. */
+gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_t *nodes,
+                          GError **err) {
+    ImportItem *nn = im_take(im, "nnodes", NULL); /* torchrun's, before the script */
+    /* the nodes given: the global batch no longer sets DP; listed as not mapped, not dropped */
+    if ((opt->nodes > 0 || nn) && r->global_dp)
+        r->global_dp->used = FALSE;
+    if (opt->nodes > 0) {
+        *nodes = opt->nodes;
+        if (nn)
+            nn->used = FALSE;
+        return TRUE;
+    }
+    if (nn) {
+        if (!im_as_int(nn, 1, 1 << 24, nodes, err))
+            return FALSE;
+        g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
+        im_chose(im, "nodes", v, "torchrun's --nnodes");
+        return TRUE;
+    }
+    TopologySpec topo;
+    if (!scenario_load_topology(opt->topology ? opt->topology : "frontier", NULL, &topo, err))
+        return FALSE;
+    int64_t gpn = topo.gpus_per_node, dp = 1;
+    topo_spec_clear(&topo);
+    if (r->global_dp)
+        dp = r->global / (r->micro * r->accum);
+    int64_t ranks = r->tp * r->pp * dp;
+    *nodes = (ranks + gpn - 1) / gpn;
+    g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
+    g_autofree char *why = g_strdup_printf(
+        "the fewest that hold TP %" G_GINT64_FORMAT " x PP %" G_GINT64_FORMAT
+        " x DP %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT " GPUs per node%s; --nodes N sets it",
+        r->tp, r->pp, dp, gpn, dp > 1 ? " (DP from the global batch)" : "");
+    im_chose(im, "nodes", v, why);
+    return TRUE;
+}
