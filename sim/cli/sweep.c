@@ -373,10 +373,20 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     const Point *p = point(sw, i);
     SweepResult *r = g_new0(SweepResult, 1);
     r->point = i;
+    r->final = TRUE;
+    r->bound = -1;
     g_autoptr(GError) e = NULL;
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(Scenario) sc = load_point(sw, p, &e);
-    g_autoptr(SimRun) run = sc ? sim_run(sc, dedup, &e) : NULL;
+    gboolean trial = dedup == SWEEP_TRIAL_EXACT || dedup == SWEEP_TRIAL_ALL;
+    g_autoptr(SimRun) run = sc ? sim_run(sc, trial ? DEDUP_ESTIMATE : dedup, &e) : NULL;
+    if (run && trial && sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF &&
+        (dedup == SWEEP_TRIAL_ALL || sim_trial_mode(sim_summary(run)) == DEDUP_OFF)) {
+        r->final = FALSE;
+        r->bound = sim_bound(sc, &e);
+        if (r->bound < 0)
+            g_clear_pointer(&run, sim_run_free);
+    }
     if (!run) {
         r->error = g_strdup(e->message);
         r->bad_input = sim_error_is_input(e);

@@ -83,6 +83,7 @@ struct Executor {
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
+    gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
     gboolean prefetch;       /* the programs outgrow the caches: see complete() */
     const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
@@ -269,6 +270,11 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
     ex->obs = obs;
 }
 
+void exec_set_bound(Executor *ex) {
+    ex->bound = TRUE;
+    ex->interference = FALSE;
+}
+
 int exec_ranks_simulated(const Executor *ex) {
     return ex->nsim;
 }
@@ -418,7 +424,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     Dim cls = layout_dim_class(dim);
-    int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
+    int rep = ex->dedup && cls == DIM_DP && !ex->bound ? ex->job_rank[i] : -1;
     coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
                      (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 |
                          (uint32_t)group);
@@ -496,7 +502,9 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
      * for what that costs against --all-ranks; the run counts such sends and its report says so
      * (UNEVEN COPIES in coll_streams.c). */
     int copies = 1, stride = 0, rep = -1;
-    if (ex->dedup_tp) {
+    if (ex->bound) /* its own send alone, as --all-ranks makes it (exec_set_bound) */
+        copies = 1;
+    else if (ex->dedup_tp) {
         copies = ex->sc->tp;
         stride = 1;
     } else if (ex->dedup && ex->sc->dp > ex->span) {

@@ -63,6 +63,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);
 
+/* Before exec_run: the run is sim_bound's (LOWER BOUND in sim.c). Compute is never slowed by
+ * communication, and every collective and send of a simulated rank is started as a run with
+ * every rank starts it: over all its members' links (not the symmetric form) and carrying no
+ * other replica's copies. */
+void exec_set_bound(Executor *ex);
+
 /* Number of ranks simulated and the job rank of simulated rank i. */
 int exec_ranks_simulated(const Executor *ex);
 /* The bytes of the simulated ranks' state and statistics: what its events read by rank. */

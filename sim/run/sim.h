@@ -22,6 +22,10 @@ SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs,
  * whatever is asked where ep > 1. */
 Dedup sim_dedup_mode(const Scenario *sc, int dedup);
 void sim_run_free(SimRun *run);
+/* A lower bound on the iteration time of sc with every rank simulated (what sim_run gives with
+ * DEDUP_OFF, and DEDUP_EXACT where it reruns), picoseconds, at the cost of a deduplicated run;
+ * -1 with err set when the run fails. Proved in sim.c (LOWER BOUND). */
+SimTime sim_bound(const Scenario *sc, GError **err);
 /* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
  * cannot be: CONF_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's (EXEC_ERROR_DEADLOCK,
  * anything else). Chosen by error domain and code, never by the message. */
