@@ -242,6 +242,44 @@ START_TEST(test_bound_below_exact) {
 }
 END_TEST
 
+/* sim_run_within: a horizon one picosecond short of the iteration stops the run with
+ * EXEC_ERROR_HORIZON; a horizon at the iteration gives sim_run's report, byte for byte (the
+ * deduplicated default, a rerun with every rank, and --all-ranks). */
+START_TEST(test_horizon) {
+    const char *plain[] = {NULL};
+    const char *uneven[] = {"nodes=8",
+                            "topology.fabric.nodes_per_group=4",
+                            "topology.fabric.switches_per_group=4",
+                            "model=gpt-neox-1.3b",
+                            "parallel.tp=1",
+                            "parallel.pp=2",
+                            "training.seq_len=512",
+                            "training.micro_batch=1",
+                            "training.grad_accum=8",
+                            NULL};
+    const struct {
+        const char *file;
+        const char *const *sets;
+        int dedup;
+    } cases[] = {{"1.3B_tp_pp.yaml", plain, -1},
+                 {"13B_tp8.yaml", uneven, -1},
+                 {"1.3B_tp_pp.yaml", plain, DEDUP_OFF}};
+    for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
+        g_autoptr(Scenario) sc = load_ok(cases[k].file, cases[k].sets);
+        g_autoptr(SimRun) run = run_ok(sc, cases[k].dedup);
+        SimTime it = sim_summary(run)->iteration;
+        g_autoptr(GError) err = NULL;
+        g_autoptr(SimRun) short_run = sim_run_within(sc, cases[k].dedup, it - 1, &err);
+        ck_assert_msg(!short_run && g_error_matches(err, EXEC_ERROR, EXEC_ERROR_HORIZON),
+                      "case %u: not stopped at the horizon", k);
+        g_autoptr(SimRun) at = sim_run_within(sc, cases[k].dedup, it, NULL);
+        ck_assert_msg(at != NULL, "case %u: stopped at its own iteration", k);
+        g_autofree char *a = json_of(run), *b = json_of(at);
+        ck_assert_str_eq(a, b);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -253,6 +291,7 @@ int main(void) {
     tcase_add_test(tc, test_tp_overlap_column);
     tcase_add_test(tc, test_bound_closed_form);
     tcase_add_test(tc, test_bound_below_exact);
+    tcase_add_test(tc, test_horizon);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

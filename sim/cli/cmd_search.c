@@ -18,13 +18,17 @@ typedef struct {
     GPtrArray *results; /* SweepResult *: final rows */
     GPtrArray *pending; /* SweepResult *: deduplicated rows still to be settled (PRUNING) */
     int failed;
+    int beyond; /* reruns stopped at the horizon (PRUNING) */
     gboolean progress;
     int done, total;
 } Found;
 
 static void found(void *ctx, SweepResult *r) {
     Found *f = ctx;
-    if (r->error) {
+    if (r->beyond) { /* slower than the top's last: see PRUNING */
+        f->beyond++;
+        sweep_result_free(r);
+    } else if (r->error) {
         fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
         f->failed++;
         sweep_result_free(r);
@@ -53,8 +57,10 @@ static gint by_time(gconstpointer a, gconstpointer b) {
  * layout's exact iteration is >= its bound > the final T; at least `top` settled rows are at or
  * below the final T and so rank ahead of it (ties are broken by point, but its time is strictly
  * larger), and the settled rows keep their order among themselves: the first `top` of the
- * settled rows are the first `top` of all. docs/speed.md, "Search". */
-static void search_pending(const Sweep *sw, Found *f, int jobs, int dedup, int top, guint8 *todo,
+ * settled rows are the first `top` of all. A rerun is also stopped once its iteration is known
+ * to exceed T (sweep_set_horizon, exec_set_horizon): dropped by the same argument, its time
+ * strictly above T. docs/speed.md, "Search". */
+static void search_pending(Sweep *sw, Found *f, int jobs, int dedup, int top, guint8 *todo,
                            int *reruns, int *pruned) {
     g_ptr_array_sort(f->pending, by_time); /* the cheap estimate's order */
     guint next = 0;
@@ -77,9 +83,11 @@ static void search_pending(const Sweep *sw, Found *f, int jobs, int dedup, int t
             batch++;
         }
         *reruns += batch;
+        sweep_set_horizon(sw, t);
         if (batch > 0)
             sweep_run(sw, jobs, dedup, todo, found, NULL, f);
     }
+    sweep_set_horizon(sw, SIM_TIME_MAX);
 }
 
 static gboolean parse_ints(const char *s, GArray *out) {
@@ -292,6 +300,7 @@ int cmd_search(int argc, char **argv) {
     Found f = {g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
                g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
                0,
+               0,
                !quiet && isatty(2),
                0,
                runs};
@@ -312,8 +321,10 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: %d layouts simulated in %.2f s", runs,
                 (double)(g_get_monotonic_time() - t0) / 1e6);
         if (mode != DEDUP_ESTIMATE && !exhaustive)
-            fprintf(stderr, "; %d run again with every rank, %d ruled out by their lower bound",
-                    reruns, pruned);
+            fprintf(stderr,
+                    "; %d run again with every rank (%d of them stopped once past the top), %d "
+                    "ruled out by their lower bound",
+                    reruns, f.beyond, pruned);
         fputc('\n', stderr);
     }
 

@@ -79,6 +79,7 @@ typedef struct {
        final is TRUE and bound -1 in every other mode */
     gboolean final;
     SimTime bound;
+    gboolean beyond; /* past sweep_set_horizon's horizon: no row, no error */
 } SweepResult;
 
 void sweep_result_free(SweepResult *r);
@@ -89,6 +90,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
  * (SWEEP_TRIAL_ALL) would give, and where not, with sim_bound's lower bound on that run. */
 #define SWEEP_TRIAL_EXACT (-2)
 #define SWEEP_TRIAL_ALL (-3)
+
+/* Runs from now on (not trial modes') stop once their iteration is known to last past horizon
+ * (ps; sim_run_within), their result marked beyond; SIM_TIME_MAX, the default: none. */
+void sweep_set_horizon(Sweep *sw, SimTime horizon);
 
 /* Simulate point i (which must be valid) and format its row. Thread-safe. dedup as sim_run, or
  * SWEEP_TRIAL_EXACT, SWEEP_TRIAL_ALL. */

@@ -84,6 +84,8 @@ struct Executor {
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
     gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
+    SimTime horizon;         /* exec_set_horizon; SIM_TIME_MAX: none */
+    int nfinished;           /* ranks that finished their program */
     gboolean prefetch;       /* the programs outgrow the caches: see complete() */
     const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
@@ -190,6 +192,7 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
+    ex->horizon = SIM_TIME_MAX;
     ex->job_rank = bigmem_new0(ex->nsim, sizeof(int)); /* read on every event: huge pages */
     ex->sim_of = bigmem_new0(sc->gpus, sizeof(int));
     for (int r = 0, i = 0; r < sc->gpus; r++)
@@ -270,6 +273,10 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
     ex->obs = obs;
 }
 
+void exec_set_horizon(Executor *ex, SimTime horizon) {
+    ex->horizon = horizon;
+}
+
 void exec_set_bound(Executor *ex) {
     ex->bound = TRUE;
     ex->interference = FALSE;
@@ -314,8 +321,8 @@ static void complete(Executor *ex, int i, int s) {
     if (at < pg->nstream[s])
         rs->waiting |= (uint8_t)(1u << s);
     /* the task after the next one in this stream: by the time it is due, its record and its
-     * launch time are in cache (the Megatron-style 1T's 64 programs are 36 MB, read by every
-     * rank's cursor at once; timings in docs/speed.md, "Second pass") */
+     * launch time are in cache (a Megatron-style pipeline's programs, read by every rank's cursor
+     * at once, outgrow the caches; docs/speed.md, "Memory") */
     if (ex->prefetch && at + 1 < pg->nstream[s]) {
         guint32 k = pg->streams[s][at + 1];
         __builtin_prefetch(&pg->tasks[k]);
@@ -642,6 +649,7 @@ static void try_advance(Executor *ex, int i) {
     }
     if (rs->completed == pg->ntasks && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
+        ex->nfinished++;
         stats_finish(ex->st, i, engine_now(ex->eng));
     }
 }
@@ -675,6 +683,14 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++)
         try_advance(ex, i);
+    engine_run_until(ex->eng, ex->horizon);
+    if (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
+        !engine_overflowed(ex->eng)) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
+                    "the iteration lasts past %.6f s (the horizon it was run to)",
+                    (double)ex->horizon / (double)SIM_PS_PER_S);
+        return FALSE;
+    }
     engine_run(ex->eng);
     if (engine_overflowed(ex->eng)) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,

@@ -58,11 +58,8 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
 }
 
 /* READ AHEAD (engine.c) pays where the ranks' state outgrows the last-level cache a process
- * gets; below, its instructions only cost: about 80 an event with the hints. 20B on 1,024 nodes
- * with every rank (8,192 ranks of 1,016 bytes: 7.9 MiB, under the line) ran 3 % slower with it
- * and 1T on 2,048 Frontier nodes (16,384 ranks) about 10 % faster, all of Frontier 2 to 9 %
- * (docs/speed.md, "Eighth pass"). tools/memlatency.c measures that cache: on this project's VM a
- * dependent read costs 17 ns over 4 MiB and 90 to 176 ns over 16 MiB. */
+ * gets; below, its instructions only cost (docs/speed.md, "Read-ahead", with the measurements;
+ * tools/memlatency.c measures that cache). */
 #define READ_AHEAD_BYTES ((size_t)8 << 20)
 
 static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTime now);
@@ -70,8 +67,8 @@ static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTim
 /* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
  * whose links' work goes there. */
 typedef struct LinkWork LinkWork;
-static SimRun *run_once(const Scenario *sc, gboolean dd, LinkWork *work, const ExecObserver *obs,
-                        GError **err) {
+static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
+                        const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
@@ -94,6 +91,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, LinkWork *work, const E
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
+    exec_set_horizon(run->ex, horizon);
     if (work) {
         net_set_sharing(run->net, FALSE);
         net_set_flow_observer(run->net, note_work, work);
@@ -109,6 +107,10 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, LinkWork *work, const E
     s->critical_rank = exec_job_rank(run->ex, run->critical_index);
     s->critical = stats_rank(run->st, run->critical_index);
     s->iteration = s->critical.finish;
+    if (s->iteration > horizon) { /* its last event was the one past the horizon */
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
+        return NULL;
+    }
     s->overlap = s->critical.comm > 0
                      ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
                      : 0.0;
@@ -168,23 +170,38 @@ Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
     return dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
 }
 
-SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+/* sim_run_observed with a horizon for the run whose figures count (not a trial's, whose
+ * iteration may overstate the answer's). */
+static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
+                        GError **err) {
     gint64 t0 = g_get_monotonic_time();
     Dedup mode = sim_dedup_mode(sc, dedup);
     if (mode != DEDUP_EXACT)
-        return run_once(sc, mode != DEDUP_OFF, NULL, obs, err);
-    g_autoptr(SimRun) trial = run_once(sc, TRUE, NULL, NULL, err);
+        return run_once(sc, mode != DEDUP_OFF, horizon, NULL, obs, err);
+    g_autoptr(SimRun) trial = run_once(sc, TRUE, SIM_TIME_MAX, NULL, NULL, err);
+    if (trial && sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && trial->sum.iteration > horizon) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
+        return NULL;
+    }
     if (!trial || (sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && !obs))
         return g_steal_pointer(&trial);
     Dedup settled = sim_trial_mode(&trial->sum);
     SimSummary kept = trial->sum; /* the trial's memory goes before the run that counts */
     g_clear_pointer(&trial, sim_run_free);
-    SimRun *run = run_once(sc, settled != DEDUP_OFF, NULL, obs, err);
+    SimRun *run = run_once(sc, settled != DEDUP_OFF, horizon, NULL, obs, err);
     if (!run)
         return NULL;
     sim_keep_trial(run, &kept);
     run->sum.wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     return run;
+}
+
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+    return run_mode(sc, dedup, SIM_TIME_MAX, obs, err);
+}
+
+SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **err) {
+    return run_mode(sc, dedup, horizon, NULL, err);
 }
 
 /* LOWER BOUND. sim_bound's run is the deduplicated one with three changes (exec_set_bound,
@@ -265,8 +282,8 @@ SimTime sim_bound(const Scenario *sc, GError **err) {
     g_autofree double *total = g_new0(double, links), *lead = g_new0(double, links);
     LinkWork work = {total, lead};
     /* ep > 1: never deduplicated (sim_dedup_mode), so every rank */
-    g_autoptr(SimRun) run =
-        run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF, &work, NULL, err);
+    g_autoptr(SimRun) run = run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF,
+                                     SIM_TIME_MAX, &work, NULL, err);
     if (!run)
         return -1;
     double instances = 0; /* task instances of the job */
