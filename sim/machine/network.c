@@ -172,8 +172,8 @@ static inline uint64_t flow_ub(const Flow *f) {
 }
 
 /* COUPLING LISTS. The solver's walk follows a flow's links that couple (tight ones, with the
- * shortcuts on) and fixes rates on them alone (on 1T_full_frontier one load in eight:
- * docs/speed.md). So each live flow keeps the list of its loads on such links (Flow.tl), and a
+ * shortcuts on) and fixes rates on them alone (a fraction of its loads: docs/speed.md, "Network
+ * solver"). So each live flow keeps the list of its loads on such links (Flow.tl), and a
  * link that turns tight or slack moves all its crossings into or out of their flows' lists: O(flows
  * on it) per turn instead of O(loads) per flow per solve. Invariant: a live flow's list holds
  * exactly its loads that are on their link (not lazy) and on a link that couples; the order is any
