@@ -70,6 +70,49 @@ START_TEST(test_two_flows_share_a_link) {
 }
 END_TEST
 
+/* net_set_flow_observer (sim.c, LOWER BOUND (2)): a 10 GB transfer over one 10 GB/s link after
+ * a latency of 1 us is told as it starts, once per link: the time its bytes keep the link busy at
+ * full capacity (1 s), when they may start moving (1 us) and now (0). Two of them end at 2 s +
+ * 1 us: start plus both transfers' work at capacity, the bound's (2) met with equality. */
+typedef struct {
+    int n;
+    double time[4];
+    SimTime from[4], now[4];
+} Told;
+
+static void tell(void *ctx, int32_t link, double time, SimTime from, SimTime now) {
+    Told *t = ctx;
+    (void)link;
+    ck_assert_int_lt(t->n, 4);
+    t->time[t->n] = time;
+    t->from[t->n] = from;
+    t->now[t->n++] = now;
+}
+
+START_TEST(test_flow_observer) {
+    int pairs[] = {0, 1, 10}; /* 10 GB/s */
+    TopologySpec s = spec_with(2, pairs, 1, 1e9);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Topology) topo = topo_new(&s, 1, &err);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Told told = {0};
+    net_set_flow_observer(net, tell, &told);
+    Finish f = {{0}, eng};
+    net_transfer(net, 0, 1, 10e9, 1000000, 0, on_done, &f, 0);
+    net_transfer(net, 0, 1, 10e9, 1000000, 0, on_done, &f, 1);
+    engine_run(eng);
+    ck_assert_int_eq(told.n, 2);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_double_eq_tol(told.time[k], (double)SIM_PS_PER_S, 1e-3);
+        ck_assert_int_eq(told.from[k], 1000000);
+        ck_assert_int_eq(told.now[k], 0);
+    }
+    ck_assert_int_eq(f.at[1], 2 * SIM_PS_PER_S + 1000000);
+    topo_spec_clear(&s);
+}
+END_TEST
+
 START_TEST(test_n_flows_into_one_nic) {
     TopologySpec s = spec_with(1, NULL, 0, 25e9); /* one GPU per node, 25 GB/s NIC */
     g_autoptr(GError) err = NULL;
@@ -960,6 +1003,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_two_flows_share_a_link);
+    tcase_add_test(tc, test_flow_observer);
     tcase_add_test(tc, test_n_flows_into_one_nic);
     tcase_add_test(tc, test_max_min_fairness);
     tcase_add_test(tc, test_crowded_link_closed_form);

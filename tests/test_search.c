@@ -1,5 +1,6 @@
 /* Layout search: the enumeration follows its rules, and the ranking is by simulated iteration
  * time, with the scenario's own layout among the candidates giving the figures of a plain run. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +175,111 @@ START_TEST(test_tp_overlap_column) {
 }
 END_TEST
 
+/* sim_bound less its rounding margin (LOWER BOUND in sim.c): 2 ps a task instance, 1e-9. */
+static SimTime bound_of_exact(const SimRun *run, SimTime it) {
+    const Scenario *sc = sim_scenario(run);
+    double instances = 0;
+    for (int s = 0; s < sc->pp; s++)
+        instances += (double)workload_program(sim_workload(run), s)->ntasks * (sc->gpus / sc->pp);
+    return (SimTime)floor((double)it * (1 - 1e-9) - 2.0 * instances);
+}
+
+/* Closed form: with contention and interference off, every flow of the run with every rank
+ * moves at its bottleneck's rate alone and compute at full speed, which is the bound's run; where
+ * the replicas are images of each other (one node; a fat tree's rails) the bound is the exact
+ * iteration less its margin, to the picosecond. */
+START_TEST(test_bound_closed_form) {
+    static const char *const files[] = {"1.3B_pp.yaml", "1.3B_zero1.yaml", "1.3B_tp_pp.yaml",
+                                        "13B_tp8.yaml"};
+    for (guint k = 0; k < G_N_ELEMENTS(files); k++) {
+        const char *sets[] = {"sim.contention=false", "sim.interference=false", NULL};
+        g_autoptr(Scenario) sc = load_ok(files[k], sets);
+        g_autoptr(SimRun) all = run_ok(sc, DEDUP_OFF);
+        g_autoptr(GError) err = NULL;
+        SimTime b = sim_bound(sc, &err);
+        ck_assert_msg(b >= 0, "%s: %s", files[k], err ? err->message : "");
+        SimTime want = bound_of_exact(all, sim_summary(all)->iteration);
+        ck_assert_msg(b == want,
+                      "%s: bound %" G_GINT64_FORMAT " ps, exact less margin %" G_GINT64_FORMAT,
+                      files[k], b, want);
+    }
+}
+END_TEST
+
+/* The bound is below the run with every rank where contention, interference and uneven replicas
+ * (a dragonfly's global links picked per GPU pair: 4-node groups, PP across them) make the
+ * deduplicated estimate differ from it, and not far below where the machine is quiet. */
+START_TEST(test_bound_below_exact) {
+    static const char *const layouts[][3] = {
+        {"parallel.pp=2", "training.grad_accum=8", "parallel.zero=1"},
+        {"parallel.pp=4", "training.grad_accum=16", "parallel.zero=1"},
+        {"parallel.pp=2", "training.grad_accum=4", "training.recompute=none"},
+    };
+    int uneven = 0;
+    for (guint k = 0; k < G_N_ELEMENTS(layouts); k++) {
+        const char *sets[] = {"nodes=8",
+                              "topology.fabric.nodes_per_group=4",
+                              "topology.fabric.switches_per_group=4",
+                              "model=gpt-neox-1.3b",
+                              "parallel.tp=1",
+                              "training.seq_len=512",
+                              "training.micro_batch=1",
+                              layouts[k][0],
+                              layouts[k][1],
+                              layouts[k][2],
+                              NULL};
+        g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
+        g_autoptr(SimRun) est = run_ok(sc, DEDUP_ESTIMATE);
+        g_autoptr(SimRun) all = run_ok(sc, DEDUP_OFF);
+        uneven += sim_summary(est)->uneven_sends > 0;
+        g_autoptr(GError) err = NULL;
+        SimTime b = sim_bound(sc, &err), it = sim_summary(all)->iteration;
+        ck_assert_msg(b > 0 && b <= it && b > it / 2,
+                      "layout %u: bound %" G_GINT64_FORMAT " ps against %" G_GINT64_FORMAT, k, b,
+                      it);
+    }
+    ck_assert_int_gt(uneven, 0);
+}
+END_TEST
+
+/* sim_run_within: a horizon one picosecond short of the iteration stops the run with
+ * EXEC_ERROR_HORIZON; a horizon at the iteration gives sim_run's report, byte for byte (the
+ * deduplicated default, a rerun with every rank, and --all-ranks). */
+START_TEST(test_horizon) {
+    const char *plain[] = {NULL};
+    const char *uneven[] = {"nodes=8",
+                            "topology.fabric.nodes_per_group=4",
+                            "topology.fabric.switches_per_group=4",
+                            "model=gpt-neox-1.3b",
+                            "parallel.tp=1",
+                            "parallel.pp=2",
+                            "training.seq_len=512",
+                            "training.micro_batch=1",
+                            "training.grad_accum=8",
+                            NULL};
+    const struct {
+        const char *file;
+        const char *const *sets;
+        int dedup;
+    } cases[] = {{"1.3B_tp_pp.yaml", plain, -1},
+                 {"13B_tp8.yaml", uneven, -1},
+                 {"1.3B_tp_pp.yaml", plain, DEDUP_OFF}};
+    for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
+        g_autoptr(Scenario) sc = load_ok(cases[k].file, cases[k].sets);
+        g_autoptr(SimRun) run = run_ok(sc, cases[k].dedup);
+        SimTime it = sim_summary(run)->iteration;
+        g_autoptr(GError) err = NULL;
+        g_autoptr(SimRun) short_run = sim_run_within(sc, cases[k].dedup, it - 1, &err);
+        ck_assert_msg(!short_run && g_error_matches(err, EXEC_ERROR, EXEC_ERROR_HORIZON),
+                      "case %u: not stopped at the horizon", k);
+        g_autoptr(SimRun) at = sim_run_within(sc, cases[k].dedup, it, NULL);
+        ck_assert_msg(at != NULL, "case %u: stopped at its own iteration", k);
+        g_autofree char *a = json_of(run), *b = json_of(at);
+        ck_assert_str_eq(a, b);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -183,6 +289,9 @@ int main(void) {
     tcase_add_test(tc, test_virtual_stages);
     tcase_add_test(tc, test_sequence_parallel_column);
     tcase_add_test(tc, test_tp_overlap_column);
+    tcase_add_test(tc, test_bound_closed_form);
+    tcase_add_test(tc, test_bound_below_exact);
+    tcase_add_test(tc, test_horizon);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -1,5 +1,5 @@
 /* tools/memlatency.c: what one dependent read of a random cache line costs on this host, by the
- * size of the memory it is drawn from (docs/speed.md, "Eighth pass": the floor under a run's
+ * size of the memory it is drawn from (docs/speed.md, "Measuring": the floor under a run's
  * time per event where its state outgrows the caches). Each size is a cycle through every
  * 64-byte line of the region in a random order (Sattolo's shuffle, so one cycle of them all),
  * followed one read after another: each address comes from the read before, so the reads cannot

@@ -1,5 +1,5 @@
 /* tools/pagefaults.c: what a first touch of fresh memory costs on this host (docs/speed.md,
- * "Fourth pass"; the reason for sim/engine/bigmem.c). Touches MiB of fresh anonymous memory one
+ * "Memory"; the reason for sim/engine/bigmem.c). Touches MiB of fresh anonymous memory one
  * byte per 4 KiB page, three ways, and prints microseconds per 4 KiB: page by page (a fault
  * each), pre-faulted with MAP_POPULATE, and advised MADV_HUGEPAGE (2 MiB pages where the kernel
  * gives them). Not built by CMake and not a test: run it by hand,

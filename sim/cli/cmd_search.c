@@ -16,20 +16,25 @@
 #include "sweep.h"
 
 typedef struct {
-    GPtrArray *results; /* SweepResult * */
+    GPtrArray *results; /* SweepResult *: final rows */
+    GPtrArray *pending; /* SweepResult *: deduplicated rows still to be settled (PRUNING) */
     int failed;
+    int beyond; /* reruns stopped at the horizon (PRUNING) */
     gboolean progress;
     int done, total;
 } Found;
 
 static void found(void *ctx, SweepResult *r) {
     Found *f = ctx;
-    if (r->error) {
+    if (r->beyond) { /* slower than the top's last: see PRUNING */
+        f->beyond++;
+        sweep_result_free(r);
+    } else if (r->error) {
         fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
         f->failed++;
         sweep_result_free(r);
     } else {
-        g_ptr_array_add(f->results, r);
+        g_ptr_array_add(r->final ? f->results : f->pending, r);
     }
     if (f->progress && ++f->done % 16 == 0)
         fprintf(stderr, "\rsim search: %d/%d layouts simulated", f->done, f->total);
@@ -40,6 +45,50 @@ static gint by_time(gconstpointer a, gconstpointer b) {
     if (x->sum.iteration != y->sum.iteration)
         return x->sum.iteration < y->sum.iteration ? -1 : 1;
     return x->point - y->point;
+}
+
+/* PRUNING. The exact answer (every layout as sim_run's default gives it, or with every rank under
+ * --all-ranks) without running every layout exactly. Each layout is first run deduplicated
+ * (sweep.c, SWEEP_TRIAL_EXACT / SWEEP_TRIAL_ALL): that is already its exact row where its
+ * representatives are exact; the others (f->pending) carry the deduplicated estimate and a lower
+ * bound on their exact iteration (sim_bound, proved in sim.c, LOWER BOUND). In the order of their
+ * estimates, `jobs` at a time, the pending layouts are run exactly, and before each batch every
+ * pending layout whose bound exceeds the top-th best exact iteration known so far (T) is dropped.
+ * Why the printed top is the exhaustive search's: T only falls as rows are added, so a dropped
+ * layout's exact iteration is >= its bound > the final T; at least `top` settled rows are at or
+ * below the final T and so rank ahead of it (ties are broken by point, but its time is strictly
+ * larger), and the settled rows keep their order among themselves: the first `top` of the
+ * settled rows are the first `top` of all. A rerun is also stopped once its iteration is known
+ * to exceed T (sweep_set_horizon, exec_set_horizon): dropped by the same argument, its time
+ * strictly above T. docs/speed.md, "Search". */
+static void search_pending(Sweep *sw, Found *f, int jobs, int dedup, int top, guint8 *todo,
+                           int *reruns, int *pruned) {
+    g_ptr_array_sort(f->pending, by_time); /* the cheap estimate's order */
+    guint next = 0;
+    while (next < f->pending->len) {
+        SimTime t = SIM_TIME_MAX; /* the top-th best settled iteration */
+        if (f->results->len >= (guint)top) {
+            g_ptr_array_sort(f->results, by_time);
+            t = ((SweepResult *)f->results->pdata[top - 1])->sum.iteration;
+        }
+        memset(todo, 0, (size_t)sweep_points(sw));
+        int batch = 0;
+        for (; next < f->pending->len && batch < MAX(jobs, 1); next++) {
+            const SweepResult *p = f->pending->pdata[next];
+            if (p->bound > t) {
+                (*pruned)++;
+                f->done++;
+                continue;
+            }
+            todo[p->point] = 1;
+            batch++;
+        }
+        *reruns += batch;
+        sweep_set_horizon(sw, t);
+        if (batch > 0)
+            sweep_run(sw, jobs, dedup, todo, found, NULL, f);
+    }
+    sweep_set_horizon(sw, SIM_TIME_MAX);
 }
 
 static gboolean parse_ints(const char *s, GArray *out) {
@@ -122,7 +171,7 @@ int cmd_search(int argc, char **argv) {
     g_autofree char *format = NULL, *output = NULL, *micro = NULL;
     int nodes = 0, jobs = 0, top = 10;
     gint64 global_batch = 0;
-    gboolean all_ranks = FALSE, quiet = FALSE;
+    gboolean all_ranks = FALSE, quiet = FALSE, exhaustive = FALSE;
     GOptionEntry entries[] = {
         {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Nodes of the job (required)", "N"},
         {"global-batch", 'b', 0, G_OPTION_ARG_INT64, &global_batch,
@@ -140,6 +189,8 @@ int cmd_search(int argc, char **argv) {
          "Simulate up to N layouts at once (default: the number of processors)", "N"},
         {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
          "Simulate every rank (no representatives) of every layout", NULL},
+        {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &exhaustive,
+         "Run every layout exactly: no lower bound rules any out (the same answer, slower)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary on stderr", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -261,21 +312,43 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: no layout fits; try more nodes or another global batch\n");
         return 2;
     }
-    Found f = {g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free), 0,
-               !quiet && isatty(2), 0, runs};
-    sweep_run(sw, jobs, all_ranks ? 0 : -1, todo, found, NULL, &f);
+    Found f = {g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
+               g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
+               0,
+               0,
+               !quiet && isatty(2),
+               0,
+               runs};
+    Dedup mode = sim_dedup_mode(sc, all_ranks ? DEDUP_OFF : -1);
+    int reruns = 0, pruned = 0;
+    if (mode == DEDUP_ESTIMATE || exhaustive) {
+        sweep_run(sw, jobs, all_ranks ? DEDUP_OFF : -1, todo, found, NULL, &f);
+    } else {
+        sweep_run(sw, jobs, mode == DEDUP_EXACT ? SWEEP_TRIAL_EXACT : SWEEP_TRIAL_ALL, todo, found,
+                  NULL, &f);
+        f.total += f.pending->len;
+        search_pending(sw, &f, jobs, all_ranks ? DEDUP_OFF : -1, top, todo, &reruns, &pruned);
+    }
     if (f.progress)
         fputc('\n', stderr);
     g_ptr_array_sort(f.results, by_time);
-    if (!quiet)
-        fprintf(stderr, "sim search: %d layouts simulated in %.2f s\n", runs,
+    if (!quiet) {
+        fprintf(stderr, "sim search: %d layouts simulated in %.2f s", runs,
                 (double)(g_get_monotonic_time() - t0) / 1e6);
+        if (mode != DEDUP_ESTIMATE && !exhaustive)
+            fprintf(stderr,
+                    "; %d run again with every rank (%d of them stopped once past the top), %d "
+                    "ruled out by their lower bound",
+                    reruns, f.beyond, pruned);
+        fputc('\n', stderr);
+    }
 
     g_autoptr(GError) oerr = NULL;
     OutFile *of = outfile_open(output, &oerr);
     if (!of) {
         fprintf(stderr, "sim search: %s\n", oerr->message);
         g_ptr_array_unref(f.results);
+        g_ptr_array_unref(f.pending);
         return 1;
     }
     FILE *out = outfile_stream(of);
@@ -287,6 +360,7 @@ int cmd_search(int argc, char **argv) {
         print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity);
     }
     g_ptr_array_unref(f.results);
+    g_ptr_array_unref(f.pending);
     if (!outfile_commit(of, &oerr)) {
         fprintf(stderr, "sim search: %s\n", oerr->message);
         return 1;

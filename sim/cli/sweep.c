@@ -40,6 +40,7 @@ Sweep *sweep_new(const char *scenario, char *const *base_sets, SweepFormat fmt, 
     sw->base_sets = g_strdupv((char **)base_sets);
     sw->fmt = fmt;
     sw->timing = timing;
+    sw->horizon = SIM_TIME_MAX;
     sw->axes = g_ptr_array_new_with_free_func(axis_free);
     sw->keys = g_ptr_array_new_with_free_func(g_free);
     sw->points = g_ptr_array_new_with_free_func(point_free);
@@ -369,14 +370,34 @@ void sweep_result_free(SweepResult *r) {
     g_free(r);
 }
 
+void sweep_set_horizon(Sweep *sw, SimTime horizon) {
+    sw->horizon = horizon;
+}
+
 SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     const Point *p = point(sw, i);
     SweepResult *r = g_new0(SweepResult, 1);
     r->point = i;
+    r->final = TRUE;
+    r->bound = -1;
     g_autoptr(GError) e = NULL;
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(Scenario) sc = load_point(sw, p, &e);
-    g_autoptr(SimRun) run = sc ? sim_run(sc, dedup, &e) : NULL;
+    gboolean trial = dedup == SWEEP_TRIAL_EXACT || dedup == SWEEP_TRIAL_ALL;
+    g_autoptr(SimRun) run = !sc     ? NULL
+                            : trial ? sim_run(sc, DEDUP_ESTIMATE, &e)
+                                    : sim_run_within(sc, dedup, sw->horizon, &e);
+    if (run && trial && sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF &&
+        (dedup == SWEEP_TRIAL_ALL || sim_trial_mode(sim_summary(run)) == DEDUP_OFF)) {
+        r->final = FALSE;
+        r->bound = sim_bound(sc, &e);
+        if (r->bound < 0)
+            g_clear_pointer(&run, sim_run_free);
+    }
+    if (!run && g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
+        r->beyond = TRUE;
+        return r;
+    }
     if (!run) {
         r->error = g_strdup(e->message);
         r->bad_input = sim_error_is_input(e);

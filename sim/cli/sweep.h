@@ -74,12 +74,29 @@ typedef struct {
     gboolean bad_input; /* it failed on its input (a time past SIM_TIME_MAX), not internally */
     SimSummary sum;
     double exposed_dim_s[DIM_COUNT]; /* critical rank's exposed communication by dimension, s */
+    /* with SWEEP_TRIAL_EXACT or SWEEP_TRIAL_ALL: whether the row is the one the exact mode
+       would give, and where it is not, a lower bound on that mode's iteration (sim_bound), ps;
+       final is TRUE and bound -1 in every other mode */
+    gboolean final;
+    SimTime bound;
+    gboolean beyond; /* past sweep_set_horizon's horizon: no row, no error */
 } SweepResult;
 
 void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 
-/* Simulate point i (which must be valid) and format its row. Thread-safe. dedup as sim_run. */
+/* What a layout search may pass as dedup (cmd_search.c, PRUNING): the deduplicated run
+ * (DEDUP_ESTIMATE), marked final where it is what DEDUP_EXACT (SWEEP_TRIAL_EXACT) or DEDUP_OFF
+ * (SWEEP_TRIAL_ALL) would give, and where not, with sim_bound's lower bound on that run. */
+#define SWEEP_TRIAL_EXACT (-2)
+#define SWEEP_TRIAL_ALL (-3)
+
+/* Runs from now on (not trial modes') stop once their iteration is known to last past horizon
+ * (ps; sim_run_within), their result marked beyond; SIM_TIME_MAX, the default: none. */
+void sweep_set_horizon(Sweep *sw, SimTime horizon);
+
+/* Simulate point i (which must be valid) and format its row. Thread-safe. dedup as sim_run, or
+ * SWEEP_TRIAL_EXACT, SWEEP_TRIAL_ALL. */
 SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup);
 
 /* Called on the thread that called sweep_run, once per point as it finishes (in completion

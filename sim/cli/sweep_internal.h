@@ -36,6 +36,7 @@ struct Sweep {
     int nkinds;
     gboolean omit[40]; /* headline columns left out (a varied key has their name) */
     char *header;
+    SimTime horizon; /* sweep_set_horizon; SIM_TIME_MAX: none */
 };
 
 static inline const Point *sweep_point_at(const Sweep *sw, int i) {

@@ -15,10 +15,9 @@
 #define HEAD 64
 /* The first 16 KiB of a mapped array (its header and first elements) stay on ordinary pages, so
  * that a run touching only those (a small machine's few links in arrays sized for a large one)
- * faults a few 4 KiB pages, not a 2 MiB one. Against none, 4, 64 and 256 KiB (page faults and
- * huge pages on 20B at 1, 128, 1,024 and 9,408 nodes, 1T Megatron, 1T_full_frontier and 20B on
- * 1,024 nodes with every rank; docs/speed.md, "Fourth pass"): none took 31 MiB for the 1-node run,
- * 4 KiB five huge pages on 128 nodes (0.5 ms more than without bigmem), 64 and 256 KiB more faults
+ * faults a few 4 KiB pages, not a 2 MiB one. Chosen against none, 4, 64 and 256 KiB by page
+ * faults and huge pages from one node to all of Frontier (docs/speed.md, "Memory"): none gave a
+ * small run huge pages it barely used, 4 KiB likewise on middle sizes, 64 and 256 KiB more faults
  * on the large runs. */
 #define PLAIN ((size_t)16 << 10)
 

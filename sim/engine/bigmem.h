@@ -2,9 +2,9 @@
  *
  * For: the few arrays whose size grows with the work or the machine (rank programs, per-rank and
  * per-link state). Each first touch of a 4 KiB page is a fault the kernel serves by zeroing a
- * page; on virtual machines that is a trap to the hypervisor as well: 12 to 16 us a page on the
- * host docs/speed.md names ("Fourth pass"; tools/pagefaults.c measures it), where the simulator's
- * own work is 0.1 to 2 us an event. An array of BIGMEM_MIN bytes or more is mapped apart: its first
+ * page; on virtual machines that is a trap to the hypervisor as well: microseconds a page
+ * (docs/speed.md, "Memory"; tools/pagefaults.c measures it), more than the simulator's own work
+ * an event. An array of BIGMEM_MIN bytes or more is mapped apart: its first
  * 16 KiB on ordinary pages (a small run that touches only its first elements faults a few small
  * pages), the rest 2 MiB-aligned and advised MADV_HUGEPAGE, so that the kernel may back it with 2
  * MiB pages, one fault each. Where the kernel has no transparent huge pages (or `never`), the

@@ -571,7 +571,11 @@ void engine_hint(Engine *eng, EngineFn fn, EngineHint hint) {
 }
 
 SimTime engine_run(Engine *eng) {
-    while (eng->live > 0 && !eng->overflowed) {
+    return engine_run_until(eng, SIM_TIME_MAX);
+}
+
+SimTime engine_run_until(Engine *eng, SimTime horizon) {
+    while (eng->live > 0 && !eng->overflowed && eng->now <= horizon) {
         Node ev = take_next(eng);
         uint32_t slot = node_slot(ev);
         Payload p = eng->pay[slot];

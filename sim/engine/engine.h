@@ -95,6 +95,9 @@ void engine_set_read_ahead(Engine *eng, gboolean on);
 
 /* Run events until the queue is empty or time overflows. Returns the time of the last event. */
 SimTime engine_run(Engine *eng);
+/* The same, stopping after the first event later than horizon (ps); engine_run afterwards goes
+ * on as if never stopped, in the same order. */
+SimTime engine_run_until(Engine *eng, SimTime horizon);
 
 /* Whether some event would have come at or past SIM_TIME_MAX (about 106 days): the run is then
  * meaningless and the caller must report it. */

@@ -162,7 +162,7 @@ void coll_channels_build(const Topology *t, const int *ring, int n, CollChannels
     out->C = channels_count(t, n, nodes);
     out->nic = g_new(int, 2 * (size_t)out->C);
     /* one GPU per node and no listed rings: every rotation is the ring, by the GPUs' own NICs,
-     * kept once (C copies of a 9,408-node ring were written and compared: docs/speed.md) */
+     * kept once (docs/speed.md, "Network solver": cached loads) */
     out->alike = !list && nodes == n;
     if (out->alike) {
         out->ring = g_memdup2(ring, sizeof(int) * (size_t)n);

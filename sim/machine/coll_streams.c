@@ -39,9 +39,9 @@ typedef struct CollGroup Group;
 
 /* ARENA PIECES. Groups, their phase lists and their loads live until the streams go: carved from
  * one arena (bigmem.h), a group with its members and ring in one piece, so that all of Frontier
- * with every rank (145,824 send pairs, each a group with its loads) has them on huge pages, not
- * one small page each in the C heap (docs/speed.md, "Sixth pass"). A phase list that grows leaves
- * its old piece behind (it doubles: at most as many bytes again as its final size). */
+ * with every rank (a send pair per GPU and stage boundary, each a group with its loads) has them
+ * on huge pages, not one small page each in the C heap (docs/speed.md, "Memory"). A phase list that
+ * grows leaves its old piece behind (it doubles: at most as many bytes again as its final size). */
 struct CollStreams {
     const Topology *topo;
     Network *net;

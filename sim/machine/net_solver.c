@@ -76,7 +76,7 @@ static HeapItem heap_pop(HeapVec *h) {
  * flows' coupling lists, and nothing in a solve turns a link slack. Where tight links that never
  * fill (a NIC two flows share, held far below its capacity by a global link) joined the flows of
  * many global links into one component, a change now re-solves the flows of one (docs/speed.md,
- * "Third pass"). */
+ * "Network solver"). */
 
 /* Link d carries a flow outside the set: it is checked, not filled. */
 static inline gboolean outside_flows(const Network *net, uint32_t d) {
@@ -214,8 +214,8 @@ static uint32_t fill(Network *net) {
      * (re-filed at its share). An entry that comes out at its link's share is the least (share,
      * id) of all: every other link's entry is at or below its own share, and not before this one.
      * The same links fill in the same order as pushing every change, with far fewer pushes
-     * (counts in docs/speed.md, "Second pass"; test_solver_matches_textbook_filling fails on a
-     * stale entry taken as current). */
+     * (docs/speed.md, "Network solver"; test_solver_matches_textbook_filling fails on a stale
+     * entry taken as current). */
     HeapVec *h = &net->heap;
     h->n = 0;
     link_classes(net);

@@ -148,6 +148,11 @@ void net_set_sharing(Network *net, gboolean on) {
     net->sharing = on;
 }
 
+void net_set_flow_observer(Network *net, NetFlowFn fn, void *ctx) {
+    net->flow_fn = fn;
+    net->flow_ctx = ctx;
+}
+
 uint64_t net_flows_started(const Network *net) {
     return net->started;
 }
@@ -167,8 +172,8 @@ static inline uint64_t flow_ub(const Flow *f) {
 }
 
 /* COUPLING LISTS. The solver's walk follows a flow's links that couple (tight ones, with the
- * shortcuts on) and fixes rates on them alone (on 1T_full_frontier one load in eight:
- * docs/speed.md). So each live flow keeps the list of its loads on such links (Flow.tl), and a
+ * shortcuts on) and fixes rates on them alone (a fraction of its loads: docs/speed.md, "Network
+ * solver"). So each live flow keeps the list of its loads on such links (Flow.tl), and a
  * link that turns tight or slack moves all its crossings into or out of their flows' lists: O(flows
  * on it) per turn instead of O(loads) per flow per solve. Invariant: a live flow's list holds
  * exactly its loads that are on their link (not lazy) and on a link that couples; the order is any
@@ -491,6 +496,13 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
                        double lone, gboolean owned, int n, double bytes, SimTime latency, int cls,
                        NetDoneFn done, void *ctx, uint64_t arg) {
     g_assert(bytes >= 0 && latency >= 0 && cls >= 0 && cls < NET_CLASSES);
+    for (int i = 0; net->flow_fn && i < n; i++) {
+        double cap = topo_link_capacity(net->topo, loads[i].link);
+        if (cap > 0)
+            net->flow_fn(net->flow_ctx, loads[i].link,
+                         per_unit(net, bytes * loads[i].weight) / cap * SIM_PS_PER_S,
+                         engine_now(net->eng) + latency, engine_now(net->eng));
+    }
     Flow f = {0};
     f.loads = loads;
     f.info = info;

@@ -52,6 +52,13 @@ void net_set_local_solves(Network *net, gboolean on);
 void net_set_link_room(Network *net, uint32_t links);
 /* Contention on (default) or off. */
 void net_set_sharing(Network *net, gboolean on);
+/* fn(ctx, link, time, from, now) for every load of every flow as the flow starts (NULL: none,
+ * the default): the time its bytes keep the link busy at its full capacity (bytes per stream x
+ * weight / unit / capacity, picoseconds), when they may start moving (now + latency), and now.
+ * Under any sharing a link carries no more than its capacity, so it is busy at least that long
+ * after `from` (sim.c, LOWER BOUND). */
+typedef void (*NetFlowFn)(void *ctx, int32_t link, double time, SimTime from, SimTime now);
+void net_set_flow_observer(Network *net, NetFlowFn fn, void *ctx);
 
 /* Start a flow over loads (copied): after latency picoseconds, move `bytes` per stream; done(ctx,
  * arg) when they have arrived. cls (0..NET_CLASSES-1) tags its bytes in link statistics. */

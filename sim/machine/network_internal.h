@@ -168,6 +168,8 @@ struct Network {
     Engine *eng;
     const Topology *topo;
     gboolean sharing;
+    NetFlowFn flow_fn; /* net_set_flow_observer: told of every flow as it starts */
+    void *flow_ctx;
     gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
     gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
     gboolean local;     /* a solve closes over filled links, not every tight one (net_solver.c) */

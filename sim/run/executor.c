@@ -83,6 +83,9 @@ struct Executor {
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
     gboolean interference;   /* compute slowed by communication */
+    gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
+    SimTime horizon;         /* exec_set_horizon; SIM_TIME_MAX: none */
+    int nfinished;           /* ranks that finished their program */
     gboolean prefetch;       /* the programs outgrow the caches: see complete() */
     const Program **prog;    /* per stage */
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
@@ -189,6 +192,7 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->span = dedup ? layout_group_size(ex->lay, DIM_DP_INTRA) : sc->dp;
     int weight;
     ex->nsim = exec_sim_count(sc, ex->lay, dedup, &weight);
+    ex->horizon = SIM_TIME_MAX;
     ex->job_rank = bigmem_new0(ex->nsim, sizeof(int)); /* read on every event: huge pages */
     ex->sim_of = bigmem_new0(sc->gpus, sizeof(int));
     for (int r = 0, i = 0; r < sc->gpus; r++)
@@ -274,6 +278,15 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
     ex->obs = obs;
 }
 
+void exec_set_horizon(Executor *ex, SimTime horizon) {
+    ex->horizon = horizon;
+}
+
+void exec_set_bound(Executor *ex) {
+    ex->bound = TRUE;
+    ex->interference = FALSE;
+}
+
 int exec_ranks_simulated(const Executor *ex) {
     return ex->nsim;
 }
@@ -313,8 +326,8 @@ static void complete(Executor *ex, int i, int s) {
     if (at < pg->nstream[s])
         rs->waiting |= (uint8_t)(1u << s);
     /* the task after the next one in this stream: by the time it is due, its record and its
-     * launch time are in cache (the Megatron-style 1T's 64 programs are 36 MB, read by every
-     * rank's cursor at once; timings in docs/speed.md, "Second pass") */
+     * launch time are in cache (a Megatron-style pipeline's programs, read by every rank's cursor
+     * at once, outgrow the caches; docs/speed.md, "Memory") */
     if (ex->prefetch && at + 1 < pg->nstream[s]) {
         guint32 k = pg->streams[s][at + 1];
         __builtin_prefetch(&pg->tasks[k]);
@@ -423,7 +436,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
     Dim cls = layout_dim_class(dim);
-    int rep = ex->dedup && cls == DIM_DP ? ex->job_rank[i] : -1;
+    int rep = ex->dedup && cls == DIM_DP && !ex->bound ? ex->job_rank[i] : -1;
     coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
                      (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 |
                          (uint32_t)group);
@@ -501,7 +514,9 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
      * for what that costs against --all-ranks; the run counts such sends and its report says so
      * (UNEVEN COPIES in coll_streams.c). */
     int copies = 1, stride = 0, rep = -1;
-    if (ex->dedup_tp) {
+    if (ex->bound) /* its own send alone, as --all-ranks makes it (exec_set_bound) */
+        copies = 1;
+    else if (ex->dedup_tp) {
         copies = ex->sc->tp;
         stride = 1;
     } else if (ex->dedup && ex->sc->dp > ex->span) {
@@ -639,6 +654,7 @@ static void try_advance(Executor *ex, int i) {
     }
     if (rs->completed == pg->ntasks && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
+        ex->nfinished++;
         stats_finish(ex->st, i, engine_now(ex->eng));
     }
 }
@@ -672,6 +688,14 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++)
         try_advance(ex, i);
+    engine_run_until(ex->eng, ex->horizon);
+    if (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
+        !engine_overflowed(ex->eng)) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
+                    "the iteration lasts past %.6f s (the horizon it was run to)",
+                    (double)ex->horizon / (double)SIM_PS_PER_S);
+        return FALSE;
+    }
     engine_run(ex->eng);
     if (engine_overflowed(ex->eng)) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,

@@ -29,6 +29,8 @@ GQuark exec_error_quark(void);
 typedef enum {
     EXEC_ERROR_OVERFLOW, /* the simulated time passed SIM_TIME_MAX: bad input */
     EXEC_ERROR_DEADLOCK, /* a rank could not finish its program: internal error */
+    EXEC_ERROR_HORIZON,  /* a rank finishes after the horizon (exec_set_horizon): not an error of
+                            the input or the simulator, the answer "later than that" */
 } ExecError;
 
 /* Representatives (one place, so that a layout module can own it): whether the tensor-parallel
@@ -66,6 +68,17 @@ SimTime exec_host_cost(const TopologySpec *ts, const Task *t);
 
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);
+
+/* Before exec_run: the run is sim_bound's (LOWER BOUND in sim.c). Compute is never slowed by
+ * communication, and every collective and send of a simulated rank is started as a run with
+ * every rank starts it: over all its members' links (not the symmetric form) and carrying no
+ * other replica's copies. */
+void exec_set_bound(Executor *ex);
+
+/* Before exec_run: stop, failing with EXEC_ERROR_HORIZON, once an event later than horizon (ps)
+ * has run and some rank has not finished (it finishes later still: events run in time order);
+ * where every rank finishes by then, the run goes on to its end exactly as without. */
+void exec_set_horizon(Executor *ex, SimTime horizon);
 
 /* Number of ranks simulated and the job rank of simulated rank i. */
 int exec_ranks_simulated(const Executor *ex);

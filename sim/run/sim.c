@@ -1,6 +1,7 @@
 /* sim: builds the layers bottom-up, runs, summarises. */
 #include "sim.h"
 
+#include <math.h>
 #include <sys/resource.h>
 
 struct SimRun {
@@ -57,15 +58,17 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
 }
 
 /* READ AHEAD (engine.c) pays where the ranks' state outgrows the last-level cache a process
- * gets; below, its instructions only cost: about 80 an event with the hints. 20B on 1,024 nodes
- * with every rank (8,192 ranks of 1,016 bytes: 7.9 MiB, under the line) ran 3 % slower with it
- * and 1T on 2,048 Frontier nodes (16,384 ranks) about 10 % faster, all of Frontier 2 to 9 %
- * (docs/speed.md, "Eighth pass"). tools/memlatency.c measures that cache: on this project's VM a
- * dependent read costs 17 ns over 4 MiB and 90 to 176 ns over 16 MiB. */
+ * gets; below, its instructions only cost (docs/speed.md, "Read-ahead", with the measurements;
+ * tools/memlatency.c measures that cache). */
 #define READ_AHEAD_BYTES ((size_t)8 << 20)
 
-/* One run, with representatives (dd) or every rank. */
-static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs, GError **err) {
+static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTime now);
+
+/* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
+ * whose links' work goes there. */
+typedef struct LinkWork LinkWork;
+static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
+                        const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
@@ -88,6 +91,12 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
+    exec_set_horizon(run->ex, horizon);
+    if (work) {
+        net_set_sharing(run->net, FALSE);
+        net_set_flow_observer(run->net, note_work, work);
+        exec_set_bound(run->ex);
+    }
     run->sum.read_ahead = exec_state_bytes(run->ex) > READ_AHEAD_BYTES;
     engine_set_read_ahead(run->eng, run->sum.read_ahead);
     if (!exec_run(run->ex, err))
@@ -98,6 +107,10 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, const ExecObserver *obs
     s->critical_rank = exec_job_rank(run->ex, run->critical_index);
     s->critical = stats_rank(run->st, run->critical_index);
     s->iteration = s->critical.finish;
+    if (s->iteration > horizon) { /* its last event was the one past the horizon */
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
+        return NULL;
+    }
     s->overlap = s->critical.comm > 0
                      ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
                      : 0.0;
@@ -157,23 +170,129 @@ Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
     return dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
 }
 
-SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+/* sim_run_observed with a horizon for the run whose figures count (not a trial's, whose
+ * iteration may overstate the answer's). */
+static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
+                        GError **err) {
     gint64 t0 = g_get_monotonic_time();
     Dedup mode = sim_dedup_mode(sc, dedup);
     if (mode != DEDUP_EXACT)
-        return run_once(sc, mode != DEDUP_OFF, obs, err);
-    g_autoptr(SimRun) trial = run_once(sc, TRUE, NULL, err);
+        return run_once(sc, mode != DEDUP_OFF, horizon, NULL, obs, err);
+    g_autoptr(SimRun) trial = run_once(sc, TRUE, SIM_TIME_MAX, NULL, NULL, err);
+    if (trial && sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && trial->sum.iteration > horizon) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
+        return NULL;
+    }
     if (!trial || (sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && !obs))
         return g_steal_pointer(&trial);
     Dedup settled = sim_trial_mode(&trial->sum);
     SimSummary kept = trial->sum; /* the trial's memory goes before the run that counts */
     g_clear_pointer(&trial, sim_run_free);
-    SimRun *run = run_once(sc, settled != DEDUP_OFF, obs, err);
+    SimRun *run = run_once(sc, settled != DEDUP_OFF, horizon, NULL, obs, err);
     if (!run)
         return NULL;
     sim_keep_trial(run, &kept);
     run->sum.wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     return run;
+}
+
+SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
+    return run_mode(sc, dedup, SIM_TIME_MAX, obs, err);
+}
+
+SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **err) {
+    return run_mode(sc, dedup, horizon, NULL, err);
+}
+
+/* LOWER BOUND. sim_bound's run is the deduplicated one with three changes (exec_set_bound,
+ * net_set_sharing off): compute is never slowed by communication, every flow moves at its own
+ * bottleneck's rate (latency + bytes / min over its links of capacity / weight) whatever else is
+ * in flight, and every collective and send of a simulated rank is started as the run with every
+ * rank starts it (the same members, op, bytes and loads, so the same algorithm, protocol and
+ * phases; no symmetric form, no copies of other replicas). The bound is the larger of two:
+ *
+ * (1) The critical path: that run's iteration (its slowest simulated rank's finish). Claim: no
+ * simulated rank finishes later in it than the same rank in the run with every rank
+ * (sim.dedup_replicas: false, which DEDUP_EXACT's rerun is), whose iteration is the slowest of
+ * all ranks' finishes. Proof. In both runs a task starts at the latest of: its stream's previous
+ * task's end, its dependencies' ends, its issue by the host (fixed dispatch costs after the
+ * host's last synchronisation, itself the latest end of the tasks issued before it, plus
+ * host_step), for a collective every simulated member's arrival, for a send or receive its
+ * partner's arrival (executor.c: try_advance starts a task the moment these hold, and nothing
+ * else delays it). The pairing is fixed by program order (a group's k-th call on a stream meets
+ * its members' k-th; a channel's k-th send its k-th receive), so both runs execute the same task
+ * instances with the same precedences, except that the bound's collectives wait for a subset of
+ * the members (the simulated ones): a maximum over fewer terms, never larger. No duration
+ * exceeds the exact run's: a compute task takes its duration at full speed, where the exact
+ * run's speed is 1 / (1 + sigma) <= 1 (the device's interference figures are >= 0 when loaded);
+ * a kernel the same fixed time; a flow its latency plus bytes at the rate it would have alone,
+ * where under max-min sharing a link of capacity c carries sum w r <= c, so a flow's rate never
+ * exceeds c / w on any of its links; a collective is its phases (or detailed steps) one after
+ * another, each ending when its last flow does. Start = max of ends, end = start + duration,
+ * both monotone in every term: by induction over task instances in the exact run's order of
+ * ends, each starts and ends in the bound no later than in the exact run. QED.
+ *
+ * (2) The links' work: for every link, and every time s at which one of the bound run's flows
+ * over it starts, s plus the time at the link's full capacity of the bytes of those of its flows
+ * that start at or after s. Claim: the exact run is no shorter. Proof. Each of the bound run's
+ * flows is a distinct flow of the exact run (a group's k-th call is started once in each, a
+ * simulated rank's send once) with the same loads and bytes, starting no earlier, by (1). A link
+ * carries at most its capacity under any sharing, so those flows' bytes over it take that long
+ * after s, and each flow ends before the iteration does (its task ends before its ranks finish).
+ * QED. This is what sees some of the contention (1) leaves out: the data-parallel rings of a
+ * node's GPUs sharing its NICs, which (1) gives each alone. It does not see the other replicas'
+ * pipeline sends (only the simulated ones' are started), nor what must follow a flow. With
+ * sim.contention off a link may carry more than its capacity, and (2) is not used.
+ *
+ * Rounding: each time is rounded to the picosecond once per task end or rate change (at most
+ * half a picosecond, either way), so the runs' ends may differ from the argument by a picosecond
+ * per task instance on the path that sets the finish, and by float error in the rates (relative
+ * 1e-15 an operation). The bound returned is lowered by 2 ps per task instance of the job and by
+ * a relative 1e-9. */
+/* (2) above, kept as flows start (in time order, so a flow's `from` is at or after every earlier
+ * start): per link, the work so far (total) and the largest start minus the work before it
+ * (lead), so that the link's bound is total + lead, O(1) a load. The start (`now`, not `from`)
+ * is what is used: flows come in order of it, and a flow's bytes cannot move before it. */
+struct LinkWork {
+    double *total; /* per link id: work of its flows so far, ps */
+    double *lead;  /* per link id: max over its flows of start - work of those before, ps */
+};
+
+static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTime now) {
+    LinkWork *w = ctx;
+    (void)from;
+    if (w->total[link] == 0 || (double)now - w->total[link] > w->lead[link])
+        w->lead[link] = (double)now - w->total[link];
+    w->total[link] += time;
+}
+
+static double links_bound(const LinkWork *w, int32_t links) {
+    double best = 0;
+    for (int32_t l = 0; l < links; l++)
+        if (w->total[l] > 0)
+            best = MAX(best, w->total[l] + w->lead[l]);
+    return best;
+}
+
+SimTime sim_bound(const Scenario *sc, GError **err) {
+    g_autoptr(Topology) machine = topo_new(&sc->topo, sc->nodes, err);
+    if (!machine)
+        return -1;
+    int32_t links = topo_links(machine);
+    g_autofree double *total = g_new0(double, links), *lead = g_new0(double, links);
+    LinkWork work = {total, lead};
+    /* ep > 1: never deduplicated (sim_dedup_mode), so every rank */
+    g_autoptr(SimRun) run = run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF,
+                                     SIM_TIME_MAX, &work, NULL, err);
+    if (!run)
+        return -1;
+    double instances = 0; /* task instances of the job */
+    for (int s = 0; s < sc->pp; s++)
+        instances += (double)workload_program(run->wl, s)->ntasks * (sc->gpus / sc->pp);
+    double b = (double)run->sum.iteration;
+    if (sc->contention) /* (2) holds only where links share: off, each flow moves as if alone */
+        b = MAX(b, links_bound(&work, links));
+    return MAX(0, (SimTime)floor(b * (1 - 1e-9) - 2.0 * instances));
 }
 
 const Network *sim_network(const SimRun *run) {

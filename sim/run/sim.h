@@ -16,12 +16,20 @@ typedef struct SimRun SimRun;
  * representatives, DEDUP_EXACT representatives unless their sends turn out uneven, then every
  * rank (EXACT REPRESENTATIVES in sim.c). */
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err);
+/* sim_run, failing with EXEC_ERROR_HORIZON as soon as the iteration it would report is known to
+ * last past horizon (ps): a search that only wants runs faster than its K-th best stops the
+ * others early (exec_set_horizon). A run that ends by then is sim_run's, the same bytes. */
+SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **err);
 /* The same, reporting every task to obs (NULL for none): a trace watches this way. */
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err);
 /* The mode sim_run's dedup settles to before any run: the scenario's for -1, and DEDUP_OFF
  * whatever is asked where ep > 1. */
 Dedup sim_dedup_mode(const Scenario *sc, int dedup);
 void sim_run_free(SimRun *run);
+/* A lower bound on the iteration time of sc with every rank simulated (what sim_run gives with
+ * DEDUP_OFF, and DEDUP_EXACT where it reruns), picoseconds, at the cost of a deduplicated run;
+ * -1 with err set when the run fails. Proved in sim.c (LOWER BOUND). */
+SimTime sim_bound(const Scenario *sc, GError **err);
 /* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
  * cannot be: CONF_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's (EXEC_ERROR_DEADLOCK,
  * anything else). Chosen by error domain and code, never by the message. */

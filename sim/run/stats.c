@@ -28,7 +28,7 @@ typedef struct {
 /* One rank, laid out by what a state change touches: the first cache line (the times it charges,
  * what is in flight) and the slots in flight; a change read eleven lines spread over arrays by
  * field, one for each array it touched (every rank's is touched, in turn, on all of Frontier
- * with every rank: docs/speed.md, "Fifth pass"). */
+ * with every rank: docs/speed.md, "Memory"). */
 typedef struct {
     SimTime last; /* time of the last state change */
     SimTime compute, comm, exposed, bubble;
