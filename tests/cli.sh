@@ -235,4 +235,9 @@ check whatif-touch 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16 --set topology.n
 expect_grep whatif-touch-text "set topology.node.nics.bandwidth changes nic-out, nic-in links, the busiest link's kind" "$tmp/out"
 check whatif-none 0 "$sim" "$s/1.3B_zero1.yaml" --set nodes=16
 grep -q "^what-if" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL whatif-none: a what-if block without a knob"; } || pass=$((pass + 1))
+# GPT-NeoX's get_flops line only for the dense models GPT-NeoX trains (its formula misdescribes MoE)
+check neox-line-moe 0 "$sim" "$s/mixtral_8x7b_frontier.yaml"
+grep -q "GPT-NeoX logs" "$tmp/out" && { fail=$((fail + 1)); echo "FAIL neox-line-moe: GPT-NeoX's line for a MoE model"; } || pass=$((pass + 1))
+check neox-line-dense 0 "$sim" "$s/1.3B_zero1.yaml"
+expect_grep neox-line-dense-text "^           GPT-NeoX logs .* TFLOP/s per GPU (get_flops: 4x forward" "$tmp/out"
 finish cli

@@ -490,9 +490,15 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.interference));
     fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
             100.0 * s->mfu);
-    fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n\n",
-            s->neox_tflops_per_gpu,
-            sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted" : "3x forward");
+    /* get_flops' dense formula describes only the models GPT-NeoX trains: not mixtures of
+     * experts, grouped KV heads, SwiGLU or RMSNorm (the JSON keeps the figure, documented so) */
+    if (m->moe.experts == 0 && model_kv_heads(m) == m->heads && m->mlp == MLP_GELU &&
+        m->norm == NORM_LAYERNORM)
+        fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n",
+                s->neox_tflops_per_gpu,
+                sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted"
+                                                : "3x forward");
+    fputc('\n', out);
     human_bytes(b1, sizeof b1, s->memory.params_bytes);
     human_bytes(b2, sizeof b2, s->memory.grads_bytes);
     human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
