@@ -68,6 +68,10 @@ START_TEST(test_host_bound_chain) {
     }
     ck_assert_uint_eq(task(pg, n - 1)->host_ops, 1);
     SimTime want = kernels * op + task(pg, n - 2)->duration + task(pg, n - 1)->duration;
+    HostWork w = exec_host_work(&sc->topo, pg); /* the report's operators: K x op, no hooks */
+    ck_assert_double_eq_tol(w.dispatch_s, (double)kernels * op / SIM_PS_PER_S, 1e-9);
+    ck_assert_double_eq(w.hooks_s, 0);
+    ck_assert_int_eq(w.syncs, 1);
     const SimSummary *s = sim_summary(run);
     ck_assert_msg(s->iteration == want, "iteration %ld ps, closed form %ld ps", (long)s->iteration,
                   (long)want);
@@ -190,6 +194,18 @@ START_TEST(test_host_ops_and_hooks) {
     }
     ck_assert_int_eq(hooks, tensors * sc->grad_accum);
     ck_assert_int_gt(sc->topo.host_hook, 0);
+    /* the report's host work by cause: hooks x hook, the step once, a sync at every layer's
+     * entry and exit (forward, recomputation-and-backward; one where an exit meets an entry) and
+     * at the optimizer */
+    HostWork w = exec_host_work(&sc->topo, pg);
+    ck_assert_double_eq_tol(w.hooks_s, (double)hooks * sc->topo.host_hook / SIM_PS_PER_S, 1e-12);
+    ck_assert_double_eq_tol(w.step_s, (double)sc->topo.host_step / SIM_PS_PER_S, 1e-15);
+    ck_assert_int_eq(w.syncs, 2 * (sc->model.layers + 1) * sc->grad_accum + 1);
+    double calls = 0;
+    for (guint k = 0; k < pg->ntasks; k++)
+        calls += task(pg, k)->kind != TASK_COMPUTE && task(pg, k)->kind != TASK_KERNEL;
+    ck_assert_double_eq_tol(w.comm_s, calls * sc->topo.host_comm_dispatch / SIM_PS_PER_S, 1e-12);
+    ck_assert_double_gt(w.dispatch_s, 0);
 }
 END_TEST
 

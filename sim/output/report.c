@@ -4,6 +4,8 @@
 #include "report.h"
 
 #include "accuracy.h"
+#include "executor.h"
+#include "layout.h"
 
 #include <math.h>
 #include <string.h>
@@ -260,6 +262,17 @@ static void write_text_what_if(FILE *out, const SimRun *run) {
     what_if_clear(&w);
 }
 
+/* The critical rank's host work by cause (exec_host_work over its stage's program); all zero
+ * when the scenario does not model the host. */
+static HostWork critical_host_work(const SimRun *run) {
+    const Scenario *sc = sim_scenario(run);
+    if (!sc->host)
+        return (HostWork){0};
+    const Workload *wl = sim_workload(run);
+    int stage = layout_stage(workload_layout(wl), sim_summary(run)->critical_rank);
+    return exec_host_work(&sc->topo, workload_program(wl, stage));
+}
+
 static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     const SimSummary *s = sim_summary(run);
     const Scenario *sc = sim_scenario(run);
@@ -340,6 +353,14 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "exposed_comm_s", ps_to_s(s->critical.exposed), FALSE);
     kv_num(out, i1, "bubble_s", ps_to_s(s->critical.bubble), FALSE);
     kv_num(out, i1, "host_wait_s", ps_to_s(s->critical.host_wait), FALSE);
+    HostWork hw = critical_host_work(run);
+    fprintf(out, "%s\"host\": {\n", i1);
+    kv_num(out, i2, "dispatch_s", hw.dispatch_s, FALSE);
+    kv_num(out, i2, "hooks_s", hw.hooks_s, FALSE);
+    kv_num(out, i2, "comm_calls_s", hw.comm_s, FALSE);
+    kv_num(out, i2, "step_s", hw.step_s, FALSE);
+    kv_num(out, i2, "syncs", hw.syncs, TRUE);
+    fprintf(out, "%s},\n", i1);
     kv_num(out, i1, "interference_s", ps_to_s(s->critical.interference), FALSE);
     kv_num(out, i1, "overlap", s->overlap, FALSE);
     kv_num(out, i1, "model_flops", s->model_flops, FALSE);
@@ -488,6 +509,13 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             ps_to_s(s->critical.host_wait));
     fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
             ps_to_s(s->critical.interference));
+    HostWork hw = critical_host_work(run);
+    if (sc->host)
+        fprintf(out,
+                "  host work        %10.6f s  issuing: operators %.6f, hooks %.6f, calls %.6f, "
+                "step %.6f; %d syncs\n",
+                hw.dispatch_s + hw.hooks_s + hw.comm_s + hw.step_s, hw.dispatch_s, hw.hooks_s,
+                hw.comm_s, hw.step_s, hw.syncs);
     fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
             100.0 * s->mfu);
     /* get_flops' dense formula describes only the models GPT-NeoX trains: not mixtures of

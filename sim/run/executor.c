@@ -248,6 +248,30 @@ SimTime exec_host_cost(const TopologySpec *ts, const Task *t) {
     return t->host_ops * op + t->hooks * ts->host_hook;
 }
 
+HostWork exec_host_work(const TopologySpec *ts, const Program *pg) {
+    HostWork w = {0};
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *t = &pg->tasks[k];
+        double hooks = (double)t->hooks * ts->host_hook;
+        if (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL) {
+            w.dispatch_s += (double)exec_host_cost(ts, t) - hooks;
+            w.hooks_s += hooks;
+        } else {
+            w.comm_s += (double)exec_host_cost(ts, t);
+        }
+        if (t->host_sync && k > 0) { /* as the executor: none before the first task */
+            w.syncs++;
+            if (t->phase == PHASE_OPTIMIZER)
+                w.step_s += (double)ts->host_step;
+        }
+    }
+    w.dispatch_s /= SIM_PS_PER_S;
+    w.hooks_s /= SIM_PS_PER_S;
+    w.comm_s /= SIM_PS_PER_S;
+    w.step_s /= SIM_PS_PER_S;
+    return w;
+}
+
 void exec_free(Executor *ex) {
     if (!ex)
         return;

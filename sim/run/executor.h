@@ -66,6 +66,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Executor, exec_free)
  * backward rate and its gradient hooks for compute; one call for communication. */
 SimTime exec_host_cost(const TopologySpec *ts, const Task *t);
 
+/* The CPU time one rank's host spends issuing a stage's program, by cause (seconds), and how
+ * often it synchronises with the device: what exec_host_cost charges, summed. */
+typedef struct {
+    double dispatch_s; /* ATen operators of compute tasks (forward and backward rates) */
+    double hooks_s;    /* DeepSpeed ZeRO-1/2 gradient hooks */
+    double comm_s;     /* collective and send/recv calls */
+    double step_s;     /* the optimizer step's framework code after its synchronisation */
+    int syncs;         /* synchronisations with the device */
+} HostWork;
+
+HostWork exec_host_work(const TopologySpec *ts, const Program *pg);
+
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);
 
