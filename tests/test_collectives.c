@@ -79,6 +79,10 @@ START_TEST(test_ring_allreduce_closed_form_in_node) {
     /* allgather and reduce-scatter: (n-1) alpha + (n-1)/n m/B = 3 us + 0.6 ms */
     ck_assert_int_eq(time_collective(&s, 1, COLL_ALLGATHER, m, 4, 8e6), INT64_C(603000000));
     ck_assert_int_eq(time_collective(&s, 1, COLL_REDUCE_SCATTER, m, 4, 8e6), INT64_C(603000000));
+    /* reduce (NCCL's runRing): the whole m over every ring edge, pipelined: (n-1) alpha + m/B =
+     * 3 us + 0.8 ms; the broadcast chain the same */
+    ck_assert_int_eq(time_collective(&s, 1, COLL_REDUCE, m, 4, 8e6), INT64_C(803000000));
+    ck_assert_int_eq(time_collective(&s, 1, COLL_BROADCAST, m, 4, 8e6), INT64_C(803000000));
     /* send: alpha + m/B */
     int pair[] = {2, 3};
     ck_assert_int_eq(time_collective(&s, 1, COLL_SEND, pair, 2, 8e6), INT64_C(801000000));
@@ -226,6 +230,16 @@ START_TEST(test_frontier_two_nodes_nics) {
     t = time_forced(&spec, 2, COLL_ALLREDUCE, members, 16, m, ALGO_TREE, PROTO_SIMPLE, FALSE, limit,
                     sizeof limit);
     ck_assert_msg(t == want, "tree: %" PRId64 " ps, want %" PRId64, t, want);
+    /* the ring reduce over the same 4 channels: each NIC carries one channel's m/4 out and
+     * another's in (not 15/16 of it twice, as the allreduce): m/4 at 25 GB/s, a quarter of what
+     * one chain through one NIC took; its latency is the ring's base and steps (15 of them, 1
+     * across nodes) */
+    SimTime one = time_forced(&spec, 2, COLL_REDUCE, members, 16, m, ALGO_RING, PROTO_SIMPLE, FALSE,
+                              limit, sizeof limit);
+    SimTime lat =
+        time_forced(&spec, 2, COLL_REDUCE, members, 16, 0, ALGO_RING, PROTO_SIMPLE, FALSE, NULL, 0);
+    ck_assert_msg(one - lat == (SimTime)llround(m / 4 / 25e9 * 1e12),
+                  "reduce: %" PRId64 " ps of bandwidth, want m/4 at 25 GB/s", one - lat);
     topo_spec_clear(&spec);
 }
 END_TEST
