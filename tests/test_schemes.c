@@ -40,9 +40,16 @@ START_TEST(test_eq3_dp_zero12) {
 }
 END_TEST
 
-/* Eq. 4: ZeRO-3 moves 3P(d-1)/d. */
+/* Eq. 4: ZeRO-3 moves 3P(d-1)/d when every tensor is gathered (stage3_param_persistence_threshold
+ * 0); one allgather per parameter tensor before forward and before backward without prefetch:
+ * per layer 4 weights and 6 vectors of the study's 8h (two norms' weights and biases, QKV and
+ * output biases), the embedding, and the head's norm weight, bias and output projection:
+ * 2 x (10 L + 1 + 3), most of them kilobyte-sized (h = 2048 fp16 elements: 4 KiB), as the study
+ * saw. */
 START_TEST(test_eq4_zero3) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", NULL);
+    const char *sets[] = {"parallel.persistence_threshold=0", "parallel.prefetch_bucket_size=0",
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     double d = sc->dp, want = 3 * P(sc) * E * (d - 1) / d;
     double ag = row_volume(run, 0, COLL_ALLGATHER, DIM_DP);
@@ -50,12 +57,8 @@ START_TEST(test_eq4_zero3) {
     ck_assert_msg(fabs(ag + rs - want) < 1.0, "ZeRO-3 volume %.3f, Eq. 4 gives %.3f", ag + rs,
                   want);
     ck_assert_double_eq_tol(ag, 2 * rs, 1.0); /* allgather dominates: forward and backward */
-    /* one allgather per parameter tensor before forward and before backward: per layer 4 weights
-     * and 6 vectors of the study's 8h (two norms' weights and biases, QKV and output biases), the
-     * embedding, and the head's norm weight, bias and output projection: 2 x (10 L + 1 + 3) */
     ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP),
                         2 * (10 * sc->model.layers + 4));
-    /* most of them are kilobyte-sized (h = 2048 fp16 elements: 4 KiB), as the study saw */
     GArray *rows = stats_comm_rows(sim_stats(run), 0);
     for (guint i = 0; i < rows->len; i++) {
         CommRow *r = &g_array_index(rows, CommRow, i);
@@ -67,6 +70,33 @@ START_TEST(test_eq4_zero3) {
                 small += g_array_index(r->sizes, SizeCount, k).calls;
         ck_assert_msg(small > r->calls / 2, "%.0f of %.0f allgathers under 64 KiB", small,
                       r->calls);
+    }
+    stats_rows_free(rows);
+}
+END_TEST
+
+/* DeepSpeed's defaults: tensors under stage3_param_persistence_threshold (1e5 elements: every
+ * vector of 1.3B) stay whole on every rank and are never gathered, so the allgathers move
+ * 2 (P - Pp)(d-1)/d while the reduce-scatters still move all P; each use's tensors go in one
+ * coalesced call per stage3_prefetch_bucket_size (5e7 elements, more than a 1.3B layer's 50.3 M
+ * but for the tensor that reaches it): one call per unit and use, 2 (L + 2), none of them
+ * kilobyte-sized. */
+START_TEST(test_zero3_persistent_coalesced) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", NULL);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    double d = sc->dp, Pp = persistent_params(sc);
+    ck_assert(Pp > 0 && Pp < 1e-2 * P(sc));
+    double ag = row_volume(run, 0, COLL_ALLGATHER, DIM_DP);
+    double rs = row_volume(run, 0, COLL_REDUCE_SCATTER, DIM_DP);
+    ck_assert_double_eq_tol(ag, 2 * (P(sc) - Pp) * E * (d - 1) / d, 1.0);
+    ck_assert_double_eq_tol(rs, P(sc) * E * (d - 1) / d, 1.0);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP),
+                        2 * (sc->model.layers + 2));
+    GArray *rows = stats_comm_rows(sim_stats(run), 0);
+    for (guint i = 0; i < rows->len; i++) {
+        CommRow *r = &g_array_index(rows, CommRow, i);
+        for (guint k = 0; r->op == COLL_ALLGATHER && k < r->sizes->len; k++)
+            ck_assert(g_array_index(r->sizes, SizeCount, k).bytes > 1e6);
     }
     stats_rows_free(rows);
 }
@@ -336,6 +366,7 @@ int main(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_eq3_dp_zero12);
     tcase_add_test(tc, test_eq4_zero3);
+    tcase_add_test(tc, test_zero3_persistent_coalesced);
     tcase_add_test(tc, test_eq6_tp);
     tcase_add_test(tc, test_eq5_pp);
     tcase_add_test(tc, test_eq5_eq6_tp_pp);

@@ -24,6 +24,10 @@
 
 #define E 2.0 /* fp16 bytes */
 #define OFF "sim.host=false", "sim.interference=false"
+/* One gather per tensor, every tensor gathered: the derivation above is per tensor (DeepSpeed
+ * coalesces a fetch's tensors into one call, and keeps tensors under
+ * stage3_param_persistence_threshold whole; test_mechanisms.c pins both) */
+#define PER_TENSOR "parallel.prefetch_bucket_size=0", "parallel.persistence_threshold=0"
 
 static double row_volume(const SimRun *run, CollOp op, Dim dim) {
     return stats_rank_volume(sim_stats(run), sim_index_of(run, 0), op, dim);
@@ -61,7 +65,8 @@ static void check(const char *what, double got, double want) {
 
 /* All three switches on 2 Frontier nodes: d = 16, q = 8, N = 2. */
 START_TEST(test_volumes_all_on) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", NULL);
+    const char *sets[] = {PER_TENSOR, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     int d = sc->dp, q = sc->zpp.local, N = d / q;
     ck_assert_int_eq(d, 16);
@@ -86,7 +91,7 @@ START_TEST(test_volumes_all_on) {
     ck_assert(row_volume(run, COLL_REDUCE_SCATTER, DIM_DP) == 0);
     ck_assert(row_volume(run, COLL_ALLGATHER, DIM_DP_INTER) == 0);
     /* against ZeRO-3's 3M(d-1)/d: across nodes 0.5M + 0.25M (N-1)/N per GCD's share */
-    const char *z3[] = {"parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
+    const char *z3[] = {PER_TENSOR, "parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
                         "parallel.zeropp.qgz=false", NULL};
     g_autoptr(Scenario) s3 = load_ok("1.3B_zeropp.yaml", z3);
     g_autoptr(SimRun) r3 = run_ok(s3, -1);
@@ -125,7 +130,8 @@ END_TEST
 
 /* Each switch on its own changes only its own collectives. */
 START_TEST(test_each_switch_alone) {
-    const char *qwz[] = {"parallel.zeropp.hpz=false", "parallel.zeropp.qgz=false", NULL};
+    const char *qwz[] = {PER_TENSOR, "parallel.zeropp.hpz=false", "parallel.zeropp.qgz=false",
+                         NULL};
     g_autoptr(Scenario) sw = load_ok("1.3B_zeropp.yaml", qwz);
     g_autoptr(SimRun) rw = run_ok(sw, -1);
     int d = sw->dp, q = 8;
@@ -135,7 +141,8 @@ START_TEST(test_each_switch_alone) {
     check("qwZ: reduce-scatter as ZeRO-3", row_volume(rw, COLL_REDUCE_SCATTER, DIM_DP),
           M * (d - 1) / d);
 
-    const char *hpz[] = {"parallel.zeropp.qwz=false", "parallel.zeropp.qgz=false", NULL};
+    const char *hpz[] = {PER_TENSOR, "parallel.zeropp.qwz=false", "parallel.zeropp.qgz=false",
+                         NULL};
     g_autoptr(Scenario) sh = load_ok("1.3B_zeropp.yaml", hpz);
     g_autoptr(SimRun) rh = run_ok(sh, -1);
     check("hpZ: forward fp16 across nodes", row_volume(rh, COLL_ALLGATHER, DIM_DP),
@@ -143,7 +150,8 @@ START_TEST(test_each_switch_alone) {
     check("hpZ: backward fp16 in the node", row_volume(rh, COLL_ALLGATHER, DIM_DP_INTRA),
           M * (q - 1) / q);
 
-    const char *qgz[] = {"parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false", NULL};
+    const char *qgz[] = {PER_TENSOR, "parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
+                         NULL};
     g_autoptr(Scenario) sg = load_ok("1.3B_zeropp.yaml", qgz);
     g_autoptr(SimRun) rg = run_ok(sg, -1);
     check("qgZ: allgathers as ZeRO-3", row_volume(rg, COLL_ALLGATHER, DIM_DP), 2 * M * (d - 1) / d);
@@ -151,7 +159,8 @@ START_TEST(test_each_switch_alone) {
     ck_assert(row_volume(rg, COLL_ALL_TO_ALL, DIM_DP_INTER) > 0);
 
     /* one node: DeepSpeed's qgZ falls back to the reduce-scatter */
-    const char *one[] = {"nodes=1", "parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false", NULL};
+    const char *one[] = {PER_TENSOR, "nodes=1", "parallel.zeropp.qwz=false",
+                         "parallel.zeropp.hpz=false", NULL};
     g_autoptr(Scenario) s1 = load_ok("1.3B_zeropp.yaml", one);
     g_autoptr(SimRun) r1 = run_ok(s1, -1);
     check("qgZ on one node", row_volume(r1, COLL_REDUCE_SCATTER, DIM_DP), M * 7 / 8);
@@ -160,14 +169,14 @@ END_TEST
 
 /* hpZ keeps a secondary partition of P/q fp16 parameters beside ZeRO-3's P/d. */
 START_TEST(test_hpz_memory) {
-    const char *z3[] = {"parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
+    const char *z3[] = {PER_TENSOR, "parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
                         "parallel.zeropp.qgz=false", NULL};
     g_autoptr(Scenario) s3 = load_ok("1.3B_zeropp.yaml", z3);
     g_autoptr(SimRun) r3 = run_ok(s3, -1);
     double P = stage_params(s3);
     for (int q = 2; q <= 8; q *= 2) {
         g_autofree char *hs = g_strdup_printf("parallel.zeropp.hpz=%d", q);
-        const char *sets[] = {"parallel.zeropp.qgz=false", hs, NULL};
+        const char *sets[] = {PER_TENSOR, "parallel.zeropp.qgz=false", hs, NULL};
         g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
         g_autoptr(SimRun) run = run_ok(sc, -1);
         const ModelMemory *m = &sim_summary(run)->memory, *m3 = &sim_summary(r3)->memory;
@@ -234,8 +243,8 @@ static double qwz_gathers_alone(const Scenario *sc, const int *members, int g) {
  * compute + the forward gathers across the 16 GCDs + the backward gathers within the node + the
  * one reduce-scatter after backward, each alone on the network. */
 START_TEST(test_on_demand_closed_form) {
-    const char *sets[] = {"parallel.prefetch_bucket_size=0", "parallel.bucket_size=100GB",
-                          "parallel.zeropp.qgz=false", OFF, NULL};
+    const char *sets[] = {PER_TENSOR, "parallel.bucket_size=100GB", "parallel.zeropp.qgz=false",
+                          OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zeropp.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const SimSummary *s = sim_summary(run);
@@ -260,7 +269,7 @@ END_TEST
  * all-to-alls of a node run at once and share its NICs; with contention off (each flow alone at
  * its bottleneck) each takes its alone time, which makes the closed form exact. */
 START_TEST(test_qgz_closed_form) {
-    const char *sets[] = {"parallel.prefetch_bucket_size=0",
+    const char *sets[] = {PER_TENSOR,
                           "parallel.bucket_size=100GB",
                           "parallel.zeropp.qwz=false",
                           "parallel.zeropp.hpz=false",

@@ -86,8 +86,9 @@ double gathers_alone(const Scenario *sc, const int *members, int n, int elem) {
         double sizes[32];
         int k = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
                                    sc->tp, sizes, 32);
-        for (int j = 0; j < k; j++)
-            total += (double)coll_time_alone(sc, COLL_ALLGATHER, members, n, sizes[j] * elem);
+        for (int j = 0; j < k; j++) /* tensors DeepSpeed keeps whole are never gathered */
+            if (sizes[j] >= sc->persist_elems)
+                total += (double)coll_time_alone(sc, COLL_ALLGATHER, members, n, sizes[j] * elem);
     }
     return total;
 }
@@ -172,4 +173,18 @@ GArray *random_flow_loads(GRand *rng, int nlinks, const GArray *prev, const int3
     }
     g_free(used);
     return a;
+}
+
+double persistent_params(const Scenario *sc) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double total = 0;
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32];
+        int k = model_unit_tensors(&sc->model, &g_array_index(units, ParamUnit, i), sc->seq_len,
+                                   sc->tp, sizes, 32);
+        for (int j = 0; j < k; j++)
+            if (sizes[j] < sc->persist_elems)
+                total += sizes[j];
+    }
+    return total;
 }

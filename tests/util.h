@@ -27,6 +27,9 @@ SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n
 /* Sum of the alone times (picoseconds) of one allgather over members (n of them) per parameter
  * tensor of every unit of stage 0, at elem bytes per parameter: one ZeRO-3 gather of the stage. */
 double gathers_alone(const Scenario *sc, const int *members, int n, int elem);
+/* Parameters of stage 0 (pp 1) in tensors under the ZeRO-3 persistence threshold: kept whole,
+ * never gathered. */
+double persistent_params(const Scenario *sc);
 /* The deduplicated run one and the all-ranks run all agree: the same iteration and the same
  * communication inventory (op, dim, calls and total volume per row). */
 void assert_same_inventory(const SimRun *one, const SimRun *all);

@@ -412,12 +412,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "bucket_size",
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
+                                           "persistence_threshold",
                                            "zeropp",
                                            "ep",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
-        "recompute",   "framework",  "synchronize_each_layer", NULL};
+        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
@@ -447,6 +448,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->bucket_bytes = -1;
     s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
     s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
+    s->persist_elems = -1; /* the framework's default, once it is known */
     int fw = FW_DEEPSPEED;
     if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
@@ -482,7 +484,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
-        !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err))
+        !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err) ||
+        !conf_double(par, "persistence_threshold", FALSE, 0, 1e15, &s->persist_elems, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
         if (!conf_int32(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
@@ -495,7 +498,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
         !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||
-        !conf_bool(tr, "synchronize_each_layer", FALSE, &s->sync_each_layer, err))
+        !conf_bool(tr, "synchronize_each_layer", FALSE, &s->sync_each_layer, err) ||
+        !conf_bool(tr, "comms_logger", FALSE, &s->comms_logger, err))
         return FALSE;
     if (sim &&
         (!conf_check_keys(sim, sim_keys, "sim", err) || !load_dedup(sim, &s->dedup_replicas, err) ||
@@ -607,15 +611,25 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "divide them; choose seq_len a multiple of tp",
                          s->seq_len, s->tp);
     const Framework *f = framework_get(s->framework);
-    if (s->zero > f->max_zero)
+    if (!framework_has_zero(s->framework, s->zero))
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),
-                         "%s has no ZeRO stage %d (at most %d%s); use training.framework: "
-                         "deepspeed for stages 2 and 3",
-                         f->name, s->zero, f->max_zero,
-                         s->framework == FW_MEGATRON ? ": its distributed optimizer" : "");
+                         "%s has no ZeRO stage %d (%s); use training.framework: deepspeed for "
+                         "every stage",
+                         f->name, s->zero,
+                         s->framework == FW_MEGATRON
+                             ? "0, or 1: its distributed optimizer; Megatron FSDP is not modelled"
+                             : "0: DDP, 2 and 3: FSDP SHARD_GRAD_OP and FULL_SHARD; "
+                               "ZeroRedundancyOptimizer is not modelled");
+    if (s->comms_logger && s->framework != FW_DEEPSPEED)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "comms_logger"),
+                         "comms_logger is DeepSpeed's communication logger; training.framework is "
+                         "%s",
+                         f->name);
+    if (s->persist_elems < 0) /* DeepSpeed's default; FSDP's flat units keep nothing whole */
+        s->persist_elems = s->framework == FW_DEEPSPEED ? FRAMEWORK_ZERO3_PERSISTENCE_ELEMS : 0;
     if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
         s->bucket_bytes = framework_default_bucket_bytes(
-            s->framework, s->dp, framework_bytes(s->framework, s->precision).grad);
+            s->framework, s->dp, framework_bytes(s->framework, s->zero, s->precision).reduce);
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");

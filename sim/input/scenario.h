@@ -58,7 +58,11 @@ typedef struct {
     double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
     double max_live_elems;    /* ZeRO-3: stage3_max_live_parameters, elements */
+    double persist_elems;     /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
+                                 tensors stay whole on every rank (DeepSpeed) */
     ZeroPP zpp;               /* ZeRO++ switches (all off by default) */
+    gboolean comms_logger;    /* DeepSpeed's comms_logger: a device-wide synchronize before and
+                                 after every deepspeed.comm call (workload.c) */
     gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
                                  checkpointed layer's forward and backward boundaries */
     int micro_batch;          /* sequences per micro-batch per rank */

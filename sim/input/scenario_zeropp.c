@@ -63,6 +63,10 @@ gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err) {
                          "ZeRO++ (parallel.zeropp) builds on ZeRO-3's partitioned parameters, "
                          "but parallel.zero is %d; set parallel.zero: 3",
                          s->zero);
+    if ((s->zpp.qwz || hpz_on || s->zpp.qgz) && s->framework != FW_DEEPSPEED)
+        return conf_fail(err, CONF_ERROR_INVALID, z,
+                         "ZeRO++ (parallel.zeropp) is DeepSpeed's; training.framework is %s",
+                         framework_get(s->framework)->name);
     if (hpz_on && (s->dp % hpz != 0 || g % ((int64_t)hpz * s->tp) != 0))
         return conf_fail(err, CONF_ERROR_INVALID, h,
                          "hpZ partition of %d data-parallel ranks must divide DP %d and lie within "

@@ -251,6 +251,9 @@ ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int
  * for units other than layers. */
 int model_layer_host_ops(const ModelConfig *m, gboolean backward, gboolean accumulating);
 double model_host_ops_per_kernel(const ModelConfig *m, gboolean backward);
+/* nn.Modules in unit u (the unit's own module and every submodule, with or without parameters):
+ * DeepSpeed's ZeRO-3 hooks each of them (framework.c). */
+int model_unit_modules(const ModelConfig *m, const ParamUnit *u);
 
 /* The same for any layout: what one rank of a stage runs and holds. */
 typedef struct {

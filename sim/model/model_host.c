@@ -43,3 +43,25 @@ double model_host_ops_per_kernel(const ModelConfig *m, gboolean backward) {
     HostStyle s = host_style(m);
     return backward ? bwd[s] : fwd[s];
 }
+
+/* Modules per unit, counted in each style's own model code:
+ * - GPT-NeoX (megatron/model/transformer.py ParallelTransformerLayer): the layer, its two
+ *   LayerNorms, ParallelSelfAttention with query_key_value, rotary_emb, scale_mask_softmax,
+ *   attention_dropout and dense, ParallelMLP with dense_h_to_4h and dense_4h_to_h: 12;
+ * - Megatron-LM (legacy megatron/model/transformer.py ParallelTransformerLayer): the layer,
+ *   input_norm, ParallelAttention with query_key_value, CoreAttention (scale_mask_softmax,
+ *   attention_dropout) and dense, post_attention_norm, ParallelMLP with dense_h_to_4h and
+ *   dense_4h_to_h: 12;
+ * - Llama (transformers' LlamaDecoderLayer): the layer, input_layernorm, post_attention_layernorm,
+ *   LlamaAttention with q_proj, k_proj, v_proj, o_proj and rotary_emb, LlamaMLP with gate_proj,
+ *   up_proj, down_proj and act_fn: 14.
+ * The embedding unit (word embeddings, learned positions where present, embedding dropout and the
+ * wrapper) and the head (final norm, output projection, the wrapper) are counted the same way. */
+int model_unit_modules(const ModelConfig *m, const ParamUnit *u) {
+    static const int layer[] = {12, 12, 14, 14};
+    if (u->kind == UNIT_EMBED)
+        return m->pos_emb == POS_LEARNED ? 4 : 3;
+    if (u->kind == UNIT_HEAD)
+        return 3;
+    return layer[host_style(m)];
+}

@@ -25,8 +25,20 @@
  * PyTorch DDP (torch/nn/parallel/distributed.py): bucket_cap_mb = 25 MiB, the first bucket
  *   capped at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB, filled parameter by parameter in reverse
  *   registration order (compute_bucket_assignment_by_size closes a bucket once it reaches the
- *   cap), each allreduced once all its gradients exist. ZeRO is not PyTorch DDP (FSDP is not
- *   modelled). */
+ *   cap), each allreduced once all its gradients exist.
+ * PyTorch FSDP (torch/distributed/fsdp, FSDP1 as of torch 2.1-2.4) is what zero 2 and 3 mean
+ *   with framework pytorch: ShardingStrategy SHARD_GRAD_OP and FULL_SHARD, one FlatParameter per
+ *   wrap unit (transformer_auto_wrap_policy: each layer; the root holds the embedding and head).
+ *   _runtime_utils.py _pre_forward_unshard / _pre_backward_hook unshard the unit with one
+ *   all_gather_into_tensor of its flat shard; with BackwardPrefetch.BACKWARD_PRE (the default)
+ *   the pre-backward hook issues the next unit's allgather before the current unit's backward;
+ *   in forward (forward_prefetch False) limit_all_gathers' _rate_limiter makes the host wait on
+ *   the free event of the unit two back before the next allgather (_limiter_utils.py
+ *   _FreeEventQueue, _max_num_inflight_all_gathers = 2): either way unit j's allgather is issued
+ *   as unit j - 1 starts (GATHER_FLAT_UNIT). _post_backward_hook reduce-scatters the unit's flat
+ *   gradient as soon as its backward ends, every micro-batch. FULL_SHARD reshards after forward
+ *   and gathers again for backward; SHARD_GRAD_OP keeps the unit whole from forward to backward.
+ *   There is no FSDP ZeRO-1 (torch's ZeroRedundancyOptimizer is not modelled). */
 #include "framework.h"
 
 const char *const framework_names[] = {"deepspeed", "megatron", "pytorch", NULL};
@@ -36,18 +48,22 @@ static const Framework frameworks[FW_COUNT] = {
                       .ddp_overlap = FALSE,
                       .close_before_overflow = TRUE,
                       .first_bucket_bytes = 0,
-                      .max_zero = 3,
-                      .reduce_per_owner = TRUE},
+                      .reduce_per_owner = TRUE,
+                      .zero_stages = 0xf,
+                      .gather = GATHER_COORDINATOR},
     [FW_MEGATRON] = {.name = "megatron",
                      .ddp_overlap = TRUE,
                      .close_before_overflow = FALSE,
                      .first_bucket_bytes = 0,
-                     .max_zero = 1},
+                     .zero_stages = 0x3},
     [FW_PYTORCH] = {.name = "pytorch",
                     .ddp_overlap = TRUE,
                     .close_before_overflow = FALSE,
                     .first_bucket_bytes = 1024.0 * 1024.0,
-                    .max_zero = 0},
+                    .zero_stages = 0xd, /* DDP, FSDP SHARD_GRAD_OP and FULL_SHARD */
+                    .gather = GATHER_FLAT_UNIT,
+                    .zero2_gathers_in_forward = TRUE,
+                    .reduce_per_unit = TRUE},
 };
 
 /* What a parameter costs:
@@ -59,26 +75,50 @@ static const Framework frameworks[FW_COUNT] = {
  *   reductions move 4 bytes per element; docs/source/distrib_optimizer.md's table gives 6 + 12/d
  *   bytes per parameter for bf16 weights with fp32 gradients (2 + 4, and 12 partitioned). fp8
  *   runs with --bf16 (Transformer Engine), so the same. fp16 keeps fp16 gradients.
- * - PyTorch (DDP, FSDP): mixed precision is torch.autocast over fp32 parameters (the AMP recipe,
+ * - PyTorch DDP: mixed precision is torch.autocast over fp32 parameters (the AMP recipe,
  *   torch/amp/autocast_mode.py): fp32 weights and gradients, so DDP's buckets and its allreduce
  *   are fp32, and AdamW keeps momentum and variance (8 bytes), the weights being their own
  *   master copy; autocast caches the half-precision copy of every weight it casts
  *   (autocast_mode.cpp cached_casts) until the autocast region exits, and autograd keeps it for
- *   backward: e bytes more per parameter. */
-FrameworkBytes framework_bytes(FrameworkId id, Precision prec) {
+ *   backward: e bytes more per parameter.
+ * - PyTorch FSDP (zero 2, 3) with MixedPrecision(param_dtype = the training precision): fp32
+ *   sharded parameters, gradients and AdamW state (4 + 4 + 8, all sharded by the memory model);
+ *   the unit is allgathered in param_dtype (the unsharded copy lives in the gathered buffers) and
+ *   its gradient reduce-scattered in it too (reduce_dtype None "takes on the param_dtype value",
+ *   fsdp/api.py MixedPrecision), then cast to fp32 for the shard. */
+FrameworkBytes framework_bytes(FrameworkId id, int zero, Precision prec) {
     int e = model_elem_bytes(prec);
     if (prec == PREC_FP32)
-        return (FrameworkBytes){4, 4, 8.0};
+        return (FrameworkBytes){4, 4, 8.0, 4, 4};
     switch (id) {
-    case FW_MEGATRON:
-        return (FrameworkBytes){e, prec == PREC_FP16 ? e : 4, 12.0};
-    case FW_PYTORCH: /* and autocast's cast cache: a half copy of each weight, made at its
-                        first use in forward and held for backward */
-        return (FrameworkBytes){4 + e, 4, 8.0};
+    case FW_MEGATRON: {
+        int g = prec == PREC_FP16 ? e : 4;
+        return (FrameworkBytes){e, g, 12.0, g, e};
+    }
+    case FW_PYTORCH:
+        if (zero >= 2)
+            return (FrameworkBytes){4, 4, 8.0, e, e};
+        /* and autocast's cast cache: a half copy of each weight, made at its first use in forward
+         * and held for backward */
+        return (FrameworkBytes){4 + e, 4, 8.0, 4, e};
     case FW_DEEPSPEED:
     default:
-        return (FrameworkBytes){e, e, 12.0};
+        return (FrameworkBytes){e, e, 12.0, e, e};
     }
+}
+
+gboolean framework_has_zero(FrameworkId id, int zero) {
+    return zero >= 0 && zero < 4 && (framework_get(id)->zero_stages >> zero & 1u);
+}
+
+/* DeepSpeed (runtime/zero/parameter_offload.py _register_hooks_recursively) hooks every module,
+ * with or without parameters: _pre_forward_module_hook -> fetch_sub_module and
+ * _post_forward_module_hook -> release_sub_module, and the same pair around its backward
+ * (_pre_backward_module_hook, _post_backward_module_hook). FSDP runs one pre- and one post- hook
+ * per wrap unit and pass (_pre_forward / _post_forward, _pre_backward_hook /
+ * _post_backward_hook). */
+int framework_gather_hooks(FrameworkId id, int modules) {
+    return framework_get(id)->gather == GATHER_FLAT_UNIT ? 2 : 2 * modules;
 }
 
 const Framework *framework_get(FrameworkId id) {

@@ -14,6 +14,19 @@
 
 typedef enum { FW_DEEPSPEED, FW_MEGATRON, FW_PYTORCH, FW_COUNT } FrameworkId;
 
+/* How ZeRO-3 (and FSDP's SHARD_GRAD_OP) gathers parameters before a unit's use (framework.c says
+ * whose code does which). */
+typedef enum {
+    /* DeepSpeed's PartitionedParameterCoordinator: the prefetch window of
+     * stage3_max_live_parameters, one coalesced allgather per fetch of at most
+     * stage3_prefetch_bucket_size elements, parameters under stage3_param_persistence_threshold
+     * kept whole, a Python hook before and after every module's every pass */
+    GATHER_COORDINATOR,
+    /* PyTorch FSDP: one flat allgather per wrap unit, the next unit's issued as the current one
+     * starts (BACKWARD_PRE, and the rate limiter's two in flight in forward), hooks per unit */
+    GATHER_FLAT_UNIT,
+} GatherStyle;
+
 typedef struct {
     const char *name; /* the scenario's training.framework value */
     /* Plain data parallelism (zero 0): gradients reduced in buckets while backward runs (TRUE), or
@@ -23,10 +36,18 @@ typedef struct {
      * once it reaches the cap (PyTorch's and Megatron's bucket assignment). */
     gboolean close_before_overflow;
     double first_bucket_bytes; /* cap of the first bucket, bytes; 0: the same as the others */
-    int max_zero;              /* highest ZeRO stage the framework has */
     /* ZeRO-1/2 reduce a gradient bucket with one rooted reduce per partition owner the bucket
      * spans (DeepSpeed's average_tensor) rather than one reduce-scatter. */
     gboolean reduce_per_owner;
+    /* The ZeRO stages the framework has, bit z for stage z. */
+    unsigned zero_stages;
+    GatherStyle gather; /* ZeRO-3's parameter gathers */
+    /* ZeRO-2 gathers parameters before each forward and keeps them to the backward (FSDP's
+     * SHARD_GRAD_OP) instead of allgathering the updated ones after the optimizer (DeepSpeed). */
+    gboolean zero2_gathers_in_forward;
+    /* ZeRO-2/3 reduce-scatter each unit's gradients as soon as its backward ends (FSDP's
+     * post-backward hook per FlatParameter) instead of filling buckets. */
+    gboolean reduce_per_unit;
 } Framework;
 
 /* How a framework stores what one parameter costs, in bytes, for a compute precision: the
@@ -34,11 +55,21 @@ typedef struct {
  * whose code says so). */
 typedef struct {
     int param;        /* bytes per parameter of the weights held */
-    int grad;         /* bytes per gradient element, held and reduced over data parallelism */
+    int grad;         /* bytes per gradient element held */
     double optimizer; /* Adam's state, bytes per parameter (master copy where kept apart) */
+    int reduce;       /* bytes per gradient element reduced over data parallelism */
+    int gather;       /* bytes per parameter element gathered (ZeRO-3, FSDP) */
 } FrameworkBytes;
 
-FrameworkBytes framework_bytes(FrameworkId id, Precision prec);
+FrameworkBytes framework_bytes(FrameworkId id, int zero, Precision prec);
+
+/* Whether the framework has ZeRO stage `zero`. */
+gboolean framework_has_zero(FrameworkId id, int zero);
+
+/* The Python hooks a framework's ZeRO-3 (or FSDP) runs for one unit in one pass (forward,
+ * recomputation or backward), for units of `modules` modules: DeepSpeed a fetch before and a
+ * release after every module, FSDP one pair per wrap unit. */
+int framework_gather_hooks(FrameworkId id, int modules);
 
 /* The framework's behaviours; never NULL for a valid id. */
 const Framework *framework_get(FrameworkId id);
@@ -51,8 +82,10 @@ extern const char *const framework_names[];
 double framework_default_bucket_bytes(FrameworkId id, int dp, int e);
 
 /* DeepSpeed ZeRO-3 defaults (deepspeed/runtime/zero/config.py): stage3_prefetch_bucket_size
- * 5e7 elements and stage3_max_live_parameters 1e9 elements. */
+ * 5e7 elements, stage3_max_live_parameters 1e9 elements, stage3_param_persistence_threshold 1e5
+ * elements. */
 #define FRAMEWORK_ZERO3_PREFETCH_ELEMS 5e7
 #define FRAMEWORK_ZERO3_MAX_LIVE_ELEMS 1e9
+#define FRAMEWORK_ZERO3_PERSISTENCE_ELEMS 1e5
 
 #endif

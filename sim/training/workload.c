@@ -106,7 +106,14 @@ static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double 
               .layer = layer,
               .micro = micro,
               .bytes = bytes};
+    /* DeepSpeed's comms_logger (deepspeed/comm/comm.py timed_op): the op's timer start
+     * synchronises the device, and once the op is issued "Need to make op blocking for accurate
+     * logging": get_accelerator().synchronize(). Every deepspeed.comm call is logged; the tensor
+     * parallelism of Megatron's mpu (GPT-NeoX) calls torch.distributed and is not. */
+    gboolean logged = b->sc->comms_logger && dim != DIM_TP;
+    b->sync_next |= logged;
     guint32 idx = emit(b, t, &after, 1);
+    b->sync_next |= logged;
     if (s == STREAM_DP)
         b->last_dp = idx;
     return idx;
@@ -157,7 +164,11 @@ static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int mic
               .layer = -2,
               .micro = micro,
               .bytes = b->act_bytes};
-    return emit(b, t, &after, 1);
+    gboolean logged = b->sc->comms_logger; /* DeepSpeed's pipe/p2p.py calls deepspeed.comm */
+    b->sync_next |= logged;
+    guint32 idx = emit(b, t, &after, 1);
+    b->sync_next |= logged;
+    return idx;
 }
 
 int unit_layer(const Builder *b, const ParamUnit *u) {
@@ -216,6 +227,12 @@ static void add_grad(Builder *b, double params, guint32 ready, int micro) {
     const Framework *fw = b->fw;
     double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
                                                                        : b->sc->bucket_bytes;
+    if (b->unit_buckets) { /* FSDP: the unit's flat gradient, reduced when its backward ends */
+        b->bucket_params += params;
+        if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
+            b->bucket_ready = ready;
+        return;
+    }
     if (fw->close_before_overflow && b->bucket_params > 0 &&
         (b->bucket_params + params) * b->ge > cap) {
         flush_bucket(b, micro);
@@ -319,57 +336,113 @@ static void reduce_after_backward(Builder *b, int micro) {
     flush_expert_bucket(b, micro);
 }
 
-/* --- ZeRO-3 parameters --------------------------------------------------------------------- */
+/* --- ZeRO-3 parameters ---------------------------------------------------------------------- */
 
-/* ZeRO-3's parameter uses, planned before the program is built. DeepSpeed's stage 3 fetches a
- * module's parameters one allgather per tensor (the study saw mostly kilobyte-sized ZeRO-3
- * allgathers: biases and norms) on the PartitionedParameterCoordinator's own allgather stream, and
- * its pre-forward hooks prefetch from the recorded trace up to stage3_prefetch_bucket_size new
- * elements each, several hooks per unit, while fewer than stage3_max_live_parameters are
- * available (partitioned_param_coordinator.py, fetch_sub_module). We model the steady state: the
- * gathers of use j are issued when use front(j) starts, the oldest use such that the parameters of
- * uses front(j)..j fit in max_live_parameters; with prefetch_bucket_size 0 front(j) = j (fetched
- * when it starts). A unit's recomputation and backward share one use. The gathered buffers peak
- * at the largest such window. */
+/* Parameters of unit u that are gathered (not kept whole under DeepSpeed's
+ * stage3_param_persistence_threshold): fills sizes with its gathered tensors, returns how many. */
+static int gathered_tensors(const Builder *b, const ParamUnit *u, double *sizes, int max) {
+    double all[32];
+    int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, all, 32), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i] >= b->sc->persist_elems && k < max)
+            sizes[k++] = all[i];
+    return k;
+}
+
+static double gathered_params(const Builder *b, const ParamUnit *u) {
+    double sizes[32], sum = 0;
+    int n = gathered_tensors(b, u, sizes, 32);
+    for (int i = 0; i < n; i++)
+        sum += sizes[i];
+    return sum;
+}
+
+/* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
+ * and its recomputation and backward (one use), in program order. The gathers of use j are issued
+ * when use front(j) starts (after the compute before it):
+ * - DeepSpeed's PartitionedParameterCoordinator (partitioned_param_coordinator.py,
+ *   fetch_sub_module) prefetches from its recorded trace while fewer than
+ *   stage3_max_live_parameters are available: front(j) is the oldest use such that the
+ *   parameters of uses front(j)..j fit in that limit; with stage3_prefetch_bucket_size 0 nothing
+ *   is prefetched and front(j) = j. Tensors under stage3_param_persistence_threshold are
+ *   gathered once at start-up and stay whole (they count in the buffers, never in a gather).
+ * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
+ *   for its forward stays whole until its backward, which gathers nothing.
+ * The gathered buffers peak at the largest window (FSDP SHARD_GRAD_OP: every unit). */
 static void zero3_plan(Builder *b, const GArray *passes) {
     const Scenario *sc = b->sc;
-    if (sc->zero != 3 || sc->dp <= 1)
+    gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
+    if ((sc->zero != 3 && !keep) || sc->dp <= 1)
         return;
     b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
     for (guint p = 0; p < passes->len; p++) {
         const PassRef *pr = &g_array_index(passes, PassRef, p);
         guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
         for (guint k = lo; k < hi; k++) {
-            UnitUse use = {
-                .unit = pr->fwd ? k : hi - 1 - (k - lo), .micro = pr->micro, .gathered = NO_TASK};
+            UnitUse use = {.unit = pr->fwd ? k : hi - 1 - (k - lo),
+                           .micro = pr->micro,
+                           .kept = keep && !pr->fwd,
+                           .gathered = NO_TASK};
             g_array_append_val(b->uses, use);
         }
     }
     guint first = 0;
-    double live = 0;
+    double live = 0, persistent = 0, all = 0;
     g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
+    for (guint i = 0; i < b->units->len; i++) {
+        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, i);
+        all += pu->params;
+        persistent += pu->params - gathered_params(b, pu);
+    }
     for (guint j = 0; j < b->uses->len; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
         u->again = seen[u->unit];
         seen[u->unit] = TRUE;
-        double params = g_array_index(b->units, ParamUnit, u->unit).params;
-        live += params;
-        while (first < j && live > sc->max_live_elems) {
-            guint unit = g_array_index(b->uses, UnitUse, first).unit;
-            live -= g_array_index(b->units, ParamUnit, unit).params;
-            first++;
+        double params = gathered_params(b, &g_array_index(b->units, ParamUnit, u->unit));
+        if (b->fw->gather == GATHER_FLAT_UNIT) {
+            u->front = j > 0 ? j - 1 : 0;
+            double prev =
+                j > 0 ? gathered_params(b,
+                                        &g_array_index(b->units, ParamUnit,
+                                                       g_array_index(b->uses, UnitUse, j - 1).unit))
+                      : 0;
+            live = keep ? all : prev + params;
+        } else {
+            live += params;
+            while (first < j && live > sc->max_live_elems) {
+                guint unit = g_array_index(b->uses, UnitUse, first).unit;
+                live -= gathered_params(b, &g_array_index(b->units, ParamUnit, unit));
+                first++;
+            }
+            if (sc->prefetch_elems <= 0) {
+                first = j;
+                live = params;
+            }
+            u->front = first;
         }
-        if (sc->prefetch_elems <= 0) {
-            first = j;
-            live = params;
-        }
-        u->front = first;
-        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live);
+        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live + persistent);
     }
 }
 
+/* Gather `n` elements of the use's parameters with one allgather (ZeRO++: its qwZ / hpZ steps) on
+ * the gather stream after `after`; returns the last task. */
+static guint32 gather_call(Builder *b, const UnitUse *u, const ParamUnit *pu, double n,
+                           guint32 after) {
+    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
+    int ns = zeropp_gather_steps(b->sc, b->dev, n, b->pe, u->again, steps);
+    if (ns > 0)
+        return emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS, unit_layer(b, pu), u->micro,
+                          after);
+    return collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, n * b->pe, PHASE_PARAMS,
+                         unit_layer(b, pu), u->micro, after);
+}
+
 /* The program reaches the next ZeRO-3 use: issue the gathers of every use whose window starts
- * here (after the compute before it), and return the last gather this use waits for. */
+ * here (after the compute before it), and return the last gather this use waits for. Each use's
+ * parameters are coalesced: FSDP's flat parameter is one allgather; DeepSpeed's coordinator
+ * gathers each fetch's parameters with one all_gather_coalesced (partition_parameters.py), a fetch
+ * taking tensors until it holds stage3_prefetch_bucket_size elements (one tensor each without
+ * prefetch). */
 static guint32 zero3_use(Builder *b) {
     if (!b->uses)
         return NO_TASK;
@@ -380,22 +453,37 @@ static guint32 zero3_use(Builder *b) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, b->gather_next);
         if (u->front > now)
             break;
+        if (u->kept)
+            continue;
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
-        double sizes[32];
-        int n = model_unit_tensors(&b->sc->model, pu, b->sc->seq_len, b->sc->tp, sizes, 32);
+        double sizes[32], open = 0;
+        int n = gathered_tensors(b, pu, sizes, 32);
         for (int k = 0; k < n; k++) {
-            ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
-            int ns = zeropp_gather_steps(b->sc, b->dev, sizes[k], b->e, u->again, steps);
-            if (ns > 0)
-                u->gathered = emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS,
-                                         unit_layer(b, pu), u->micro, after);
-            else
-                u->gathered =
-                    collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, sizes[k] * b->e,
-                                  PHASE_PARAMS, unit_layer(b, pu), u->micro, after);
+            open += sizes[k];
+            if (b->fw->gather == GATHER_FLAT_UNIT ? k + 1 < n
+                                                  : open < b->sc->prefetch_elems && k + 1 < n)
+                continue;
+            u->gathered = gather_call(b, u, pu, open, after);
+            open = 0;
         }
     }
     return g_array_index(b->uses, UnitUse, now).gathered;
+}
+
+/* ZeRO-3's (FSDP's) Python hooks for one use of unit u (framework_gather_hooks) go to the first
+ * compute task the use emitted, from task index `from` on: the host runs them as it issues the
+ * unit's work (Task.hooks, executor.c). */
+static void gather_hooks(Builder *b, const ParamUnit *u, guint32 from) {
+    if (!b->uses)
+        return;
+    int hooks = framework_gather_hooks(b->sc->framework, model_unit_modules(&b->sc->model, u));
+    for (guint32 i = from; i < b->tasks.n; i++) {
+        Task *t = &((Task *)b->tasks.v)[i];
+        if (t->kind == TASK_COMPUTE) {
+            t->hooks = (unsigned)MIN(t->hooks + hooks, 127);
+            return;
+        }
+    }
 }
 
 /* Whether chunk `chunk` of this stage is the model's first (last) virtual stage: no activations
@@ -416,8 +504,9 @@ static void forward_pass(Builder *b, int micro, int chunk) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
-        guint32 ag = zero3_use(b);
+        guint32 ag = zero3_use(b), from = b->tasks.n;
         in = b->em->forward(b, u, PHASE_FWD, micro, in, ag);
+        gather_hooks(b, u, from);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (!last_virtual(b, chunk))
@@ -446,17 +535,22 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
-        guint32 ag = zero3_use(b);
+        guint32 ag = zero3_use(b), from = b->tasks.n;
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         if (u->kind == UNIT_LAYER && sc->recompute == RECOMPUTE_FULL) {
             in = b->em->forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
             ag = NO_TASK;
+            gather_hooks(b, u, from);
+            from = b->tasks.n;
         }
         in = b->em->backward(b, u, micro, in, ag, seg_task);
+        gather_hooks(b, u, from);
         if (b->hooks)
             grad_hooks(b, u, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
+        if (overlap && b->unit_buckets)
+            flush_bucket(b, micro);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (overlap) {
@@ -543,7 +637,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     }
     b.chunk_first[b.v] = b.units->len;
     b.e = model_elem_bytes(sc->precision);
-    b.ge = framework_bytes(sc->framework, sc->precision).grad;
+    FrameworkBytes fbytes = framework_bytes(sc->framework, sc->zero, sc->precision);
+    b.ge = fbytes.reduce;
+    b.pe = fbytes.gather;
+    b.unit_buckets = b.fw->reduce_per_unit && sc->zero >= 2;
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
@@ -593,7 +690,8 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                       : pg->params;
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
                             PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
-    if (sc->zero == 1 || sc->zero == 2) { /* gather the updated parameters, in buckets */
+    gboolean fsdp2 = sc->zero == 2 && b.fw->zero2_gathers_in_forward; /* gathers in forward */
+    if ((sc->zero == 1 || sc->zero == 2) && !fsdp2) { /* the updated parameters, in buckets */
         double open = 0;
         for (guint i = 0; i < b.units->len; i++) {
             const ParamUnit *u = &g_array_index(b.units, ParamUnit, i);
@@ -727,8 +825,8 @@ static double grad_buffers_bytes(const Scenario *sc, double grads) {
     switch (sc->framework) {
     case FW_MEGATRON:
         return 0;
-    case FW_PYTORCH:
-        return grads;
+    case FW_PYTORCH: /* FSDP (zero 2, 3) has no buckets: the flat gradient is the unit's */
+        return sc->zero >= 2 ? 0 : grads;
     case FW_DEEPSPEED:
     default:
         return (sc->zero == 1 || sc->zero == 2 ? 2 : 1) * MIN(sc->bucket_bytes, grads);
@@ -738,7 +836,6 @@ static double grad_buffers_bytes(const Scenario *sc, double grads) {
 ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
-    int e = model_elem_bytes(sc->precision);
     for (int s = 0; s < sc->pp; s++) {
         /* Activations held at the schedule's peak, counted on the pass list itself: GPipe every
          * micro-batch (pp = 1 included), 1F1B p - stage (1 at pp 1), interleaved 1F1B
@@ -758,21 +855,28 @@ ModelMemory workload_memory(const Workload *wl) {
                          .vpp = sc->virtual_stages,
                          .stage = s,
                          .dp = sc->dp,
-                         .zero = sc->zero,
+                         /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
+                            copy is in the gathered buffers */
+                         .zero =
+                             sc->zero == 2 && framework_get(sc->framework)->zero2_gathers_in_forward
+                                 ? 3
+                                 : sc->zero,
                          .prec = sc->precision,
                          .rc = sc->recompute,
                          .ep = sc->ep,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
                          .ends_inflight = schedule_peak_inflight(passes, end_chunk),
                          .sp = sc->sequence_parallel};
-        FrameworkBytes fb = framework_bytes(sc->framework, sc->precision);
+        FrameworkBytes fb = framework_bytes(sc->framework, sc->zero, sc->precision);
         mc.param_bytes = fb.param;
         mc.grad_bytes = fb.grad;
         mc.opt_bytes = fb.optimizer;
         ModelMemory m = model_memory_case(&sc->model, &mc);
         if (sc->dp > 1)
-            m.buffers_bytes = grad_buffers_bytes(sc, pg->params * fb.grad) + pg->gathered_peak * e;
-        m.hpz_bytes = zeropp_secondary_bytes(sc, pg->params, e); /* ZeRO++ hpZ's second shard */
+            m.buffers_bytes =
+                grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;
+        m.hpz_bytes =
+            zeropp_secondary_bytes(sc, pg->params, fb.gather); /* ZeRO++ hpZ's second shard */
         m.total_bytes += m.buffers_bytes + m.hpz_bytes;
         if (m.total_bytes > best.total_bytes)
             best = m;

@@ -40,6 +40,8 @@ typedef struct {
     int micro;        /* micro-batch */
     guint front;      /* the use at whose start these parameters are gathered (<= this one) */
     gboolean again;   /* not the unit's first use of the iteration (ZeRO++ hpZ: secondary) */
+    gboolean kept;    /* its parameters are still whole from the forward (FSDP SHARD_GRAD_OP's
+                         backward): nothing to gather */
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
@@ -93,6 +95,8 @@ struct Builder {
     double ce_bytes;          /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
     int e;                    /* bytes per element */
     int ge;                   /* bytes per gradient element, as the framework reduces them */
+    int pe;                   /* bytes per parameter element, as ZeRO-3 / FSDP gathers them */
+    gboolean unit_buckets;    /* FSDP: one reduce-scatter per unit, whatever the bucket size */
     double bucket_params;     /* gradients waiting in the open bucket, parameters */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
     int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */

@@ -1,0 +1,301 @@
+/* How the frameworks gather sharded parameters, pinned on closed forms: PyTorch FSDP's one flat
+ * allgather per wrap unit issued as the unit before it starts, its reduce-scatter per unit as the
+ * unit's backward ends, SHARD_GRAD_OP's single gather per unit, their memory; the Python hooks
+ * DeepSpeed's ZeRO-3 and FSDP run per module (per unit) and what they cost the host; DeepSpeed's
+ * communication logger, which synchronises around every call. */
+#include <math.h>
+
+#include "util.h"
+
+#define E 2.0 /* fp16 bytes */
+#define OFF "sim.host=false", "sim.interference=false"
+#define FSDP "training.framework=pytorch", "nodes=1"
+
+/* One task of rank 0 as it ran. */
+typedef struct {
+    Task t;
+    SimTime begin, end;
+} Ran;
+
+typedef struct {
+    GArray *ran; /* Ran, in begin order */
+} Watch;
+
+static void w_begin(void *ctx, int rank, const Task *t, SimTime now) {
+    Watch *w = ctx;
+    if (rank != 0)
+        return;
+    Ran r = {.t = *t, .begin = now, .end = -1};
+    g_array_append_val(w->ran, r);
+}
+
+static void w_end(void *ctx, int rank, const Task *t, SimTime now) {
+    Watch *w = ctx;
+    if (rank != 0)
+        return;
+    for (guint i = w->ran->len; i-- > 0;) { /* the latest begun copy of this task */
+        Ran *r = &g_array_index(w->ran, Ran, i);
+        if (r->end < 0 && memcmp(&r->t, t, sizeof *t) == 0) {
+            r->end = now;
+            return;
+        }
+    }
+    ck_abort_msg("task ended that never began");
+}
+
+static SimRun *watched(const Scenario *sc, Watch *w) {
+    w->ran = g_array_new(FALSE, FALSE, sizeof(Ran));
+    ExecObserver obs = {.ctx = w, .begin = w_begin, .end = w_end};
+    g_autoptr(GError) err = NULL;
+    SimRun *run = sim_run_observed(sc, -1, &obs, &err);
+    ck_assert_msg(run, "%s", err ? err->message : "");
+    return run;
+}
+
+/* The units' layers (unit_layer: -1 embedding, L head) and parameters, forward order. */
+static int units_of(const Scenario *sc, int *layer, double *params) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    for (guint i = 0; i < units->len; i++) {
+        const ParamUnit *u = &g_array_index(units, ParamUnit, i);
+        layer[i] = u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? sc->model.layers : u->layer;
+        params[i] = u->params;
+    }
+    return (int)units->len;
+}
+
+/* When use j's compute ends: the last compute task of its unit in its pass (forward; or
+ * recomputation and backward). */
+static SimTime use_end(const Watch *w, int layer, gboolean backward) {
+    SimTime end = -1;
+    for (guint i = 0; i < w->ran->len; i++) {
+        const Ran *r = &g_array_index(w->ran, Ran, i);
+        if (r->t.kind != TASK_COMPUTE || r->t.layer != layer)
+            continue;
+        if (backward ? r->t.phase != PHASE_FWD : r->t.phase == PHASE_FWD)
+            end = MAX(end, r->end);
+    }
+    ck_assert(end >= 0);
+    return end;
+}
+
+/* FSDP FULL_SHARD, one micro-batch: one allgather of each unit's flat parameters (fp16,
+ * param_dtype) before its forward and again before its recomputation and backward, in program
+ * order; the allgather of use j starts once use j - 2's compute ends (j - 1 is the use at whose
+ * start it is issued) or the gather before it on the stream ends, whichever is later; one
+ * reduce-scatter of each unit's gradients in backward order, starting once the unit's backward
+ * ends or the one before it does. Memory: fp32 parameters, gradients and AdamW's 8 bytes, all
+ * sharded over the 8 GCDs; the gathered buffers hold two units at most: the largest sum of two
+ * consecutive uses. */
+START_TEST(test_fsdp_full_shard) {
+    const char *sets[] = {FSDP, OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    ck_assert_int_eq(sc->grad_accum, 1);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    int layer[64];
+    double params[64];
+    int U = units_of(sc, layer, params);
+    /* uses: forward 0..U-1, backward U-1..0 */
+    int use_unit[128];
+    gboolean use_bwd[128];
+    for (int j = 0; j < 2 * U; j++) {
+        use_unit[j] = j < U ? j : 2 * U - 1 - j;
+        use_bwd[j] = j >= U;
+    }
+    int g = 0, rs = 0;
+    SimTime last_g = 0, last_rs = 0;
+    double peak = 0;
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind != TASK_COLL)
+            continue;
+        if (r->t.op == COLL_ALLGATHER) {
+            ck_assert_int_lt(g, 2 * U);
+            int u = use_unit[g];
+            ck_assert_int_eq(r->t.layer, layer[u]);
+            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
+            SimTime want = last_g;
+            if (g >= 2)
+                want = MAX(want, use_end(&w, layer[use_unit[g - 2]], use_bwd[g - 2]));
+            ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", g,
+                          (long long)r->begin, (long long)want);
+            if (g >= 1)
+                peak = MAX(peak, params[use_unit[g - 1]] + params[u]);
+            last_g = r->end;
+            g++;
+        } else if (r->t.op == COLL_REDUCE_SCATTER) {
+            int u = U - 1 - rs;
+            ck_assert_int_eq(r->t.layer, -2);
+            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
+            SimTime want = MAX(last_rs, use_end(&w, layer[u], TRUE));
+            ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
+                          rs, (long long)r->begin, (long long)want);
+            last_rs = r->end;
+            rs++;
+        } else {
+            ck_abort_msg("FSDP issued a %s", coll_op_name(r->t.op));
+        }
+    }
+    ck_assert_int_eq(g, 2 * U);
+    ck_assert_int_eq(rs, U);
+    double P = 0, d = sc->dp;
+    for (int u = 0; u < U; u++)
+        P += params[u];
+    const ModelMemory *m = &sim_summary(run)->memory;
+    ck_assert_double_eq_tol(m->params_bytes, 4 * P / d, 1.0);
+    ck_assert_double_eq_tol(m->grads_bytes, 4 * P / d, 1.0);
+    ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / d, 1.0);
+    ck_assert_double_eq_tol(m->buffers_bytes, peak * E, 1.0);
+    g_array_unref(w.ran);
+}
+END_TEST
+
+/* FSDP SHARD_GRAD_OP (zero 2), two micro-batches: each unit gathered once per micro-batch, for
+ * its forward, and kept whole through its recomputation and backward; a reduce-scatter per unit
+ * every micro-batch; no allgather after the optimizer; every unit whole in the buffers. */
+START_TEST(test_fsdp_shard_grad_op) {
+    const char *sets[] = {FSDP, OFF, "parallel.zero=2", "training.grad_accum=2", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    int layer[64];
+    double params[64], P = 0;
+    int U = units_of(sc, layer, params);
+    for (int u = 0; u < U; u++)
+        P += params[u];
+    const Stats *st = sim_stats(run);
+    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_ALLGATHER, DIM_DP), 2 * U);
+    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_REDUCE_SCATTER, DIM_DP), 2 * U);
+    double d = sc->dp;
+    ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLGATHER, DIM_DP),
+                            2 * P * E * (d - 1) / d, 1.0);
+    ck_assert_double_eq_tol(sim_summary(run)->memory.buffers_bytes, P * E, 1.0);
+    ck_assert_double_eq_tol(sim_summary(run)->memory.params_bytes, 4 * P / d, 1.0);
+}
+END_TEST
+
+/* The hooks each use runs: DeepSpeed's ZeRO-3 a fetch and a release around every module of the
+ * unit in every pass (12 modules per GPT-NeoX layer, 3 in the embedding and in the head), FSDP a
+ * pre- and post- hook per unit and pass; with full recomputation a layer has three passes
+ * (forward, recomputation, backward), the embedding and head two. The host pays host.hook for
+ * each (exec_host_cost), and where the host is the bottleneck (GPT-NeoX 19M, 128 tokens on one
+ * node) every hook lengthens the iteration by that, but for the first unit's, which may run while
+ * the GPU waits for the embedding's gather anyway. */
+START_TEST(test_gather_hooks) {
+    const char *fws[] = {"deepspeed", "pytorch"};
+    for (int f = 0; f < 2; f++) {
+        g_autofree char *fw = g_strdup_printf("training.framework=%s", fws[f]);
+        const char *sets[] = {fw,
+                              "model=gpt-neox-19m",
+                              "nodes=1",
+                              "training.seq_len=128",
+                              "training.micro_batch=1",
+                              "training.synchronize_each_layer=false",
+                              "sim.interference=false",
+                              NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        const Program *pg = workload_program(sim_workload(run), 0);
+        int hooks = 0, first = -1;
+        for (guint k = 0; k < pg->ntasks; k++) {
+            hooks += pg->tasks[k].hooks;
+            if (first < 0 && pg->tasks[k].kind == TASK_COMPUTE)
+                first = pg->tasks[k].hooks;
+        }
+        /* per pass: a layer's and the embedding's or head's */
+        int L = sc->model.layers, per = f == 0 ? 2 * 12 : 2, ends = f == 0 ? 2 * 3 : 2;
+        ck_assert_int_eq(hooks, (3 * L * per + 2 * 2 * ends) * sc->grad_accum);
+        HostWork hw = exec_host_work(&sc->topo, pg);
+        ck_assert_double_eq_tol(hw.hooks_s, (double)hooks * sc->topo.host_hook / SIM_PS_PER_S,
+                                1e-12);
+        /* the same run with free hooks */
+        const char *free_sets[] = {fw,
+                                   "model=gpt-neox-19m",
+                                   "nodes=1",
+                                   "training.seq_len=128",
+                                   "training.micro_batch=1",
+                                   "training.synchronize_each_layer=false",
+                                   "sim.interference=false",
+                                   "topology.node.host.hook=0us",
+                                   NULL};
+        g_autoptr(Scenario) s0 = load_ok("1.3B_zero3.yaml", free_sets);
+        g_autoptr(SimRun) r0 = run_ok(s0, -1);
+        SimTime dt = sim_summary(run)->iteration - sim_summary(r0)->iteration;
+        SimTime all = (SimTime)hooks * sc->topo.host_hook, hidden = first * sc->topo.host_hook;
+        ck_assert_msg(dt <= all && dt >= all - hidden, "hooks add %lld ps, %d x hook = %lld",
+                      (long long)dt, hooks, (long long)all);
+    }
+}
+END_TEST
+
+/* DeepSpeed's comms logger synchronises the device before and after every deepspeed.comm call,
+ * so nothing it logs overlaps anything: ZeRO-3 on one node with DeepSpeed's prefetch, one
+ * gradient bucket and a host that costs nothing but still synchronises, the iteration is the
+ * compute plus every call alone (and, at most, the host's 1 ps per operator and call): each unit's
+ * coalesced gather (one call per unit and use: its tensors over the persistence threshold, fewer
+ * than the 5e7-element prefetch bucket but for the last one) before forward and again before
+ * backward, and the reduce-scatter of all P. Without the logger most of the gathers hide under
+ * compute. */
+#define FREE_HOST                                                                                  \
+    "topology.node.host.op_dispatch=1ps", "topology.node.host.bwd_op_dispatch=1ps",                \
+        "topology.node.host.hook=0us", "topology.node.host.comm_dispatch=1ps",                     \
+        "topology.node.host.step=0us"
+START_TEST(test_comms_logger) {
+    const char *sets[] = {"training.comms_logger=true",
+                          "parallel.bucket_size=100GB",
+                          "nodes=1",
+                          "sim.interference=false",
+                          FREE_HOST,
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    const Program *pg = workload_program(sim_workload(run), 0);
+    double host = 0; /* all the host's work, picoseconds: the slack of the closed form */
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *t = &pg->tasks[k];
+        host += (double)exec_host_cost(&sc->topo, t);
+        if (t->kind == TASK_COLL) {
+            ck_assert(t->host_sync);                                      /* before */
+            ck_assert(k + 1 == pg->ntasks || pg->tasks[k + 1].host_sync); /* after */
+        }
+    }
+    int *dp = g_new(int, sc->dp);
+    for (int i = 0; i < sc->dp; i++)
+        dp[i] = i;
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double P = 0, gathers = 0;
+    for (guint i = 0; i < units->len; i++) {
+        const ParamUnit *u = &g_array_index(units, ParamUnit, i);
+        double sizes[32], gathered = 0, last = 0;
+        int n = model_unit_tensors(&sc->model, u, sc->seq_len, sc->tp, sizes, 32);
+        for (int k = 0; k < n; k++)
+            if (sizes[k] >= sc->persist_elems)
+                gathered += last = sizes[k];
+        ck_assert(gathered - last < sc->prefetch_elems); /* one call */
+        gathers += 2 * (double)coll_time_alone(sc, COLL_ALLGATHER, dp, sc->dp, gathered * E);
+        P += u->params;
+    }
+    double comm = gathers + (double)coll_time_alone(sc, COLL_REDUCE_SCATTER, dp, sc->dp, P * E);
+    const SimSummary *s = sim_summary(run);
+    ck_assert_msg(fabs((double)s->iteration - ((double)s->critical.compute + comm)) <= host,
+                  "iteration %lld ps, compute + calls %.0f", (long long)s->iteration,
+                  (double)s->critical.compute + comm);
+    const char *off[] = {"parallel.bucket_size=100GB", "nodes=1", "sim.interference=false",
+                         FREE_HOST, NULL};
+    g_autoptr(Scenario) soff = load_ok("1.3B_zero3.yaml", off);
+    g_autoptr(SimRun) roff = run_ok(soff, -1);
+    ck_assert_double_lt((double)sim_summary(roff)->iteration, (double)s->iteration - gathers / 2);
+    g_free(dp);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("gathers");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fsdp_full_shard);
+    tcase_add_test(tc, test_fsdp_shard_grad_op);
+    tcase_add_test(tc, test_gather_hooks);
+    tcase_add_test(tc, test_comms_logger);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
