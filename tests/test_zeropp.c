@@ -11,9 +11,12 @@
  *                4 B(ceil(n/g)) g (g-1)/g: forward 0.5M(d-1)/d + 4(d-1) sum B(ceil(n/d)).
  *   hpZ          the backward use over the node: allgather dp_intra M(q-1)/q (fp16), or with qwZ
  *                0.5M(q-1)/q + 4(q-1) sum B(ceil(n/q)); nothing of it across nodes.
- *   qgZ          buckets of b elements, sum b = P: all_to_all dp_intra (P/2 + 4P/h)(q-1)/q, then
- *                all_to_all dp_inter (P/(2q) + 4P/(hq))(N-1)/N per GPU; the q GPUs of a node send
- *                (M/4 + 4P/h)(N-1)/N across nodes: the paper's 0.25M, against ZeRO-3's M. */
+ *   qgZ          tensor by tensor (all_to_all_quant_reduce): a weight of n elements whose larger
+ *                dimension is w gets all_to_all dp_intra (n/2 + 4 max(w, W))(q-1)/q, then
+ *                all_to_all dp_inter (n/(2q) + 4 max(w, W)/q)(N-1)/N per GPU (W: the world); the
+ *                q GPUs of a node send about 0.25 n e (N-1)/N across nodes: the paper's 0.25M,
+ *                against ZeRO-3's M. A vector (1-D) is reduce-scattered alone over dp:
+ *                n e (d-1)/d. */
 #include <math.h>
 #include <string.h>
 
@@ -51,6 +54,36 @@ static double over_tensors(const Scenario *sc, double (*f)(double n, int g), int
     return total;
 }
 
+/* qgZ's volumes, summed over the stage's tensors (the derivation above): the weights' intra- and
+ * inter-node all-to-alls per GPU, and the vectors' reduce-scatters; the count of each. */
+typedef struct {
+    double intra, inter, rs;
+    int weights, vectors;
+} QgzVolume;
+
+static QgzVolume qgz_volume(const Scenario *sc) {
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, sc->pp, 0);
+    double q = sc->zpp.local, N = sc->dp / q, d = sc->dp, W = sc->gpus;
+    QgzVolume v = {0};
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32], widths[32];
+        int n = model_unit_tensor_widths(&sc->model, &g_array_index(units, ParamUnit, i),
+                                         sc->seq_len, sc->tp, sizes, widths, 32);
+        for (int k = 0; k < n; k++) {
+            if (widths[k] > 0 && fmod(sizes[k], 2 * W) == 0) {
+                double g = MAX(widths[k], W);
+                v.intra += (sizes[k] / 2 + 4 * g) * (q - 1) / q;
+                v.inter += (sizes[k] / (2 * q) + 4 * g / q) * (N - 1) / N;
+                v.weights++;
+            } else {
+                v.rs += sizes[k] * E * (d - 1) / d;
+                v.vectors++;
+            }
+        }
+    }
+    return v;
+}
+
 static double scale_bytes(double n, int g) { /* the scales of one quantized gather over g */
     return 4 * zeropp_weight_blocks(ceil(n / g)) * g;
 }
@@ -71,7 +104,7 @@ START_TEST(test_volumes_all_on) {
     int d = sc->dp, q = sc->zpp.local, N = d / q;
     ck_assert_int_eq(d, 16);
     ck_assert_int_eq(q, 8);
-    double P = stage_params(sc), M = P * E, h = sc->model.hidden;
+    double P = stage_params(sc), M = P * E;
     /* forward (first use): across nodes, quantized: 0.5M(d-1)/d plus the scales */
     double fwd = row_volume(run, COLL_ALLGATHER, DIM_DP);
     check("allgather dp (qwZ forward)", fwd, qwz_volume(sc, d));
@@ -81,14 +114,24 @@ START_TEST(test_volumes_all_on) {
     /* backward (hpZ, quantized): only within the node */
     check("allgather dp_intra (hpZ backward)", row_volume(run, COLL_ALLGATHER, DIM_DP_INTRA),
           qwz_volume(sc, q));
-    /* gradients: qgZ's two all-to-alls, no reduce-scatter */
-    check("all_to_all dp_intra", row_volume(run, COLL_ALL_TO_ALL, DIM_DP_INTRA),
-          (P / 2 + 4 * P / h) * (q - 1) / q);
+    /* gradients: qgZ's two all-to-alls per weight, a reduce-scatter per vector: 4 x 24 + 2 weights
+     * and 6 x 24 + 2 vectors (the study's 8h of vectors per layer stop before the MLP biases) */
+    QgzVolume qv = qgz_volume(sc);
+    ck_assert_int_eq(qv.weights, 4 * sc->model.layers + 2);
+    ck_assert_int_eq(qv.vectors, 6 * sc->model.layers + 2);
+    check("all_to_all dp_intra", row_volume(run, COLL_ALL_TO_ALL, DIM_DP_INTRA), qv.intra);
     double inter = row_volume(run, COLL_ALL_TO_ALL, DIM_DP_INTER);
-    check("all_to_all dp_inter", inter, (P / (2 * q) + 4 * P / (h * q)) * (N - 1) / N);
-    check("a node's gradients across nodes (0.25M)", q * inter,
-          (0.25 * M + 4 * P / h) * (N - 1) / N);
-    ck_assert(row_volume(run, COLL_REDUCE_SCATTER, DIM_DP) == 0);
+    check("all_to_all dp_inter", inter, qv.inter);
+    ck_assert_msg(fabs(q * inter / (0.25 * M * (N - 1) / N) - 1) < 0.01,
+                  "a node's gradients across nodes %.0f bytes, 0.25M %.0f", q * inter,
+                  0.25 * M * (N - 1) / N);
+    check("the vectors' reduce-scatters", row_volume(run, COLL_REDUCE_SCATTER, DIM_DP), qv.rs);
+    ck_assert_double_eq(
+        stats_rank_calls(sim_stats(run), sim_index_of(run, 0), COLL_ALL_TO_ALL, DIM_DP_INTER),
+        2 * qv.weights);
+    ck_assert_double_eq(
+        stats_rank_calls(sim_stats(run), sim_index_of(run, 0), COLL_REDUCE_SCATTER, DIM_DP),
+        qv.vectors);
     ck_assert(row_volume(run, COLL_ALLGATHER, DIM_DP_INTER) == 0);
     /* against ZeRO-3's 3M(d-1)/d: across nodes 0.5M + 0.25M (N-1)/N per GCD's share */
     const char *z3[] = {PER_TENSOR, "parallel.zeropp.qwz=false", "parallel.zeropp.hpz=false",
@@ -155,7 +198,8 @@ START_TEST(test_each_switch_alone) {
     g_autoptr(Scenario) sg = load_ok("1.3B_zeropp.yaml", qgz);
     g_autoptr(SimRun) rg = run_ok(sg, -1);
     check("qgZ: allgathers as ZeRO-3", row_volume(rg, COLL_ALLGATHER, DIM_DP), 2 * M * (d - 1) / d);
-    ck_assert(row_volume(rg, COLL_REDUCE_SCATTER, DIM_DP) == 0);
+    check("qgZ: the vectors reduce-scattered", row_volume(rg, COLL_REDUCE_SCATTER, DIM_DP),
+          qgz_volume(sg).rs);
     ck_assert(row_volume(rg, COLL_ALL_TO_ALL, DIM_DP_INTER) > 0);
 
     /* one node: DeepSpeed's qgZ falls back to the reduce-scatter */
@@ -263,11 +307,13 @@ START_TEST(test_on_demand_closed_form) {
 END_TEST
 
 /* qgZ with prefetch off and one bucket: the iteration is compute + ZeRO-3's fp16 gathers (forward
- * and backward across the 16 GCDs) + the chain that replaces the reduce-scatter: swizzled
- * quantization, the int4 values' and the scales' all-to-alls in the node, the quantized
- * reduction, both all-to-alls across the nodes, the dequantize-and-average. The eight dp_inter
- * all-to-alls of a node run at once and share its NICs; with contention off (each flow alone at
- * its bottleneck) each takes its alone time, which makes the closed form exact. */
+ * and backward across the 16 GCDs) + what replaces the reduce-scatter, tensor by tensor in the
+ * bucket's order (reverse registration): for a weight of n elements and larger dimension w,
+ * swizzled quantization, the int4 values' and the max(w, 16) scales' all-to-alls in the node, the
+ * quantized reduction, both all-to-alls across the nodes, the dequantize-and-average; for a
+ * vector, a reduce-scatter over the 16 GCDs. The eight dp_inter all-to-alls of a node run at once
+ * and share its NICs; with contention off (each flow alone at its bottleneck) each takes its alone
+ * time, which makes the closed form exact. */
 START_TEST(test_qgz_closed_form) {
     const char *sets[] = {PER_TENSOR,
                           "parallel.bucket_size=100GB",
@@ -284,16 +330,28 @@ START_TEST(test_qgz_closed_form) {
         dp[i] = i;
     for (int i = 0; i < 8; i++)
         node[i] = i;
-    double gathers = gathers_alone(sc, dp, 16, E);
-    double P = stage_params(sc), h = sc->model.hidden, q = 8;
-    double v1 = P / 2, s1 = 4 * P / h, v2 = v1 / q, s2 = s1 / q;
-    double chain = kernel_ps(sc, P * E + v1 + s1) +
-                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, v1) +
-                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, s1) +
-                   kernel_ps(sc, v1 + s1 + v2 + s2) +
-                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, v2) +
-                   (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, s2) +
-                   kernel_ps(sc, v2 + s2 + 2 * P / q * E + P / 16 * E);
+    double gathers = gathers_alone(sc, dp, 16, E), q = 8, chain = 0;
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    for (guint i = 0; i < units->len; i++) {
+        double sizes[32], widths[32];
+        int nt = model_unit_tensor_widths(&sc->model, &g_array_index(units, ParamUnit, i),
+                                          sc->seq_len, sc->tp, sizes, widths, 32);
+        for (int k = 0; k < nt; k++) {
+            double n = sizes[k];
+            if (widths[k] == 0) {
+                chain += (double)coll_time_alone(sc, COLL_REDUCE_SCATTER, dp, 16, n * E);
+                continue;
+            }
+            double v1 = n / 2, s1 = 4 * MAX(widths[k], 16), v2 = v1 / q, s2 = s1 / q;
+            chain += kernel_ps(sc, n * E + v1 + s1) +
+                     (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, v1) +
+                     (double)coll_time_alone(sc, COLL_ALL_TO_ALL, node, 8, s1) +
+                     kernel_ps(sc, v1 + s1 + v2 + s2) +
+                     (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, v2) +
+                     (double)coll_time_alone(sc, COLL_ALL_TO_ALL, across, 2, s2) +
+                     kernel_ps(sc, v2 + s2 + 2 * n / q * E + n / 16 * E);
+        }
+    }
     double want = (double)s->critical.compute + 2 * gathers + chain;
     ck_assert_msg(fabs((double)s->iteration - want) <= 1.0, "iteration %.0f ps, closed form %.0f",
                   (double)s->iteration, want);

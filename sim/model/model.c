@@ -150,52 +150,57 @@ double model_stage_params(const ModelConfig *m, int seq_len, int tp, int pp, int
     return sum;
 }
 
-int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
-                               double *sizes, Segment *segs, int max) {
+/* The unit's tensors, their segments and widths (either may be NULL). */
+static int unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                        double *sizes, Segment *segs, double *widths, int max) {
     double h = m->hidden, f = m->ffn_hidden, v = (double)model_padded_vocab(m, tp);
     int n = 0;
     Segment seg = u->kind == UNIT_EMBED ? SEG_EMBED : u->kind == UNIT_HEAD ? SEG_HEAD : SEG_ATTN;
-#define PUSH(x)                                                                                    \
+#define PUSH_W(x, w)                                                                               \
     do {                                                                                           \
         g_assert(n < max);                                                                         \
         if (segs)                                                                                  \
             segs[n] = seg;                                                                         \
+        if (widths)                                                                                \
+            widths[n] = (w);                                                                       \
         sizes[n++] = (x);                                                                          \
     } while (0)
+#define PUSH(x) PUSH_W(x, 0.0) /* a vector */
     double rest = u->params;
     if (u->kind == UNIT_EMBED) {
-        PUSH(v * h / tp);
+        PUSH_W(v * h / tp, MAX(v / tp, h));
         if (m->pos_emb == POS_LEARNED)
-            PUSH((double)seq_len * h);
+            PUSH_W((double)seq_len * h, MAX((double)seq_len, h));
     } else if (u->kind == UNIT_HEAD) {
         double norm = model_norm_params(m); /* final norm weight (and bias) */
         PUSH(h);
         if (norm > h)
             PUSH(norm - h);
         if (rest > norm)
-            PUSH(rest - norm);
+            PUSH_W(rest - norm, MAX((rest - norm) / h, h));
     } else if (model_moe_layer(m, u->layer)) {
         /* a MoE layer's non-expert tensors (the experts' are reduced apart, workload.c): QKV,
          * output, norm 1 and attention biases (SEG_ATTN), the router and norm 2 (SEG_MLP) */
         double kv = (double)model_kv_width(m), vec[8];
         layer_vectors(m, vec);
-        PUSH((h * h + 2.0 * h * kv) / tp);
-        PUSH(h * h / tp);
+        PUSH_W((h * h + 2.0 * h * kv) / tp, MAX((h + 2.0 * kv) / tp, h));
+        PUSH_W(h * h / tp, h);
         for (int i = 0; i < 4; i++)
             if (vec[i] > 0)
                 PUSH(vec[i]);
         seg = SEG_MLP;
-        PUSH(model_moe_router_params(m));
+        double router = model_moe_router_params(m);
+        PUSH_W(router, MAX(router / h, h));
         for (int i = 4; i < 6; i++)
             if (vec[i] > 0)
                 PUSH(vec[i]);
     } else {
         double kv = (double)model_kv_width(m), mlp_in = m->mlp == MLP_SWIGLU ? 2.0 * f : f;
-        PUSH((h * h + 2.0 * h * kv) / tp);
-        PUSH(h * h / tp);
+        PUSH_W((h * h + 2.0 * h * kv) / tp, MAX((h + 2.0 * kv) / tp, h));
+        PUSH_W(h * h / tp, h);
         seg = SEG_MLP;
-        PUSH(h * mlp_in / tp);
-        PUSH(f * h / tp);
+        PUSH_W(h * mlp_in / tp, MAX(mlp_in / tp, h));
+        PUSH_W(f * h / tp, MAX(f / tp, h));
         /* norm 1 weight, bias; QKV bias; output bias; norm 2 weight, bias; MLP biases, until the
          * layer's vector parameters are used up (the study's 8h stops inside the MLP's) */
         double vec[8];
@@ -212,7 +217,18 @@ int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq
             PUSH(budget);
     }
 #undef PUSH
+#undef PUSH_W
     return n;
+}
+
+int model_unit_tensor_segments(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                               double *sizes, Segment *segs, int max) {
+    return unit_tensors(m, u, seq_len, tp, sizes, segs, NULL, max);
+}
+
+int model_unit_tensor_widths(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                             double *sizes, double *widths, int max) {
+    return unit_tensors(m, u, seq_len, tp, sizes, NULL, widths, max);
 }
 
 int model_unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp, double *sizes,

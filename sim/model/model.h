@@ -197,6 +197,11 @@ typedef enum { SEG_ATTN, SEG_MLP, SEG_EMBED, SEG_HEAD, SEG_COUNT } Segment;
  * "attn_out" for the attention, "mlp_fc2" for the MLP; NULL for the others. */
 const char *model_segment_producer(Segment seg);
 
+/* model_unit_tensors, and for each tensor the larger of its two dimensions on this TP rank (a
+ * weight [out, in] as torch holds it); 0 for a vector (a 1-D tensor). */
+int model_unit_tensor_widths(const ModelConfig *m, const ParamUnit *u, int seq_len, int tp,
+                             double *sizes, double *widths, int max);
+
 /* model_unit_tensors, and for each tensor the segment whose backward produces its gradient (a
  * layer's QKV and output weights, first layer norm and attention biases: SEG_ATTN; its MLP
  * weights and biases and second layer norm: SEG_MLP). segs may be NULL. */

@@ -207,28 +207,34 @@ static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, dou
 static void flush_bucket(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
-    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qgZ: the hierarchical quantized all-to-all instead */
-    int n = zeropp_grad_steps(b->sc, b->dev, b->bucket_params, steps);
-    if (n > 0)
-        emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
-    else if (per_owner(b) && b->sc->dp > 1)
+    if (zeropp_qgz(b->sc)) { /* ZeRO++ qgZ: tensor by tensor, zeropp_grad_steps */
+        for (guint32 i = 0; i < b->bucket_tensors.n; i++) {
+            const BucketTensor *bt = &((const BucketTensor *)b->bucket_tensors.v)[i];
+            ZppStep steps[ZPP_MAX_STEPS];
+            int n = zeropp_grad_steps(b->sc, b->dev, bt->n, bt->width, steps);
+            emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+        }
+    } else if (per_owner(b) && b->sc->dp > 1)
         reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
                          micro);
     else
         collective(b, grad_op(b), DIM_DP, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
     b->bucket_params = 0;
+    b->bucket_tensors.n = 0;
     b->buckets_flushed++;
 }
 
-/* One gradient tensor of `params` parameters exists once task `ready` is done. Tensors arrive in
- * the order the framework assigns them to buckets. */
-static void add_grad(Builder *b, double params, guint32 ready, int micro) {
+/* One gradient tensor of `params` parameters (width: model_unit_tensor_widths) exists once task
+ * `ready` is done. Tensors arrive in the order the framework assigns them to buckets. */
+static void add_grad(Builder *b, double params, double width, guint32 ready, int micro) {
     const Framework *fw = b->fw;
     double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
                                                                        : b->sc->bucket_bytes;
     if (b->unit_buckets) { /* FSDP: the unit's flat gradient, reduced when its backward ends */
         b->bucket_params += params;
+        *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
+            (BucketTensor){params, width};
         if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
             b->bucket_ready = ready;
         return;
@@ -239,6 +245,8 @@ static void add_grad(Builder *b, double params, guint32 ready, int micro) {
         cap = b->sc->bucket_bytes;
     }
     b->bucket_params += params;
+    *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
+        (BucketTensor){params, width};
     if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
         b->bucket_ready = ready;
     if (!fw->close_before_overflow && b->bucket_params * b->ge >= cap)
@@ -291,16 +299,17 @@ static gboolean reduces_in_backward(const Builder *b, gboolean last_micro) {
  * task seg_task[seg] is done. Tensors go in reverse registration order, which for a GPT-NeoX
  * layer is its MLP's tensors (done first in backward) and then its attention's. */
 static void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task) {
-    double sizes[32];
+    double sizes[32], widths[32];
     Segment segs[32];
     int n =
         model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths, 32);
     add_expert_grads(b, u, b->moe_expert_ready, micro);
     static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
     for (size_t o = 0; o < G_N_ELEMENTS(order); o++)
         for (int k = n - 1; k >= 0; k--)
             if (segs[k] == order[o])
-                add_grad(b, sizes[k], seg_task[segs[k]], micro);
+                add_grad(b, sizes[k], widths[k], seg_task[segs[k]], micro);
 }
 
 /* DeepSpeed ZeRO-1/2 register a hook on every parameter's gradient accumulator
@@ -326,10 +335,11 @@ static void grad_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) 
 static void reduce_after_backward(Builder *b, int micro) {
     for (guint i = 0; i < b->units->len; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        double sizes[32];
-        int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, 32);
+        double sizes[32], widths[32];
+        int n = model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths,
+                                         32);
         for (int k = 0; k < n; k++)
-            add_grad(b, sizes[k], b->last_compute, micro);
+            add_grad(b, sizes[k], widths[k], b->last_compute, micro);
         add_expert_grads(b, u, b->last_compute, micro);
     }
     flush_bucket(b, micro);
@@ -726,6 +736,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     memcpy(bufs->streams, b.streams, sizeof b.streams);
     if (b.uses)
         g_array_unref(b.uses);
+    g_free(b.bucket_tensors.v);
     g_free(b.loss);
     g_free(b.chunk_first);
     g_array_unref(b.units);

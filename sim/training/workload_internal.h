@@ -45,6 +45,12 @@ typedef struct {
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
+/* One gradient tensor in the open bucket: its size and the larger of its two dimensions (0: a
+ * vector), model_unit_tensor_widths. */
+typedef struct {
+    double n, width;
+} BucketTensor;
+
 /* A growable array of fixed-size elements the builder appends to inline (emit runs once per task
  * of every micro-batch: a GArray's out-of-line append was a fifth of building a long pipeline). */
 typedef struct {
@@ -98,6 +104,7 @@ struct Builder {
     int pe;                   /* bytes per parameter element, as ZeRO-3 / FSDP gathers them */
     gboolean unit_buckets;    /* FSDP: one reduce-scatter per unit, whatever the bucket size */
     double bucket_params;     /* gradients waiting in the open bucket, parameters */
+    Buf bucket_tensors;       /* BucketTensor: its tensors, in order (qgZ takes them one by one) */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
     int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
     /* DeepSpeed ZeRO-1/2's reduce per partition owner (framework.c): the stage's dense parameters

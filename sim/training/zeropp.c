@@ -83,18 +83,29 @@ int zeropp_gather_steps(const Scenario *sc, const DeviceSpec *dev, double n, int
     return k;
 }
 
-int zeropp_grad_steps(const Scenario *sc, const DeviceSpec *dev, double n, ZppStep *out) {
-    const ZeroPP *z = &sc->zpp;
-    int q = z->local, nodes = q > 0 ? sc->dp / q : 1;
-    if (!z->qgz || nodes <= 1) /* DeepSpeed: num_nodes == 1 reduce-scatters */
+gboolean zeropp_qgz(const Scenario *sc) {
+    int q = sc->zpp.local, nodes = q > 0 ? sc->dp / q : 1;
+    return sc->zpp.qgz && nodes > 1; /* DeepSpeed: num_nodes == 1 reduce-scatters */
+}
+
+int zeropp_grad_steps(const Scenario *sc, const DeviceSpec *dev, double n, double width,
+                      ZppStep *out) {
+    int q = sc->zpp.local;
+    if (!zeropp_qgz(sc))
         return 0;
-    double h = sc->model.hidden, e = 2; /* the gradients are fp16 or bf16 */
-    /* all_to_all_quant_reduce (deepspeed/runtime/comm/coalesced_collectives.py): swizzle_quant
-     * to int4 with intra_quant_group scales (max(rows, cols, world) for a weight: one per row of
-     * h elements for GPT's weights with TP 1), all_to_all_single of values and scales in the
-     * node's group, quantized_reduction to 1/q of the values (inter_quant_group = intra / q
-     * scales), all_to_all_single of both across nodes, dequantize and average the N chunks. */
-    double v1 = n / 2, s1 = 4 * n / h, v2 = v1 / q, s2 = s1 / q;
+    double e = 2, world = sc->gpus; /* the gradients are fp16 or bf16 */
+    /* all_to_all_quant_reduce (deepspeed/runtime/comm/coalesced_collectives.py) takes the bucket's
+     * gradients one tensor at a time. A 1-D tensor, or one whose numel is not a multiple of
+     * 2 x world ("the constraint of 2-stage all-to-all"), goes through reduce_scatter_coalesced
+     * of that tensor alone over the data-parallel ranks. */
+    if (width <= 0 || fmod(n, 2 * world) != 0)
+        return add_coll(out, 0, COLL_REDUCE_SCATTER, DIM_DP, n * e);
+    /* A weight: swizzle_quant to int4 with intra_quant_group = max(rows, cols, world) scales,
+     * all_to_all_single of values and scales in the node's group, quantized_reduction to 1/q of
+     * the values (inter_quant_group = intra / q scales), all_to_all_single of both across nodes,
+     * dequantize, and the average of the N chunks. */
+    double groups = MAX(width, world);
+    double v1 = n / 2, s1 = 4 * groups, v2 = v1 / q, s2 = s1 / q;
     int k = 0;
     k = add_kernel(out, k, COLL_ALL_TO_ALL, DIM_DP_INTRA,
                    kernel_time(dev, "zeropp_swizzle_quant", n * e + v1 + s1));

@@ -11,9 +11,10 @@
  *  - hpZ (zero_hpz_partition_size): after a unit's first gather of the iteration a secondary copy
  *    of its parameters is partitioned over the node's DP ranks, and every later gather (backward,
  *    recomputation, further micro-batches) runs within the node.
- *  - qgZ (zero_quantized_gradients): a gradient bucket is reduced by an int4 all-to-all within the
- *    node, a quantized reduction, an int4 all-to-all across nodes and a dequantize-and-reduce
- *    (DeepSpeed's all_to_all_quant_reduce), instead of a reduce-scatter.
+ *  - qgZ (zero_quantized_gradients): each weight gradient of a bucket is reduced by an int4
+ *    all-to-all within the node, a quantized reduction, an int4 all-to-all across nodes and a
+ *    dequantize-and-reduce (DeepSpeed's all_to_all_quant_reduce, tensor by tensor); its vectors
+ *    by a reduce-scatter each.
  * Not for: emitting tasks (workload.c) or running them (executor.c). */
 #ifndef SIM_ZEROPP_H
 #define SIM_ZEROPP_H
@@ -43,10 +44,16 @@ double zeropp_weight_blocks(double n);
 int zeropp_gather_steps(const Scenario *sc, const DeviceSpec *dev, double n, int elem,
                         gboolean secondary, ZppStep *out);
 
-/* The steps that reduce a gradient bucket of n elements with qgZ (the bucket's tensors are
- * multiples of the hidden size h long: one scale per h elements). Returns 0 when qgZ is off or
- * all data-parallel ranks share one node (DeepSpeed then reduce-scatters). */
-int zeropp_grad_steps(const Scenario *sc, const DeviceSpec *dev, double n, ZppStep *out);
+/* Whether qgZ replaces the gradient reduce-scatters (on, and the data-parallel ranks span more
+ * than one node). */
+gboolean zeropp_qgz(const Scenario *sc);
+
+/* The steps that reduce one gradient tensor of n elements with qgZ: width is the larger of its
+ * two dimensions, 0 for a 1-D tensor (which, like a tensor whose size does not divide by twice the
+ * world, is reduce-scattered over the data-parallel ranks: one step). Returns 0 when qgZ is off or
+ * all data-parallel ranks share one node (DeepSpeed then reduce-scatters the bucket). */
+int zeropp_grad_steps(const Scenario *sc, const DeviceSpec *dev, double n, double width,
+                      ZppStep *out);
 
 /* hpZ's secondary partition: params / partition elements of elem bytes (0 without hpZ). */
 double zeropp_secondary_bytes(const Scenario *sc, double params, int elem);
