@@ -1,8 +1,9 @@
-/* How the frameworks gather sharded parameters, pinned on closed forms: PyTorch FSDP's one flat
+/* How the frameworks' calls block and gather, pinned on closed forms: PyTorch FSDP's one flat
  * allgather per wrap unit issued as the unit before it starts, its reduce-scatter per unit as the
  * unit's backward ends, SHARD_GRAD_OP's single gather per unit, their memory; the Python hooks
  * DeepSpeed's ZeRO-3 and FSDP run per module (per unit) and what they cost the host; DeepSpeed's
- * communication logger, which synchronises around every call. */
+ * communication logger, which synchronises around every call; pipeline sends the compute stream
+ * waits for. */
 #include <math.h>
 
 #include "util.h"
@@ -288,6 +289,58 @@ START_TEST(test_comms_logger) {
 }
 END_TEST
 
+/* A pipeline send blocks the compute stream (DeepSpeed's synchronous dist.send, Megatron-LM's
+ * wait on batch_isend_irecv): on stage 0 of an 8-stage 1F1B pipeline the 7 warmup forwards each
+ * start exactly when the previous forward's send ends (it starts as that forward ends: the
+ * receiver's stream is idle), and no compute task ever starts before the send issued before it
+ * ends. Under Megatron-LM the host also synchronises after every send and receive, before the
+ * next compute task. */
+START_TEST(test_pipeline_send_blocks) {
+    const char *sets[] = {OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    int sends = 0, checked = 0;
+    SimTime send_end = -1;
+    gboolean after_send = FALSE;
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind == TASK_SEND) {
+            send_end = r->end;
+            after_send = TRUE;
+            sends++;
+        } else if (r->t.kind == TASK_COMPUTE && after_send) {
+            ck_assert_msg(r->begin >= send_end, "compute began %lld ps before its send ended",
+                          (long long)(send_end - r->begin));
+            if (r->t.phase == PHASE_FWD && sends < sc->pp) { /* warmup: nothing else to wait for */
+                ck_assert_int_eq(r->begin, send_end);
+                checked++;
+            }
+            after_send = FALSE;
+        }
+    }
+    ck_assert_int_eq(checked, sc->pp - 1);
+    ck_assert_int_eq(sends, 2 * sc->grad_accum - sc->grad_accum); /* stage 0 sends forward only */
+    g_array_unref(w.ran);
+
+    const char *mg[] = {"training.framework=megatron", "training.synchronize_each_layer=false",
+                        NULL};
+    g_autoptr(Scenario) sm = load_ok("1.3B_pp.yaml", mg);
+    g_autoptr(SimRun) rm = run_ok(sm, -1);
+    for (int st = 0; st < sm->pp; st++) {
+        const Program *pg = workload_program(sim_workload(rm), st);
+        for (guint k = 0; k < pg->ntasks; k++) {
+            if (pg->tasks[k].kind != TASK_SEND && pg->tasks[k].kind != TASK_RECV)
+                continue;
+            guint c = k + 1;
+            while (c < pg->ntasks && pg->tasks[c].kind != TASK_COMPUTE)
+                c++;
+            ck_assert(c == pg->ntasks || pg->tasks[c].host_sync);
+        }
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("gathers");
     TCase *tc = tcase_create("core");
@@ -296,6 +349,7 @@ int main(void) {
     tcase_add_test(tc, test_fsdp_shard_grad_op);
     tcase_add_test(tc, test_gather_hooks);
     tcase_add_test(tc, test_comms_logger);
+    tcase_add_test(tc, test_pipeline_send_blocks);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -80,8 +80,11 @@ guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int
               .layer = layer,
               .micro = micro,
               .duration = dur};
-    guint32 deps[2] = {dep1, dep2};
-    return b->last_compute = emit(b, t, deps, 2);
+    guint32 deps[3] = {dep1, dep2, b->p2p_block};
+    b->p2p_block = NO_TASK;
+    b->sync_next |= b->sync_compute;
+    b->sync_compute = FALSE;
+    return b->last_compute = emit(b, t, deps, 3);
 }
 
 /* One segment's kernels in one pass (bwd FALSE: forward or its recomputation) as one compute
@@ -155,6 +158,17 @@ static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, P
     return after;
 }
 
+/* A pipeline send or receive of one micro-batch's activations (or their gradients). Both
+ * frameworks block the compute stream on it: DeepSpeed's pipeline engine (GPT-NeoX) calls the
+ * synchronous dist.send / dist.recv (deepspeed/runtime/pipe/p2p.py), whose work the current stream
+ * waits for; Megatron-LM's p2p_communication._communicate waits on every batch_isend_irecv
+ * request and then, with batch_p2p_sync (its default), calls torch.cuda.synchronize() "to protect
+ * against race condition". A receive already precedes the compute that reads it; a send makes the
+ * next compute task wait (Builder.p2p_block). The host's synchronisations around these calls
+ * (Megatron-LM's after each batch, DeepSpeed's comms_logger before and after each call) wait
+ * before the next compute task: both frameworks post a send and the receive paired with it
+ * before waiting (Megatron's send_forward_recv_backward is one batch; DeepSpeed orders them by
+ * stage parity), which a synchronisation between them would deadlock here. */
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
@@ -164,10 +178,16 @@ static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int mic
               .layer = -2,
               .micro = micro,
               .bytes = b->act_bytes};
-    gboolean logged = b->sc->comms_logger; /* DeepSpeed's pipe/p2p.py calls deepspeed.comm */
-    b->sync_next |= logged;
     guint32 idx = emit(b, t, &after, 1);
-    b->sync_next |= logged;
+    /* Under the interleaved schedule neither: Megatron-LM batches each step's sends and receives
+     * of several chunks, which this program, posting them per chunk pass, would deadlock on (a
+     * receive stream in chunk order behind a send not yet made). */
+    if (b->v > 1)
+        return idx;
+    /* DeepSpeed's pipe/p2p.py calls deepspeed.comm: logged */
+    b->sync_compute |= b->sc->comms_logger || b->sc->framework == FW_MEGATRON;
+    if (kind == TASK_SEND)
+        b->p2p_block = idx;
     return idx;
 }
 
@@ -621,6 +641,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .stage = stage,
                  .last_dp = NO_TASK,
                  .last_compute = NO_TASK,
+                 .p2p_block = NO_TASK,
                  .bucket_ready = NO_TASK,
                  .moe_expert_ready = NO_TASK,
                  .xbucket_ready = NO_TASK,

@@ -114,12 +114,14 @@ struct Builder {
     double part_params, grad_hi, xpart_params, xgrad_hi;
     guint32 last_dp;      /* last task on the DP reduction stream */
     guint32 last_compute; /* last compute task emitted */
+    guint32 p2p_block;    /* a pipeline send the next compute task waits for (NO_TASK: none) */
     guint32 *loss;        /* per micro-batch on the last stage: the task that ends the loss */
     GArray *uses;         /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
     guint use_next;       /* the use the program reaches next */
     guint gather_next;    /* the first use whose gathers are not emitted yet */
     gboolean sync_layers; /* the host synchronises at checkpointed layers' boundaries */
     gboolean sync_next;   /* the next task emitted is such a boundary */
+    gboolean sync_compute; /* the next compute task is (after pipeline sends and receives) */
     /* mixture of experts (emit_moe.c) */
     SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
     SimTime moe_bwd[MOE_PART_COUNT]; /* backward time of each MoE part, picoseconds */
