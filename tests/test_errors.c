@@ -69,7 +69,7 @@ START_TEST(test_negative_size) {
 END_TEST
 
 /* A framework without the ZeRO stage asked for; an unknown framework name; a negative prefetch
- * or persistence threshold; DeepSpeed's logger under another framework. */
+ * or persistence threshold. */
 START_TEST(test_framework_choices) {
     const char *n[] = {"%s:5:9:", "megatron has no ZeRO stage 3", "distributed optimizer", NULL};
     expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  framework: megatron\n", NULL, n);
@@ -79,9 +79,6 @@ START_TEST(test_framework_choices) {
     expect_error(BASE "parallel:\n  prefetch_bucket_size: -1\ntraining: {}\n", NULL, n3);
     const char *n4[] = {"%s:5:9:", "pytorch has no ZeRO stage 1", "FSDP", NULL};
     expect_error(BASE "parallel:\n  zero: 1\ntraining:\n  framework: pytorch\n", NULL, n4);
-    const char *n5[] = {"%s:7:17:", "comms_logger is DeepSpeed's", "megatron", NULL};
-    expect_error(BASE "parallel: {}\ntraining:\n  framework: megatron\n  comms_logger: true\n",
-                 NULL, n5);
     const char *n6[] = {"%s:5:26:", "persistence_threshold", NULL};
     expect_error(BASE "parallel:\n  persistence_threshold: -5\ntraining: {}\n", NULL, n6);
 }

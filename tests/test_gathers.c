@@ -186,6 +186,7 @@ START_TEST(test_gather_hooks) {
     for (int f = 0; f < 2; f++) {
         g_autofree char *fw = g_strdup_printf("training.framework=%s", fws[f]);
         const char *sets[] = {fw,
+                              "training.comms_logger=false",
                               "model=gpt-neox-19m",
                               "nodes=1",
                               "training.seq_len=128",
@@ -210,6 +211,7 @@ START_TEST(test_gather_hooks) {
                                 1e-12);
         /* the same run with free hooks */
         const char *free_sets[] = {fw,
+                                   "training.comms_logger=false",
                                    "model=gpt-neox-19m",
                                    "nodes=1",
                                    "training.seq_len=128",
@@ -280,8 +282,12 @@ START_TEST(test_comms_logger) {
     ck_assert_msg(fabs((double)s->iteration - ((double)s->critical.compute + comm)) <= host,
                   "iteration %lld ps, compute + calls %.0f", (long long)s->iteration,
                   (double)s->critical.compute + comm);
-    const char *off[] = {"parallel.bucket_size=100GB", "nodes=1", "sim.interference=false",
-                         FREE_HOST, NULL};
+    const char *off[] = {"training.comms_logger=false",
+                         "parallel.bucket_size=100GB",
+                         "nodes=1",
+                         "sim.interference=false",
+                         FREE_HOST,
+                         NULL};
     g_autoptr(Scenario) soff = load_ok("1.3B_zero3.yaml", off);
     g_autoptr(SimRun) roff = run_ok(soff, -1);
     ck_assert_double_lt((double)sim_summary(roff)->iteration, (double)s->iteration - gathers / 2);

@@ -165,7 +165,8 @@ END_TEST
  * forward, 109 backward), and DeepSpeed ZeRO-1 runs one gradient hook per parameter tensor in
  * each backward; a task's host time is its operators at the pass's rate plus its hooks. */
 START_TEST(test_host_ops_and_hooks) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", NULL);
+    const char *sets[] = {"training.comms_logger=false", NULL}; /* its syncs: test_gathers.c */
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const Program *pg = program(run);
     int fwd = 0, bwd = 0, hooks = 0;

@@ -100,7 +100,9 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         gboolean bytes; /* DeepSpeed gives elements; the scenario key is a size */
     } sizes[] = {{"bucket_size", "zero_optimization.reduce_bucket_size", TRUE},
                  {"prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size", FALSE},
-                 {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE}};
+                 {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE},
+                 {"persistence_threshold", "zero_optimization.stage3_param_persistence_threshold",
+                  FALSE}};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         ImportItem *it = im_take(im, sizes[i].name, NULL);
         int64_t v;
@@ -235,6 +237,14 @@ gboolean import_write_training(Im *im, GString *t, Run *r, GError **err) {
         if (!im_as_bool(sync, &on, err))
             return FALSE;
         im_put(t, "synchronize_each_layer", on ? "true" : "false", sync->key);
+    }
+    /* DeepSpeed's communication logger (its config's comms_logger section, which GPT-NeoX passes
+     * through): a device synchronisation around every logged call */
+    ImportItem *logger = im_take(im, "comms_logger.enabled", NULL);
+    if (logger) {
+        if (!im_as_bool(logger, &on, err))
+            return FALSE;
+        im_put(t, "comms_logger", on ? "true" : "false", logger->key);
     }
     im_put(t, "framework", im->fmt == IMPORT_MEGATRON ? "megatron" : "deepspeed",
            im->fmt == IMPORT_MEGATRON ? "Megatron-LM arguments"

@@ -620,11 +620,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                              ? "0, or 1: its distributed optimizer; Megatron FSDP is not modelled"
                              : "0: DDP, 2 and 3: FSDP SHARD_GRAD_OP and FULL_SHARD; "
                                "ZeroRedundancyOptimizer is not modelled");
-    if (s->comms_logger && s->framework != FW_DEEPSPEED)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "comms_logger"),
-                         "comms_logger is DeepSpeed's communication logger; training.framework is "
-                         "%s",
-                         f->name);
     if (s->persist_elems < 0) /* DeepSpeed's default; FSDP's flat units keep nothing whole */
         s->persist_elems = s->framework == FW_DEEPSPEED ? FRAMEWORK_ZERO3_PERSISTENCE_ELEMS : 0;
     if (s->bucket_bytes < 0) /* framework.c: each framework's own default */

@@ -113,7 +113,7 @@ static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double 
      * synchronises the device, and once the op is issued "Need to make op blocking for accurate
      * logging": get_accelerator().synchronize(). Every deepspeed.comm call is logged; the tensor
      * parallelism of Megatron's mpu (GPT-NeoX) calls torch.distributed and is not. */
-    gboolean logged = b->sc->comms_logger && dim != DIM_TP;
+    gboolean logged = b->logger && dim != DIM_TP;
     b->sync_next |= logged;
     guint32 idx = emit(b, t, &after, 1);
     b->sync_next |= logged;
@@ -185,7 +185,7 @@ static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int mic
     if (b->v > 1)
         return idx;
     /* DeepSpeed's pipe/p2p.py calls deepspeed.comm: logged */
-    b->sync_compute |= b->sc->comms_logger || b->sc->framework == FW_MEGATRON;
+    b->sync_compute |= b->logger || b->sc->framework == FW_MEGATRON;
     if (kind == TASK_SEND)
         b->p2p_block = idx;
     return idx;
@@ -672,6 +672,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.ge = fbytes.reduce;
     b.pe = fbytes.gather;
     b.unit_buckets = b.fw->reduce_per_unit && sc->zero >= 2;
+    b.logger = sc->comms_logger && sc->framework == FW_DEEPSPEED; /* DeepSpeed's alone */
     b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
     for (int s = 0; s < SEG_COUNT; s++) {

@@ -103,6 +103,7 @@ struct Builder {
     int ge;                   /* bytes per gradient element, as the framework reduces them */
     int pe;                   /* bytes per parameter element, as ZeRO-3 / FSDP gathers them */
     gboolean unit_buckets;    /* FSDP: one reduce-scatter per unit, whatever the bucket size */
+    gboolean logger;          /* DeepSpeed's comms_logger synchronises around its calls */
     double bucket_params;     /* gradients waiting in the open bucket, parameters */
     Buf bucket_tensors;       /* BucketTensor: its tensors, in order (qgZ takes them one by one) */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
