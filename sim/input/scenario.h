@@ -61,8 +61,8 @@ typedef struct {
     double persist_elems;     /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
                                  tensors stay whole on every rank (DeepSpeed) */
     ZeroPP zpp;               /* ZeRO++ switches (all off by default) */
-    gboolean comms_logger;    /* DeepSpeed's comms_logger: a device-wide synchronize before and
-                                 after every deepspeed.comm call (workload.c) */
+    gboolean comms_logger;    /* DeepSpeed's comms_logger: a device-wide synchronize after every
+                                 deepspeed.comm call (workload.c) */
     gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
                                  checkpointed layer's forward and backward boundaries */
     int micro_batch;          /* sequences per micro-batch per rank */

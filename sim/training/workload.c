@@ -109,12 +109,11 @@ static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double 
               .layer = layer,
               .micro = micro,
               .bytes = bytes};
-    /* DeepSpeed's comms_logger (deepspeed/comm/comm.py timed_op): the op's timer start
-     * synchronises the device, and once the op is issued "Need to make op blocking for accurate
-     * logging": get_accelerator().synchronize(). Every deepspeed.comm call is logged; the tensor
-     * parallelism of Megatron's mpu (GPT-NeoX) calls torch.distributed and is not. */
+    /* DeepSpeed's comms_logger (deepspeed/comm/comm.py timed_op): once the op is issued "Need to
+     * make op blocking for accurate logging": get_accelerator().synchronize() (its timer's start
+     * and stop only record events, utils/timer.py). Every deepspeed.comm call is logged; the
+     * tensor parallelism of Megatron's mpu (GPT-NeoX) calls torch.distributed and is not. */
     gboolean logged = b->logger && dim != DIM_TP;
-    b->sync_next |= logged;
     guint32 idx = emit(b, t, &after, 1);
     b->sync_next |= logged;
     if (s == STREAM_DP)
@@ -164,9 +163,9 @@ static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, P
  * waits for; Megatron-LM's p2p_communication._communicate waits on every batch_isend_irecv
  * request and then, with batch_p2p_sync (its default), calls torch.cuda.synchronize() "to protect
  * against race condition". A receive already precedes the compute that reads it; a send makes the
- * next compute task wait (Builder.p2p_block). The host's synchronisations around these calls
- * (Megatron-LM's after each batch, DeepSpeed's comms_logger before and after each call) wait
- * before the next compute task: both frameworks post a send and the receive paired with it
+ * next compute task wait (Builder.p2p_block). The host's synchronisations after these calls
+ * (Megatron-LM's after each batch, DeepSpeed's comms_logger after each call) wait before the next
+ * compute task: both frameworks post a send and the receive paired with it
  * before waiting (Megatron's send_forward_recv_backward is one batch; DeepSpeed orders them by
  * stage parity), which a synchronisation between them would deadlock here. */
 static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
