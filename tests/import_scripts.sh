@@ -76,6 +76,10 @@ expect_grep key-notes-header "^# Imported by \`sim import\` from .*ds.json (deep
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2\n' >"$tmp/cp.sh"
 check megatron-cp 2 "$sim" import "$tmp/cp.sh"
 expect_grep megatron-cp-text "context_parallel_size = 2: context parallelism is not modelled" "$tmp/err"
+# Megatron-LM's FSDP is refused by name, not simulated as its DDP
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --use-torch-fsdp2\n' >"$tmp/fsdp.sh"
+check megatron-fsdp 2 "$sim" import "$tmp/fsdp.sh"
+expect_grep megatron-fsdp-text "fsdp.sh:1: --use-torch-fsdp2: .*Megatron-LM's FSDP is not modelled" "$tmp/err"
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --num-experts 8 --expert-model-parallel-size 4\n' >"$tmp/ep.sh"
 check megatron-ep 0 "$sim" import "$tmp/ep.sh"
 expect_grep megatron-ep-key "ep: 4 .*# expert_model_parallel_size" "$tmp/out"

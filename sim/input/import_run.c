@@ -64,6 +64,21 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         return FALSE;
     if (cp && v > 1)
         return im_fail(err, cp, "context parallelism is not modelled (1 is)");
+    /* Megatron-LM's FSDP (--use-torch-fsdp2, --use-custom-fsdp, --use-megatron-fsdp) shards
+     * parameters, gradients and optimizer state per module: simulating it as Megatron's DDP would
+     * be silently wrong, and Megatron FSDP is not modelled (PyTorch FSDP is: framework pytorch) */
+    static const char *const fsdp[] = {"use_torch_fsdp2", "use_custom_fsdp", "use_megatron_fsdp"};
+    for (size_t i = 0; i < G_N_ELEMENTS(fsdp); i++) {
+        ImportItem *it = im_take(im, fsdp[i], NULL);
+        gboolean on = FALSE;
+        if (it && !im_as_bool(it, &on, err))
+            return FALSE;
+        if (on)
+            return im_fail(
+                err, it,
+                "Megatron-LM's FSDP is not modelled; PyTorch FSDP is (training.framework: "
+                "pytorch with parallel.zero 3 or 2)");
+    }
     /* expert parallelism: Megatron-LM's --expert-model-parallel-size, the scenario's parallel.ep
      * (the scenario checks it against the experts) */
     ImportItem *ep = im_take(im, "expert_model_parallel_size", NULL);
@@ -98,11 +113,11 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
     static const struct {
         const char *key, *name;
         gboolean bytes; /* DeepSpeed gives elements; the scenario key is a size */
-    } sizes[] = {{"bucket_size", "zero_optimization.reduce_bucket_size", TRUE},
-                 {"prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size", FALSE},
-                 {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE},
-                 {"persistence_threshold", "zero_optimization.stage3_param_persistence_threshold",
-                  FALSE}};
+    } sizes[] = {
+        {"bucket_size", "zero_optimization.reduce_bucket_size", TRUE},
+        {"prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size", FALSE},
+        {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE},
+        {"persistence_threshold", "zero_optimization.stage3_param_persistence_threshold", FALSE}};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         ImportItem *it = im_take(im, sizes[i].name, NULL);
         int64_t v;
