@@ -5,13 +5,13 @@
  * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B);
  *   each pass runs one model chunk (all the stage's layers unless interleaved). Stages exchange
  *   b s h activations forward and as many gradients backward, per chunk pass.
- * - Data parallelism by framework (framework.c): gradient buckets filled tensor by tensor as
- *   backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the last
- *   micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
+ * - Data parallelism by framework (framework.c; grads.c): gradient buckets filled tensor by
+ *   tensor as backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the
+ *   last micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
  *   partitioned); ZeRO-1/2 allgather the updated parameters after the optimizer (Rajbhandari et
- *   al. 2020).
- * - ZeRO-3: each unit's parameters gathered before its forward and again before its recomputation
- *   and backward, on their own stream, issued by DeepSpeed's prefetch window (zero3_plan).
+ *   al. 2020), except FSDP's SHARD_GRAD_OP, which gathers before each forward.
+ * - ZeRO-3 and FSDP (gathers.c): each unit's parameters gathered before its forward and again
+ *   before its recomputation and backward, on their own stream, in the framework's window.
  * - Host synchronisations (Task.host_sync): before the optimizer, and with GPT-NeoX's
  *   synchronize_each_layer at every checkpointed layer's entry and exit. */
 #include "workload.h"
@@ -97,8 +97,8 @@ guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, 
 
 /* A collective on dimension dim and stream s, after `after`. Returns NO_TASK when the group is one
  * rank. */
-static guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph,
-                             int layer, int micro, guint32 after) {
+guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph, int layer,
+                      int micro, guint32 after) {
     if (layout_group_size(b->lay, dim) <= 1)
         return NO_TASK;
     Task t = {.kind = TASK_COLL,
@@ -129,8 +129,8 @@ guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int l
 
 /* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
  * last task. */
-static guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
-                          int micro, guint32 after) {
+guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
+                   int micro, guint32 after) {
     for (int k = 0; k < n; k++) {
         const ZppStep *z = &steps[k];
         guint32 t = NO_TASK;
@@ -194,327 +194,6 @@ int unit_layer(const Builder *b, const ParamUnit *u) {
     return u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? b->sc->model.layers : u->layer;
 }
 
-/* --- data-parallel gradients (framework.c says whose rules) ---------------------------------- */
-
-static CollOp grad_op(const Builder *b) {
-    return b->sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER;
-}
-
-/* Whether ZeRO-1/2 buckets are reduced per partition owner (DeepSpeed, framework.c). */
-static gboolean per_owner(const Builder *b) {
-    return b->fw->reduce_per_owner && (b->sc->zero == 1 || b->sc->zero == 2);
-}
-
-/* DeepSpeed ZeRO-1/2's bucket of `params` gradients ending at *hi in the flat order of
- * partitions of `part` parameters each: one rooted reduce of each partition's slice of the
- * bucket, highest partition first (the order average_tensor meets them in a bucket filled in
- * backward order), one after another on the reduction stream. A ring or chain reduce is timed
- * alike whichever member is its root (coll_streams.c), so the root is not carried. */
-static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, double part,
-                             guint32 ready, int micro) {
-    double top = *hi, lo = MAX(0.0, top - params);
-    *hi = lo;
-    for (double p = ceil(top / part) - 1; p >= 0 && (p + 1) * part > lo; p--) {
-        double slice = MIN(top, (p + 1) * part) - MAX(lo, p * part);
-        if (slice > 0)
-            collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
-    }
-}
-
-/* Close the open gradient bucket: one DP collective over its gradients (DeepSpeed ZeRO-1/2: one
- * reduce per partition owner). */
-static void flush_bucket(Builder *b, int micro) {
-    if (b->bucket_params <= 0)
-        return;
-    if (zeropp_qgz(b->sc)) { /* ZeRO++ qgZ: tensor by tensor, zeropp_grad_steps */
-        for (guint32 i = 0; i < b->bucket_tensors.n; i++) {
-            const BucketTensor *bt = &((const BucketTensor *)b->bucket_tensors.v)[i];
-            ZppStep steps[ZPP_MAX_STEPS];
-            int n = zeropp_grad_steps(b->sc, b->dev, bt->n, bt->width, steps);
-            emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
-        }
-    } else if (per_owner(b) && b->sc->dp > 1)
-        reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
-                         micro);
-    else
-        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
-                   b->bucket_ready);
-    b->bucket_params = 0;
-    b->bucket_tensors.n = 0;
-    b->buckets_flushed++;
-}
-
-/* One gradient tensor of `params` parameters (width: model_unit_tensor_widths) exists once task
- * `ready` is done. Tensors arrive in the order the framework assigns them to buckets. */
-static void add_grad(Builder *b, double params, double width, guint32 ready, int micro) {
-    const Framework *fw = b->fw;
-    double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
-                                                                       : b->sc->bucket_bytes;
-    if (b->unit_buckets) { /* FSDP: the unit's flat gradient, reduced when its backward ends */
-        b->bucket_params += params;
-        *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
-            (BucketTensor){params, width};
-        if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
-            b->bucket_ready = ready;
-        return;
-    }
-    if (fw->close_before_overflow && b->bucket_params > 0 &&
-        (b->bucket_params + params) * b->ge > cap) {
-        flush_bucket(b, micro);
-        cap = b->sc->bucket_bytes;
-    }
-    b->bucket_params += params;
-    *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
-        (BucketTensor){params, width};
-    if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
-        b->bucket_ready = ready;
-    if (!fw->close_before_overflow && b->bucket_params * b->ge >= cap)
-        flush_bucket(b, micro);
-}
-
-/* Expert gradients (a MoE layer's E/ep experts, model_moe.c) go to buckets of their own of the
- * same size, reduced over the expert-data-parallel group (dp/ep ranks; DP itself when ep is 1):
- * DeepSpeed keeps expert parameters in their own groups and reduces them over
- * expert_data_parallel_group (runtime/engine.py _reduce_expert_gradients, zero/stage_1_and_2.py),
- * Megatron-LM over its expert-data-parallel group. */
-static void flush_expert_bucket(Builder *b, int micro) {
-    if (b->xbucket_params <= 0)
-        return;
-    Dim dim = b->sc->ep > 1 ? DIM_EDP : DIM_DP;
-    if (per_owner(b))
-        reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
-                         micro);
-    else
-        collective(b, grad_op(b), dim, b->xbucket_params * b->ge, PHASE_GRADS, -2, micro,
-                   b->xbucket_ready);
-    b->xbucket_params = 0;
-}
-
-static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int micro) {
-    const Scenario *sc = b->sc;
-    int local = sc->model.moe.experts / sc->ep;
-    double params = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
-    for (int x = 0; params > 0 && x < local; x++) { /* one expert's tensors at a time */
-        b->xbucket_params += params / local;
-        b->xbucket_ready = ready;
-        if (b->xbucket_params * b->ge >= b->sc->bucket_bytes)
-            flush_expert_bucket(b, micro);
-    }
-}
-
-/* Whether this micro-batch's backward reduces gradients while it runs: ZeRO-2/3 every
- * micro-batch (their gradients are partitioned); DDP and ZeRO-1 only in the last, and DDP only
- * if the framework overlaps it (DeepSpeed reduces after backward). */
-static gboolean reduces_in_backward(const Builder *b, gboolean last_micro) {
-    const Scenario *sc = b->sc;
-    if (sc->dp <= 1)
-        return FALSE;
-    if (sc->zero >= 2)
-        return TRUE;
-    return last_micro && (sc->zero == 1 || b->fw->ddp_overlap);
-}
-
-/* Gradients of unit u exist: its tensors whose gradient segment `seg` produced are ready once
- * task seg_task[seg] is done. Tensors go in reverse registration order, which for a GPT-NeoX
- * layer is its MLP's tensors (done first in backward) and then its attention's. */
-static void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task) {
-    double sizes[32], widths[32];
-    Segment segs[32];
-    int n =
-        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
-    model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths, 32);
-    add_expert_grads(b, u, b->moe_expert_ready, micro);
-    static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
-    for (size_t o = 0; o < G_N_ELEMENTS(order); o++)
-        for (int k = n - 1; k >= 0; k--)
-            if (segs[k] == order[o])
-                add_grad(b, sizes[k], widths[k], seg_task[segs[k]], micro);
-}
-
-/* DeepSpeed ZeRO-1/2 register a hook on every parameter's gradient accumulator
- * (stage_1_and_2.py create_reduce_and_remove_grad_hooks) that runs in every backward, after the
- * kernel that produced the gradient: it copies the gradient into the IPG bucket (or accumulates
- * it) in Python. The host pays for each once the segment's task is issued (Task.hooks). */
-static void grad_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) {
-    double sizes[32];
-    Segment segs[32];
-    int n =
-        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
-    for (int k = 0; k < n; k++) {
-        if (seg_task[segs[k]] == NO_TASK)
-            continue;
-        Task *t = &((Task *)b->tasks.v)[seg_task[segs[k]]];
-        if (t->hooks < 127)
-            t->hooks++;
-    }
-}
-
-/* DeepSpeed without ZeRO: after the last backward, every gradient in forward order, in buckets,
- * all ready when backward ends. */
-static void reduce_after_backward(Builder *b, int micro) {
-    for (guint i = 0; i < b->units->len; i++) {
-        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        double sizes[32], widths[32];
-        int n = model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths,
-                                         32);
-        for (int k = 0; k < n; k++)
-            add_grad(b, sizes[k], widths[k], b->last_compute, micro);
-        add_expert_grads(b, u, b->last_compute, micro);
-    }
-    flush_bucket(b, micro);
-    flush_expert_bucket(b, micro);
-}
-
-/* --- ZeRO-3 parameters ---------------------------------------------------------------------- */
-
-/* Parameters of unit u that are gathered (not kept whole under DeepSpeed's
- * stage3_param_persistence_threshold): fills sizes with its gathered tensors, returns how many. */
-static int gathered_tensors(const Builder *b, const ParamUnit *u, double *sizes, int max) {
-    double all[32];
-    int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, all, 32), k = 0;
-    for (int i = 0; i < n; i++)
-        if (all[i] >= b->sc->persist_elems && k < max)
-            sizes[k++] = all[i];
-    return k;
-}
-
-static double gathered_params(const Builder *b, const ParamUnit *u) {
-    double sizes[32], sum = 0;
-    int n = gathered_tensors(b, u, sizes, 32);
-    for (int i = 0; i < n; i++)
-        sum += sizes[i];
-    return sum;
-}
-
-/* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
- * and its recomputation and backward (one use), in program order. The gathers of use j are issued
- * when use front(j) starts (after the compute before it):
- * - DeepSpeed's PartitionedParameterCoordinator (partitioned_param_coordinator.py,
- *   fetch_sub_module) prefetches from its recorded trace while fewer than
- *   stage3_max_live_parameters are available: front(j) is the oldest use such that the
- *   parameters of uses front(j)..j fit in that limit; with stage3_prefetch_bucket_size 0 nothing
- *   is prefetched and front(j) = j. Tensors under stage3_param_persistence_threshold are
- *   gathered once at start-up and stay whole (they count in the buffers, never in a gather).
- * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
- *   for its forward stays whole until its backward, which gathers nothing.
- * The gathered buffers peak at the largest window (FSDP SHARD_GRAD_OP: every unit). */
-static void zero3_plan(Builder *b, const GArray *passes) {
-    const Scenario *sc = b->sc;
-    gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
-    if ((sc->zero != 3 && !keep) || sc->dp <= 1)
-        return;
-    b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
-    for (guint p = 0; p < passes->len; p++) {
-        const PassRef *pr = &g_array_index(passes, PassRef, p);
-        guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
-        for (guint k = lo; k < hi; k++) {
-            UnitUse use = {.unit = pr->fwd ? k : hi - 1 - (k - lo),
-                           .micro = pr->micro,
-                           .kept = keep && !pr->fwd,
-                           .gathered = NO_TASK};
-            g_array_append_val(b->uses, use);
-        }
-    }
-    guint first = 0;
-    double live = 0, persistent = 0, all = 0;
-    g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
-    for (guint i = 0; i < b->units->len; i++) {
-        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, i);
-        all += pu->params;
-        persistent += pu->params - gathered_params(b, pu);
-    }
-    for (guint j = 0; j < b->uses->len; j++) {
-        UnitUse *u = &g_array_index(b->uses, UnitUse, j);
-        u->again = seen[u->unit];
-        seen[u->unit] = TRUE;
-        double params = gathered_params(b, &g_array_index(b->units, ParamUnit, u->unit));
-        if (b->fw->gather == GATHER_FLAT_UNIT) {
-            u->front = j > 0 ? j - 1 : 0;
-            double prev =
-                j > 0 ? gathered_params(b,
-                                        &g_array_index(b->units, ParamUnit,
-                                                       g_array_index(b->uses, UnitUse, j - 1).unit))
-                      : 0;
-            live = keep ? all : prev + params;
-        } else {
-            live += params;
-            while (first < j && live > sc->max_live_elems) {
-                guint unit = g_array_index(b->uses, UnitUse, first).unit;
-                live -= gathered_params(b, &g_array_index(b->units, ParamUnit, unit));
-                first++;
-            }
-            if (sc->prefetch_elems <= 0) {
-                first = j;
-                live = params;
-            }
-            u->front = first;
-        }
-        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live + persistent);
-    }
-}
-
-/* Gather `n` elements of the use's parameters with one allgather (ZeRO++: its qwZ / hpZ steps) on
- * the gather stream after `after`; returns the last task. */
-static guint32 gather_call(Builder *b, const UnitUse *u, const ParamUnit *pu, double n,
-                           guint32 after) {
-    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
-    int ns = zeropp_gather_steps(b->sc, b->dev, n, b->pe, u->again, steps);
-    if (ns > 0)
-        return emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS, unit_layer(b, pu), u->micro,
-                          after);
-    return collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, n * b->pe, PHASE_PARAMS,
-                         unit_layer(b, pu), u->micro, after);
-}
-
-/* The program reaches the next ZeRO-3 use: issue the gathers of every use whose window starts
- * here (after the compute before it), and return the last gather this use waits for. Each use's
- * parameters are coalesced: FSDP's flat parameter is one allgather; DeepSpeed's coordinator
- * gathers each fetch's parameters with one all_gather_coalesced (partition_parameters.py), a fetch
- * taking tensors until it holds stage3_prefetch_bucket_size elements (one tensor each without
- * prefetch). */
-static guint32 zero3_use(Builder *b) {
-    if (!b->uses)
-        return NO_TASK;
-    guint now = b->use_next++;
-    g_assert(now < b->uses->len);
-    guint32 after = b->last_compute;
-    for (; b->gather_next < b->uses->len; b->gather_next++) {
-        UnitUse *u = &g_array_index(b->uses, UnitUse, b->gather_next);
-        if (u->front > now)
-            break;
-        if (u->kept)
-            continue;
-        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
-        double sizes[32], open = 0;
-        int n = gathered_tensors(b, pu, sizes, 32);
-        for (int k = 0; k < n; k++) {
-            open += sizes[k];
-            if (b->fw->gather == GATHER_FLAT_UNIT ? k + 1 < n
-                                                  : open < b->sc->prefetch_elems && k + 1 < n)
-                continue;
-            u->gathered = gather_call(b, u, pu, open, after);
-            open = 0;
-        }
-    }
-    return g_array_index(b->uses, UnitUse, now).gathered;
-}
-
-/* ZeRO-3's (FSDP's) Python hooks for one use of unit u (framework_gather_hooks) go to the first
- * compute task the use emitted, from task index `from` on: the host runs them as it issues the
- * unit's work (Task.hooks, executor.c). */
-static void gather_hooks(Builder *b, const ParamUnit *u, guint32 from) {
-    if (!b->uses)
-        return;
-    int hooks = framework_gather_hooks(b->sc->framework, model_unit_modules(&b->sc->model, u));
-    for (guint32 i = from; i < b->tasks.n; i++) {
-        Task *t = &((Task *)b->tasks.v)[i];
-        if (t->kind == TASK_COMPUTE) {
-            t->hooks = (unsigned)MIN(t->hooks + hooks, 127);
-            return;
-        }
-    }
-}
-
 /* Whether chunk `chunk` of this stage is the model's first (last) virtual stage: no activations
  * come in (go out); with several chunks the pipeline is a ring (layout_pp_next). */
 static gboolean first_virtual(const Builder *b, int chunk) {
@@ -533,9 +212,9 @@ static void forward_pass(Builder *b, int micro, int chunk) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
-        guint32 ag = zero3_use(b), from = b->tasks.n;
+        guint32 ag = gathers_use(b), from = b->tasks.n;
         in = b->em->forward(b, u, PHASE_FWD, micro, in, ag);
-        gather_hooks(b, u, from);
+        gathers_hooks(b, u, from);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (!last_virtual(b, chunk))
@@ -551,7 +230,7 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     guint32 in = b->loss[micro];
     if (!last_virtual(b, chunk))
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
-    gboolean overlap = reduces_in_backward(b, last_micro);
+    gboolean overlap = grads_reduce_in_backward(b, last_micro);
     b->buckets_flushed = 0;
     b->grad_hi = b->xgrad_hi = 0; /* this chunk's gradients end where its parameters do */
     for (guint i = 0; i < b->chunk_first[chunk + 1]; i++) {
@@ -564,29 +243,29 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
-        guint32 ag = zero3_use(b), from = b->tasks.n;
+        guint32 ag = gathers_use(b), from = b->tasks.n;
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         if (u->kind == UNIT_LAYER && sc->recompute == RECOMPUTE_FULL) {
             in = b->em->forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
             ag = NO_TASK;
-            gather_hooks(b, u, from);
+            gathers_hooks(b, u, from);
             from = b->tasks.n;
         }
         in = b->em->backward(b, u, micro, in, ag, seg_task);
-        gather_hooks(b, u, from);
+        gathers_hooks(b, u, from);
         if (b->hooks)
-            grad_hooks(b, u, seg_task);
+            grads_hooks(b, u, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
         if (overlap && b->unit_buckets)
-            flush_bucket(b, micro);
+            grads_flush(b, micro);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (overlap) {
-        flush_bucket(b, micro);
-        flush_expert_bucket(b, micro);
+        grads_flush(b, micro);
+        grads_flush_experts(b, micro);
     } else if (last_pass && sc->zero == 0 && sc->dp > 1)
-        reduce_after_backward(b, micro);
+        grads_after_backward(b, micro);
     if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
 }
@@ -703,7 +382,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
-    zero3_plan(&b, passes);
+    gathers_plan(&b, passes);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
         if (pr->fwd)

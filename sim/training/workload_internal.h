@@ -6,6 +6,7 @@
 #include "device.h"
 #include "framework.h"
 #include "workload.h"
+#include "zeropp.h"
 
 #define NO_TASK G_MAXUINT32
 
@@ -113,15 +114,15 @@ struct Builder {
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
-    guint32 last_dp;      /* last task on the DP reduction stream */
-    guint32 last_compute; /* last compute task emitted */
-    guint32 p2p_block;    /* a pipeline send the next compute task waits for (NO_TASK: none) */
-    guint32 *loss;        /* per micro-batch on the last stage: the task that ends the loss */
-    GArray *uses;         /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
-    guint use_next;       /* the use the program reaches next */
-    guint gather_next;    /* the first use whose gathers are not emitted yet */
-    gboolean sync_layers; /* the host synchronises at checkpointed layers' boundaries */
-    gboolean sync_next;   /* the next task emitted is such a boundary */
+    guint32 last_dp;       /* last task on the DP reduction stream */
+    guint32 last_compute;  /* last compute task emitted */
+    guint32 p2p_block;     /* a pipeline send the next compute task waits for (NO_TASK: none) */
+    guint32 *loss;         /* per micro-batch on the last stage: the task that ends the loss */
+    GArray *uses;          /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
+    guint use_next;        /* the use the program reaches next */
+    guint gather_next;     /* the first use whose gathers are not emitted yet */
+    gboolean sync_layers;  /* the host synchronises at checkpointed layers' boundaries */
+    gboolean sync_next;    /* the next task emitted is such a boundary */
     gboolean sync_compute; /* the next compute task is (after pipeline sends and receives) */
     /* mixture of experts (emit_moe.c) */
     SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
@@ -148,5 +149,30 @@ guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int l
                    guint32 after);
 /* The transformer layer index of a unit: -1 embedding, layers for the head. */
 int unit_layer(const Builder *b, const ParamUnit *u);
+/* collective() on stream s. */
+guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, Phase ph, int layer,
+                      int micro, guint32 after);
+/* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
+ * last task. */
+guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph, int layer,
+                   int micro, guint32 after);
+
+/* grads.c: data-parallel gradients. Whether this micro-batch's backward reduces while it runs;
+ * unit u's gradients exist (seg_task: the task ending each segment's backward); DeepSpeed
+ * ZeRO-1/2's per-parameter hooks on those tasks; DeepSpeed's reduction after the last backward
+ * (zero 0); close the open bucket, the open expert bucket. */
+gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro);
+void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task);
+void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task);
+void grads_after_backward(Builder *b, int micro);
+void grads_flush(Builder *b, int micro);
+void grads_flush_experts(Builder *b, int micro);
+
+/* gathers.c: ZeRO-3 / FSDP parameters. Plan the stage's uses from its passes (nothing without
+ * ZeRO-3 or FSDP); the program reaches its next use: issue the gathers due and return the one the
+ * use waits for (NO_TASK: none); the use's hooks onto its first compute task from task `from`. */
+void gathers_plan(Builder *b, const GArray *passes);
+guint32 gathers_use(Builder *b);
+void gathers_hooks(Builder *b, const ParamUnit *u, guint32 from);
 
 #endif

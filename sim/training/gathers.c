@@ -1,0 +1,155 @@
+/* gathers: ZeRO-3's and FSDP's parameter gathers before each unit's use, planned per stage (the
+ * window each framework prefetches in), coalesced as each framework calls them, with the Python
+ * hooks they run per module or unit. Part of building a stage's program (workload.c). */
+#include "workload_internal.h"
+#include "zeropp.h"
+
+/* --- ZeRO-3 parameters ---------------------------------------------------------------------- */
+
+/* Parameters of unit u that are gathered (not kept whole under DeepSpeed's
+ * stage3_param_persistence_threshold): fills sizes with its gathered tensors, returns how many. */
+static int gathered_tensors(const Builder *b, const ParamUnit *u, double *sizes, int max) {
+    double all[32];
+    int n = model_unit_tensors(&b->sc->model, u, b->sc->seq_len, b->sc->tp, all, 32), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i] >= b->sc->persist_elems && k < max)
+            sizes[k++] = all[i];
+    return k;
+}
+
+static double gathered_params(const Builder *b, const ParamUnit *u) {
+    double sizes[32], sum = 0;
+    int n = gathered_tensors(b, u, sizes, 32);
+    for (int i = 0; i < n; i++)
+        sum += sizes[i];
+    return sum;
+}
+
+/* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
+ * and its recomputation and backward (one use), in program order. The gathers of use j are issued
+ * when use front(j) starts (after the compute before it):
+ * - DeepSpeed's PartitionedParameterCoordinator (partitioned_param_coordinator.py,
+ *   fetch_sub_module) prefetches from its recorded trace while fewer than
+ *   stage3_max_live_parameters are available: front(j) is the oldest use such that the
+ *   parameters of uses front(j)..j fit in that limit; with stage3_prefetch_bucket_size 0 nothing
+ *   is prefetched and front(j) = j. Tensors under stage3_param_persistence_threshold are
+ *   gathered once at start-up and stay whole (they count in the buffers, never in a gather).
+ * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
+ *   for its forward stays whole until its backward, which gathers nothing.
+ * The gathered buffers peak at the largest window (FSDP SHARD_GRAD_OP: every unit). */
+void gathers_plan(Builder *b, const GArray *passes) {
+    const Scenario *sc = b->sc;
+    gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
+    if ((sc->zero != 3 && !keep) || sc->dp <= 1)
+        return;
+    b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
+    for (guint p = 0; p < passes->len; p++) {
+        const PassRef *pr = &g_array_index(passes, PassRef, p);
+        guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
+        for (guint k = lo; k < hi; k++) {
+            UnitUse use = {.unit = pr->fwd ? k : hi - 1 - (k - lo),
+                           .micro = pr->micro,
+                           .kept = keep && !pr->fwd,
+                           .gathered = NO_TASK};
+            g_array_append_val(b->uses, use);
+        }
+    }
+    guint first = 0;
+    double live = 0, persistent = 0, all = 0;
+    g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
+    for (guint i = 0; i < b->units->len; i++) {
+        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, i);
+        all += pu->params;
+        persistent += pu->params - gathered_params(b, pu);
+    }
+    for (guint j = 0; j < b->uses->len; j++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        u->again = seen[u->unit];
+        seen[u->unit] = TRUE;
+        double params = gathered_params(b, &g_array_index(b->units, ParamUnit, u->unit));
+        if (b->fw->gather == GATHER_FLAT_UNIT) {
+            u->front = j > 0 ? j - 1 : 0;
+            double prev =
+                j > 0 ? gathered_params(b,
+                                        &g_array_index(b->units, ParamUnit,
+                                                       g_array_index(b->uses, UnitUse, j - 1).unit))
+                      : 0;
+            live = keep ? all : prev + params;
+        } else {
+            live += params;
+            while (first < j && live > sc->max_live_elems) {
+                guint unit = g_array_index(b->uses, UnitUse, first).unit;
+                live -= gathered_params(b, &g_array_index(b->units, ParamUnit, unit));
+                first++;
+            }
+            if (sc->prefetch_elems <= 0) {
+                first = j;
+                live = params;
+            }
+            u->front = first;
+        }
+        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live + persistent);
+    }
+}
+
+/* Gather `n` elements of the use's parameters with one allgather (ZeRO++: its qwZ / hpZ steps) on
+ * the gather stream after `after`; returns the last task. */
+static guint32 gather_call(Builder *b, const UnitUse *u, const ParamUnit *pu, double n,
+                           guint32 after) {
+    ZppStep steps[ZPP_MAX_STEPS]; /* ZeRO++ qwZ / hpZ: quantized or within the node */
+    int ns = zeropp_gather_steps(b->sc, b->dev, n, b->pe, u->again, steps);
+    if (ns > 0)
+        return emit_steps(b, STREAM_DP_GATHER, steps, ns, PHASE_PARAMS, unit_layer(b, pu), u->micro,
+                          after);
+    return collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, DIM_DP, n * b->pe, PHASE_PARAMS,
+                         unit_layer(b, pu), u->micro, after);
+}
+
+/* The program reaches the next ZeRO-3 use: issue the gathers of every use whose window starts
+ * here (after the compute before it), and return the last gather this use waits for. Each use's
+ * parameters are coalesced: FSDP's flat parameter is one allgather; DeepSpeed's coordinator
+ * gathers each fetch's parameters with one all_gather_coalesced (partition_parameters.py), a fetch
+ * taking tensors until it holds stage3_prefetch_bucket_size elements (one tensor each without
+ * prefetch). */
+guint32 gathers_use(Builder *b) {
+    if (!b->uses)
+        return NO_TASK;
+    guint now = b->use_next++;
+    g_assert(now < b->uses->len);
+    guint32 after = b->last_compute;
+    for (; b->gather_next < b->uses->len; b->gather_next++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, b->gather_next);
+        if (u->front > now)
+            break;
+        if (u->kept)
+            continue;
+        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
+        double sizes[32], open = 0;
+        int n = gathered_tensors(b, pu, sizes, 32);
+        for (int k = 0; k < n; k++) {
+            open += sizes[k];
+            if (b->fw->gather == GATHER_FLAT_UNIT ? k + 1 < n
+                                                  : open < b->sc->prefetch_elems && k + 1 < n)
+                continue;
+            u->gathered = gather_call(b, u, pu, open, after);
+            open = 0;
+        }
+    }
+    return g_array_index(b->uses, UnitUse, now).gathered;
+}
+
+/* ZeRO-3's (FSDP's) Python hooks for one use of unit u (framework_gather_hooks) go to the first
+ * compute task the use emitted, from task index `from` on: the host runs them as it issues the
+ * unit's work (Task.hooks, executor.c). */
+void gathers_hooks(Builder *b, const ParamUnit *u, guint32 from) {
+    if (!b->uses)
+        return;
+    int hooks = framework_gather_hooks(b->sc->framework, model_unit_modules(&b->sc->model, u));
+    for (guint32 i = from; i < b->tasks.n; i++) {
+        Task *t = &((Task *)b->tasks.v)[i];
+        if (t->kind == TASK_COMPUTE) {
+            t->hooks = (unsigned)MIN(t->hooks + hooks, 127);
+            return;
+        }
+    }
+}

@@ -1,0 +1,179 @@
+/* grads: data-parallel gradients as each framework reduces them (framework.c says whose rules):
+ * buckets filled tensor by tensor as backward produces them, reduced while it runs or after it;
+ * DeepSpeed ZeRO-1/2's reduce per partition owner, its per-parameter hooks; ZeRO++ qgZ tensor by
+ * tensor; FSDP's reduce-scatter per unit. Part of building a stage's program (workload.c). */
+#include <math.h>
+
+#include "workload_internal.h"
+#include "zeropp.h"
+
+/* --- data-parallel gradients (framework.c says whose rules) ---------------------------------- */
+
+static CollOp grad_op(const Builder *b) {
+    return b->sc->zero == 0 ? COLL_ALLREDUCE : COLL_REDUCE_SCATTER;
+}
+
+/* Whether ZeRO-1/2 buckets are reduced per partition owner (DeepSpeed, framework.c). */
+static gboolean per_owner(const Builder *b) {
+    return b->fw->reduce_per_owner && (b->sc->zero == 1 || b->sc->zero == 2);
+}
+
+/* DeepSpeed ZeRO-1/2's bucket of `params` gradients ending at *hi in the flat order of
+ * partitions of `part` parameters each: one rooted reduce of each partition's slice of the
+ * bucket, highest partition first (the order average_tensor meets them in a bucket filled in
+ * backward order), one after another on the reduction stream. A ring or chain reduce is timed
+ * alike whichever member is its root (coll_streams.c), so the root is not carried. */
+static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, double part,
+                             guint32 ready, int micro) {
+    double top = *hi, lo = MAX(0.0, top - params);
+    *hi = lo;
+    for (double p = ceil(top / part) - 1; p >= 0 && (p + 1) * part > lo; p--) {
+        double slice = MIN(top, (p + 1) * part) - MAX(lo, p * part);
+        if (slice > 0)
+            collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
+    }
+}
+
+/* Close the open gradient bucket: one DP collective over its gradients (DeepSpeed ZeRO-1/2: one
+ * reduce per partition owner). */
+void grads_flush(Builder *b, int micro) {
+    if (b->bucket_params <= 0)
+        return;
+    if (zeropp_qgz(b->sc)) { /* ZeRO++ qgZ: tensor by tensor, zeropp_grad_steps */
+        for (guint32 i = 0; i < b->bucket_tensors.n; i++) {
+            const BucketTensor *bt = &((const BucketTensor *)b->bucket_tensors.v)[i];
+            ZppStep steps[ZPP_MAX_STEPS];
+            int n = zeropp_grad_steps(b->sc, b->dev, bt->n, bt->width, steps);
+            emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
+        }
+    } else if (per_owner(b) && b->sc->dp > 1)
+        reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
+                         micro);
+    else
+        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
+                   b->bucket_ready);
+    b->bucket_params = 0;
+    b->bucket_tensors.n = 0;
+    b->buckets_flushed++;
+}
+
+/* One gradient tensor of `params` parameters (width: model_unit_tensor_widths) exists once task
+ * `ready` is done. Tensors arrive in the order the framework assigns them to buckets. */
+static void add_grad(Builder *b, double params, double width, guint32 ready, int micro) {
+    const Framework *fw = b->fw;
+    double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
+                                                                       : b->sc->bucket_bytes;
+    if (b->unit_buckets) { /* FSDP: the unit's flat gradient, reduced when its backward ends */
+        b->bucket_params += params;
+        *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
+            (BucketTensor){params, width};
+        if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
+            b->bucket_ready = ready;
+        return;
+    }
+    if (fw->close_before_overflow && b->bucket_params > 0 &&
+        (b->bucket_params + params) * b->ge > cap) {
+        grads_flush(b, micro);
+        cap = b->sc->bucket_bytes;
+    }
+    b->bucket_params += params;
+    *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
+        (BucketTensor){params, width};
+    if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
+        b->bucket_ready = ready;
+    if (!fw->close_before_overflow && b->bucket_params * b->ge >= cap)
+        grads_flush(b, micro);
+}
+
+/* Expert gradients (a MoE layer's E/ep experts, model_moe.c) go to buckets of their own of the
+ * same size, reduced over the expert-data-parallel group (dp/ep ranks; DP itself when ep is 1):
+ * DeepSpeed keeps expert parameters in their own groups and reduces them over
+ * expert_data_parallel_group (runtime/engine.py _reduce_expert_gradients, zero/stage_1_and_2.py),
+ * Megatron-LM over its expert-data-parallel group. */
+void grads_flush_experts(Builder *b, int micro) {
+    if (b->xbucket_params <= 0)
+        return;
+    Dim dim = b->sc->ep > 1 ? DIM_EDP : DIM_DP;
+    if (per_owner(b))
+        reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
+                         micro);
+    else
+        collective(b, grad_op(b), dim, b->xbucket_params * b->ge, PHASE_GRADS, -2, micro,
+                   b->xbucket_ready);
+    b->xbucket_params = 0;
+}
+
+static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int micro) {
+    const Scenario *sc = b->sc;
+    int local = sc->model.moe.experts / sc->ep;
+    double params = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
+    for (int x = 0; params > 0 && x < local; x++) { /* one expert's tensors at a time */
+        b->xbucket_params += params / local;
+        b->xbucket_ready = ready;
+        if (b->xbucket_params * b->ge >= b->sc->bucket_bytes)
+            grads_flush_experts(b, micro);
+    }
+}
+
+/* Whether this micro-batch's backward reduces gradients while it runs: ZeRO-2/3 every
+ * micro-batch (their gradients are partitioned); DDP and ZeRO-1 only in the last, and DDP only
+ * if the framework overlaps it (DeepSpeed reduces after backward). */
+gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro) {
+    const Scenario *sc = b->sc;
+    if (sc->dp <= 1)
+        return FALSE;
+    if (sc->zero >= 2)
+        return TRUE;
+    return last_micro && (sc->zero == 1 || b->fw->ddp_overlap);
+}
+
+/* Gradients of unit u exist: its tensors whose gradient segment `seg` produced are ready once
+ * task seg_task[seg] is done. Tensors go in reverse registration order, which for a GPT-NeoX
+ * layer is its MLP's tensors (done first in backward) and then its attention's. */
+void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task) {
+    double sizes[32], widths[32];
+    Segment segs[32];
+    int n =
+        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths, 32);
+    add_expert_grads(b, u, b->moe_expert_ready, micro);
+    static const Segment order[] = {SEG_HEAD, SEG_MLP, SEG_ATTN, SEG_EMBED};
+    for (size_t o = 0; o < G_N_ELEMENTS(order); o++)
+        for (int k = n - 1; k >= 0; k--)
+            if (segs[k] == order[o])
+                add_grad(b, sizes[k], widths[k], seg_task[segs[k]], micro);
+}
+
+/* DeepSpeed ZeRO-1/2 register a hook on every parameter's gradient accumulator
+ * (stage_1_and_2.py create_reduce_and_remove_grad_hooks) that runs in every backward, after the
+ * kernel that produced the gradient: it copies the gradient into the IPG bucket (or accumulates
+ * it) in Python. The host pays for each once the segment's task is issued (Task.hooks). */
+void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) {
+    double sizes[32];
+    Segment segs[32];
+    int n =
+        model_unit_tensor_segments(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, segs, 32);
+    for (int k = 0; k < n; k++) {
+        if (seg_task[segs[k]] == NO_TASK)
+            continue;
+        Task *t = &((Task *)b->tasks.v)[seg_task[segs[k]]];
+        if (t->hooks < 127)
+            t->hooks++;
+    }
+}
+
+/* DeepSpeed without ZeRO: after the last backward, every gradient in forward order, in buckets,
+ * all ready when backward ends. */
+void grads_after_backward(Builder *b, int micro) {
+    for (guint i = 0; i < b->units->len; i++) {
+        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+        double sizes[32], widths[32];
+        int n = model_unit_tensor_widths(&b->sc->model, u, b->sc->seq_len, b->sc->tp, sizes, widths,
+                                         32);
+        for (int k = 0; k < n; k++)
+            add_grad(b, sizes[k], widths[k], b->last_compute, micro);
+        add_expert_grads(b, u, b->last_compute, micro);
+    }
+    grads_flush(b, micro);
+    grads_flush_experts(b, micro);
+}
