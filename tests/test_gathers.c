@@ -231,13 +231,13 @@ START_TEST(test_gather_hooks) {
 END_TEST
 
 /* DeepSpeed's comms logger synchronises the device after every deepspeed.comm call, which each
- * follows the compute it waits for, so nothing it logs overlaps anything: ZeRO-3 on one node with DeepSpeed's prefetch, one
- * gradient bucket and a host that costs nothing but still synchronises, the iteration is the
- * compute plus every call alone (and, at most, the host's 1 ps per operator and call): each unit's
- * coalesced gather (one call per unit and use: its tensors over the persistence threshold, fewer
- * than the 5e7-element prefetch bucket but for the last one) before forward and again before
- * backward, and the reduce-scatter of all P. Without the logger most of the gathers hide under
- * compute. */
+ * follows the compute it waits for, so nothing it logs overlaps anything: ZeRO-3 on one node with
+ * DeepSpeed's prefetch, one gradient bucket and a host that costs nothing but still synchronises,
+ * the iteration is the compute plus every call alone (and, at most, the host's 1 ps per operator
+ * and call): each unit's coalesced gather (one call per unit and use: its tensors over the
+ * persistence threshold, fewer than the 5e7-element prefetch bucket but for the last one) before
+ * forward and again before backward, and the reduce-scatter of all P. Without the logger most of
+ * the gathers hide under compute. */
 #define FREE_HOST                                                                                  \
     "topology.node.host.op_dispatch=1ps", "topology.node.host.bwd_op_dispatch=1ps",                \
         "topology.node.host.hook=0us", "topology.node.host.comm_dispatch=1ps",                     \
@@ -245,6 +245,7 @@ END_TEST
 START_TEST(test_comms_logger) {
     const char *sets[] = {"training.comms_logger=true",
                           "parallel.bucket_size=100GB",
+                          "parallel.max_reuse_distance=0",
                           "nodes=1",
                           "sim.interference=false",
                           FREE_HOST,
@@ -281,6 +282,7 @@ START_TEST(test_comms_logger) {
                   "iteration %lld ps, compute + calls %.0f", (long long)s->iteration,
                   (double)s->critical.compute + comm);
     const char *off[] = {"training.comms_logger=false",
+                         "parallel.max_reuse_distance=0",
                          "parallel.bucket_size=100GB",
                          "nodes=1",
                          "sim.interference=false",
@@ -345,6 +347,87 @@ START_TEST(test_pipeline_send_blocks) {
 }
 END_TEST
 
+/* DeepSpeed's stage3_max_reuse_distance, replayed here from its rule: a unit used again before
+ * the parameters of the uses in between (its previous use included) reach the distance keeps its
+ * parameters whole and gathers nothing. 1.3B, one micro-batch: the head (used back to back) and
+ * the last layers of the forward are not gathered again for their backward. Without prefetch
+ * every gather is exposed, so the iteration is the compute, every gathering use's per-tensor
+ * gathers alone and the one reduce-scatter; with a window of one use the buffers hold the bucket,
+ * the use's own parameters and everything kept whole at that point. */
+static int reuse_replay(const Scenario *sc, gboolean *gathers, double *kept_peak) {
+    int layer[64];
+    double params[64];
+    int U = units_of(sc, layer, params), n = 2 * U, last[64];
+    double cum = 0, at[129], keep[130] = {0};
+    for (int u = 0; u < U; u++)
+        last[u] = -1;
+    for (int j = 0; j < n; j++) {
+        int u = j < U ? j : 2 * U - 1 - j;
+        at[j] = cum;
+        gathers[j] = !(last[u] >= 0 && cum - at[last[u]] < sc->max_reuse_elems);
+        if (!gathers[j]) {
+            keep[last[u] + 1] += params[u];
+            keep[j + 1] -= params[u];
+        }
+        cum += params[u];
+        last[u] = j;
+    }
+    double live = 0;
+    *kept_peak = 0;
+    for (int j = 0; j < n; j++) {
+        live += keep[j];
+        int u = j < U ? j : 2 * U - 1 - j;
+        *kept_peak = MAX(*kept_peak, live + (gathers[j] ? params[u] : 0));
+    }
+    return n;
+}
+
+START_TEST(test_zero3_reuse_distance) {
+    const char *sets[] = {"nodes=1",
+                          "parallel.prefetch_bucket_size=0",
+                          "parallel.max_live_parameters=1",
+                          "parallel.persistence_threshold=0",
+                          "parallel.bucket_size=100GB",
+                          OFF,
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    ck_assert_double_eq(sc->max_reuse_elems, 1e9);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    gboolean gathers[128];
+    double kept_peak;
+    int n = reuse_replay(sc, gathers, &kept_peak), U = n / 2, skipped = 0;
+    int *dp = g_new(int, sc->dp);
+    for (int i = 0; i < sc->dp; i++)
+        dp[i] = i;
+    g_autoptr(GArray) units = model_stage_units(&sc->model, sc->seq_len, sc->tp, 1, 0);
+    double exposed = 0, P = 0, calls = 0;
+    for (int j = 0; j < n; j++) {
+        int u = j < U ? j : 2 * U - 1 - j;
+        const ParamUnit *pu = &g_array_index(units, ParamUnit, u);
+        if (j < U)
+            P += pu->params;
+        if (!gathers[j]) {
+            skipped++;
+            continue;
+        }
+        double sizes[32];
+        int k = model_unit_tensors(&sc->model, pu, sc->seq_len, sc->tp, sizes, 32);
+        for (int t = 0; t < k; t++)
+            exposed += (double)coll_time_alone(sc, COLL_ALLGATHER, dp, sc->dp, sizes[t] * E);
+        calls += k;
+    }
+    ck_assert_int_eq(skipped, 9); /* the head and layers 16-23 */
+    const SimSummary *s = sim_summary(run);
+    ck_assert_double_eq(stats_rank_calls(sim_stats(run), 0, COLL_ALLGATHER, DIM_DP), calls);
+    double want = (double)s->critical.compute + exposed +
+                  (double)coll_time_alone(sc, COLL_REDUCE_SCATTER, dp, sc->dp, P * E);
+    ck_assert_msg(fabs((double)s->iteration - want) <= 1.0, "iteration %lld ps, closed form %.0f",
+                  (long long)s->iteration, want);
+    ck_assert_double_eq_tol(s->memory.buffers_bytes, (P + kept_peak) * E, 1.0);
+    g_free(dp);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("gathers");
     TCase *tc = tcase_create("core");
@@ -354,6 +437,7 @@ int main(void) {
     tcase_add_test(tc, test_gather_hooks);
     tcase_add_test(tc, test_comms_logger);
     tcase_add_test(tc, test_pipeline_send_blocks);
+    tcase_add_test(tc, test_zero3_reuse_distance);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

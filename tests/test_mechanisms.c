@@ -104,8 +104,12 @@ END_TEST
  * gathers are exposed one after another; with one bucket the gradients are reduce-scattered once,
  * after backward. Gathered buffers: only the unit in use. */
 START_TEST(test_zero3_on_demand) {
-    const char *sets[] = {"nodes=1", "parallel.prefetch_bucket_size=0",
-                          "parallel.bucket_size=100GB", OFF, NULL};
+    const char *sets[] = {"nodes=1",
+                          "parallel.prefetch_bucket_size=0",
+                          "parallel.bucket_size=100GB",
+                          "parallel.max_reuse_distance=0",
+                          OFF,
+                          NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     const SimSummary *s = sim_summary(run);
@@ -125,7 +129,7 @@ END_TEST
  * gathered buffers peak just under it (within one unit), and a window of one unit gives the
  * on-demand timing's buffers. */
 START_TEST(test_zero3_live_window_memory) {
-    const char *sets[] = {"nodes=1", OFF, NULL};
+    const char *sets[] = {"nodes=1", "parallel.max_reuse_distance=0", OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     /* less the 5e8 bucket and the tensors kept whole (persistent) */
@@ -133,7 +137,8 @@ START_TEST(test_zero3_live_window_memory) {
     double layer = unit_params(sc, UNIT_LAYER), head = unit_params(sc, UNIT_HEAD);
     ck_assert_msg(live <= 1e9 && live > 1e9 - MAX(layer, head), "gathered peak %.0f parameters",
                   live);
-    const char *one[] = {"nodes=1", "parallel.max_live_parameters=1", OFF, NULL};
+    const char *one[] = {"nodes=1", "parallel.max_live_parameters=1",
+                         "parallel.max_reuse_distance=0", OFF, NULL};
     g_autoptr(Scenario) s1 = load_ok("1.3B_zero3.yaml", one);
     g_autoptr(SimRun) r1 = run_ok(s1, -1);
     ck_assert_double_eq_tol(sim_summary(r1)->memory.buffers_bytes,

@@ -40,15 +40,15 @@ START_TEST(test_eq3_dp_zero12) {
 }
 END_TEST
 
-/* Eq. 4: ZeRO-3 moves 3P(d-1)/d when every tensor is gathered (stage3_param_persistence_threshold
- * 0); one allgather per parameter tensor before forward and before backward without prefetch:
- * per layer 4 weights and 6 vectors of the study's 8h (two norms' weights and biases, QKV and
- * output biases), the embedding, and the head's norm weight, bias and output projection:
- * 2 x (10 L + 1 + 3), most of them kilobyte-sized (h = 2048 fp16 elements: 4 KiB), as the study
- * saw. */
+/* Eq. 4: ZeRO-3 moves 3P(d-1)/d when every tensor is gathered at every use
+ * (stage3_param_persistence_threshold and stage3_max_reuse_distance 0); one allgather per parameter
+ * tensor before forward and before backward without prefetch: per layer 4 weights and 6 vectors of
+ * the study's 8h (two norms' weights and biases, QKV and output biases), the embedding, and the
+ * head's norm weight, bias and output projection: 2 x (10 L + 1 + 3), most of them kilobyte-sized
+ * (h = 2048 fp16 elements: 4 KiB), as the study saw. */
 START_TEST(test_eq4_zero3) {
     const char *sets[] = {"parallel.persistence_threshold=0", "parallel.prefetch_bucket_size=0",
-                          NULL};
+                          "parallel.max_reuse_distance=0", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     double d = sc->dp, want = 3 * P(sc) * E * (d - 1) / d;
@@ -82,7 +82,8 @@ END_TEST
  * but for the tensor that reaches it): one call per unit and use, 2 (L + 2), none of them
  * kilobyte-sized. */
 START_TEST(test_zero3_persistent_coalesced) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", NULL);
+    const char *sets[] = {"parallel.max_reuse_distance=0", NULL}; /* reuse: test_gathers.c */
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     double d = sc->dp, Pp = persistent_params(sc);
     ck_assert(Pp > 0 && Pp < 1e-2 * P(sc));

@@ -27,10 +27,13 @@
 
 #define E 2.0 /* fp16 bytes */
 #define OFF "sim.host=false", "sim.interference=false"
-/* One gather per tensor, every tensor gathered: the derivation above is per tensor (DeepSpeed
- * coalesces a fetch's tensors into one call, and keeps tensors under
- * stage3_param_persistence_threshold whole; test_mechanisms.c pins both) */
-#define PER_TENSOR "parallel.prefetch_bucket_size=0", "parallel.persistence_threshold=0"
+/* One gather per tensor, every tensor gathered at every use: the derivation above is per tensor
+ * (DeepSpeed coalesces a fetch's tensors into one call, keeps tensors under
+ * stage3_param_persistence_threshold whole and units reused within stage3_max_reuse_distance;
+ * test_schemes.c and test_gathers.c pin those) */
+#define PER_TENSOR                                                                                 \
+    "parallel.prefetch_bucket_size=0", "parallel.persistence_threshold=0",                         \
+        "parallel.max_reuse_distance=0"
 
 static double row_volume(const SimRun *run, CollOp op, Dim dim) {
     return stats_rank_volume(sim_stats(run), sim_index_of(run, 0), op, dim);

@@ -117,7 +117,8 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         {"bucket_size", "zero_optimization.reduce_bucket_size", TRUE},
         {"prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size", FALSE},
         {"max_live_parameters", "zero_optimization.stage3_max_live_parameters", FALSE},
-        {"persistence_threshold", "zero_optimization.stage3_param_persistence_threshold", FALSE}};
+        {"persistence_threshold", "zero_optimization.stage3_param_persistence_threshold", FALSE},
+        {"max_reuse_distance", "zero_optimization.stage3_max_reuse_distance", FALSE}};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         ImportItem *it = im_take(im, sizes[i].name, NULL);
         int64_t v;

@@ -413,11 +413,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "prefetch_bucket_size",
                                            "max_live_parameters",
                                            "persistence_threshold",
+                                           "max_reuse_distance",
                                            "zeropp",
                                            "ep",
                                            NULL};
     static const char *const train_keys[] = {
-        "micro_batch", "grad_accum", "global_batch",           "seq_len", "precision",
+        "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
         "recompute",   "framework",  "synchronize_each_layer", "comms_logger", NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
@@ -449,6 +450,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
     s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
     s->persist_elems = -1; /* the framework's default, once it is known */
+    s->max_reuse_elems = FRAMEWORK_ZERO3_MAX_REUSE_ELEMS;
     int fw = FW_DEEPSPEED;
     if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
@@ -485,7 +487,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err) ||
-        !conf_double(par, "persistence_threshold", FALSE, 0, 1e15, &s->persist_elems, err))
+        !conf_double(par, "persistence_threshold", FALSE, 0, 1e15, &s->persist_elems, err) ||
+        !conf_double(par, "max_reuse_distance", FALSE, 0, 1e15, &s->max_reuse_elems, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
         if (!conf_int32(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))

@@ -58,6 +58,7 @@ typedef struct {
     double bucket_bytes;      /* gradient bucket (DDP, ZeRO reduction), bytes */
     double prefetch_elems;    /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
     double max_live_elems;    /* ZeRO-3: stage3_max_live_parameters, elements */
+    double max_reuse_elems;   /* ZeRO-3: stage3_max_reuse_distance, elements (0: release always) */
     double persist_elems;     /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
                                  tensors stay whole on every rank (DeepSpeed) */
     ZeroPP zpp;               /* ZeRO++ switches (all off by default) */

@@ -87,5 +87,6 @@ double framework_default_bucket_bytes(FrameworkId id, int dp, int e);
 #define FRAMEWORK_ZERO3_PREFETCH_ELEMS 5e7
 #define FRAMEWORK_ZERO3_MAX_LIVE_ELEMS 1e9
 #define FRAMEWORK_ZERO3_PERSISTENCE_ELEMS 1e5
+#define FRAMEWORK_ZERO3_MAX_REUSE_ELEMS 1e9 /* stage3_max_reuse_distance */
 
 #endif

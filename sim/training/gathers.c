@@ -25,6 +25,37 @@ static double gathered_params(const Builder *b, const ParamUnit *u) {
     return sum;
 }
 
+/* DeepSpeed does not release a module's parameters after a use when the module is used again
+ * within stage3_max_reuse_distance elements of the trace (partitioned_param_coordinator.py
+ * __params_to_release: it walks the trace from the released module on, counting every
+ * parameter's ds_numel, and keeps each parameter met before the count reaches the distance). Use
+ * j of a unit is therefore kept whole from its previous use p when the parameters of uses p..j-1
+ * add up to less than the distance (a forward's last layers and the head before their backward,
+ * the embedding from one micro-batch's backward to the next forward): it gathers nothing, and its
+ * gathered parameters stay in the buffers over uses p+1..j (kept, a difference array). */
+static void reuse_plan(Builder *b, double *kept) {
+    const Scenario *sc = b->sc;
+    guint n = b->uses->len;
+    if (sc->max_reuse_elems <= 0)
+        return;
+    g_autofree double *cum = g_new0(double, n + 1); /* parameters of uses 0..j-1 */
+    g_autofree gint64 *last = g_new(gint64, b->units->len);
+    for (guint i = 0; i < b->units->len; i++)
+        last[i] = -1;
+    for (guint j = 0; j < n; j++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
+        cum[j + 1] = cum[j] + pu->params;
+        gint64 p = last[u->unit];
+        if (p >= 0 && cum[j] - cum[p] < sc->max_reuse_elems && !u->kept) {
+            u->kept = TRUE;
+            kept[p + 1] += gathered_params(b, pu);
+            kept[j + 1] -= gathered_params(b, pu);
+        }
+        last[u->unit] = j;
+    }
+}
+
 /* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
  * and its recomputation and backward (one use), in program order. The gathers of use j are issued
  * when use front(j) starts (after the compute before it):
@@ -34,9 +65,12 @@ static double gathered_params(const Builder *b, const ParamUnit *u) {
  *   parameters of uses front(j)..j fit in that limit; with stage3_prefetch_bucket_size 0 nothing
  *   is prefetched and front(j) = j. Tensors under stage3_param_persistence_threshold are
  *   gathered once at start-up and stay whole (they count in the buffers, never in a gather).
+ *   A use within stage3_max_reuse_distance of the unit's previous one gathers nothing
+ *   (reuse_plan).
  * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
  *   for its forward stays whole until its backward, which gathers nothing.
- * The gathered buffers peak at the largest window (FSDP SHARD_GRAD_OP: every unit). */
+ * The gathered buffers peak at the largest window plus what is kept whole (FSDP SHARD_GRAD_OP:
+ * every unit). */
 void gathers_plan(Builder *b, const GArray *passes) {
     const Scenario *sc = b->sc;
     gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
@@ -54,7 +88,7 @@ void gathers_plan(Builder *b, const GArray *passes) {
             g_array_append_val(b->uses, use);
         }
     }
-    guint first = 0;
+    guint n = b->uses->len, first = 0;
     double live = 0, persistent = 0, all = 0;
     g_autofree gboolean *seen = g_new0(gboolean, b->units->len);
     for (guint i = 0; i < b->units->len; i++) {
@@ -62,33 +96,33 @@ void gathers_plan(Builder *b, const GArray *passes) {
         all += pu->params;
         persistent += pu->params - gathered_params(b, pu);
     }
-    for (guint j = 0; j < b->uses->len; j++) {
+    /* wp[j]: what use j gathers; kept[j]: a difference array of the parameters DeepSpeed keeps
+     * whole between two uses of a unit (reuse distance, below) */
+    g_autofree double *wp = g_new0(double, n), *kept = g_new0(double, n + 1);
+    if (b->fw->gather == GATHER_COORDINATOR)
+        reuse_plan(b, kept);
+    double kept_live = 0;
+    for (guint j = 0; j < n; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
         u->again = seen[u->unit];
         seen[u->unit] = TRUE;
         double params = gathered_params(b, &g_array_index(b->units, ParamUnit, u->unit));
+        wp[j] = u->kept ? 0 : params;
+        kept_live += kept[j];
         if (b->fw->gather == GATHER_FLAT_UNIT) {
             u->front = j > 0 ? j - 1 : 0;
-            double prev =
-                j > 0 ? gathered_params(b,
-                                        &g_array_index(b->units, ParamUnit,
-                                                       g_array_index(b->uses, UnitUse, j - 1).unit))
-                      : 0;
-            live = keep ? all : prev + params;
+            live = keep ? all : (j > 0 ? wp[j - 1] : 0) + params;
         } else {
-            live += params;
-            while (first < j && live > sc->max_live_elems) {
-                guint unit = g_array_index(b->uses, UnitUse, first).unit;
-                live -= gathered_params(b, &g_array_index(b->units, ParamUnit, unit));
-                first++;
-            }
+            live += wp[j];
+            while (first < j && live > sc->max_live_elems)
+                live -= wp[first++];
             if (sc->prefetch_elems <= 0) {
                 first = j;
-                live = params;
+                live = wp[j];
             }
             u->front = first;
         }
-        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live + persistent);
+        b->pg->gathered_peak = MAX(b->pg->gathered_peak, live + kept_live + persistent);
     }
 }
 
