@@ -185,6 +185,7 @@ START_TEST(test_gather_hooks) {
     const char *fws[] = {"deepspeed", "pytorch"};
     for (int f = 0; f < 2; f++) {
         g_autofree char *fw = g_strdup_printf("training.framework=%s", fws[f]);
+        /* the last entry (free hooks) is left out of the first run by its NULL */
         const char *sets[] = {fw,
                               "training.comms_logger=false",
                               "model=gpt-neox-19m",
@@ -193,6 +194,7 @@ START_TEST(test_gather_hooks) {
                               "training.micro_batch=1",
                               "training.synchronize_each_layer=false",
                               "sim.interference=false",
+                              NULL,
                               NULL};
         g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
         g_autoptr(SimRun) run = run_ok(sc, -1);
@@ -210,17 +212,8 @@ START_TEST(test_gather_hooks) {
         ck_assert_double_eq_tol(hw.hooks_s, (double)hooks * sc->topo.host_hook / SIM_PS_PER_S,
                                 1e-12);
         /* the same run with free hooks */
-        const char *free_sets[] = {fw,
-                                   "training.comms_logger=false",
-                                   "model=gpt-neox-19m",
-                                   "nodes=1",
-                                   "training.seq_len=128",
-                                   "training.micro_batch=1",
-                                   "training.synchronize_each_layer=false",
-                                   "sim.interference=false",
-                                   "topology.node.host.hook=0us",
-                                   NULL};
-        g_autoptr(Scenario) s0 = load_ok("1.3B_zero3.yaml", free_sets);
+        sets[G_N_ELEMENTS(sets) - 2] = "topology.node.host.hook=0us";
+        g_autoptr(Scenario) s0 = load_ok("1.3B_zero3.yaml", sets);
         g_autoptr(SimRun) r0 = run_ok(s0, -1);
         SimTime dt = sim_summary(run)->iteration - sim_summary(r0)->iteration;
         SimTime all = (SimTime)hooks * sc->topo.host_hook, hidden = first * sc->topo.host_hook;

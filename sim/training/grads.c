@@ -63,15 +63,9 @@ static void add_grad(Builder *b, double params, double width, guint32 ready, int
     const Framework *fw = b->fw;
     double cap = b->buckets_flushed == 0 && fw->first_bucket_bytes > 0 ? fw->first_bucket_bytes
                                                                        : b->sc->bucket_bytes;
-    if (b->unit_buckets) { /* FSDP: the unit's flat gradient, reduced when its backward ends */
-        b->bucket_params += params;
-        *(BucketTensor *)buf_push(&b->bucket_tensors, sizeof(BucketTensor)) =
-            (BucketTensor){params, width};
-        if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
-            b->bucket_ready = ready;
-        return;
-    }
-    if (fw->close_before_overflow && b->bucket_params > 0 &&
+    /* FSDP: the unit's flat gradient, whatever its size, reduced when the unit's backward ends */
+    gboolean capped = !b->unit_buckets;
+    if (capped && fw->close_before_overflow && b->bucket_params > 0 &&
         (b->bucket_params + params) * b->ge > cap) {
         grads_flush(b, micro);
         cap = b->sc->bucket_bytes;
@@ -81,7 +75,7 @@ static void add_grad(Builder *b, double params, double width, guint32 ready, int
         (BucketTensor){params, width};
     if (ready != NO_TASK && (b->bucket_ready == NO_TASK || ready > b->bucket_ready))
         b->bucket_ready = ready;
-    if (!fw->close_before_overflow && b->bucket_params * b->ge >= cap)
+    if (capped && !fw->close_before_overflow && b->bucket_params * b->ge >= cap)
         grads_flush(b, micro);
 }
 
