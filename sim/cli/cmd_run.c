@@ -62,7 +62,7 @@ int cmd_run(int argc, char **argv) {
         ctx,
         "Simulates one training iteration of the scenario on its modelled machine and reports\n"
         "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
-        "memory per GPU and the communication inventory. See README.md for every key.\n"
+        "memory per GPU and the communication inventory. docs/report.md has every key.\n"
         "Also: sim sweep SCENARIO --vary KEY=V1,V2 (many points), sim search SCENARIO --nodes N\n"
         "(the best layouts); each has --help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
