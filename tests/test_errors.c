@@ -2,6 +2,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "machine_error.h"
 #include "util.h"
 
 #define BASE                                                                                       \
@@ -392,15 +393,17 @@ START_TEST(test_infinite_quantity) {
 }
 END_TEST
 
-/* The exit status follows the error's domain and code: the input's faults (CONF_ERROR, an
- * iteration past 64-bit picoseconds) are status 2, a deadlock the simulator's own (status 3),
- * whatever the message says. */
+/* The exit status follows the error's domain and code: the input's faults (CONF_ERROR, the
+ * machine's MACHINE_ERROR, an iteration past 64-bit picoseconds) are status 2, a deadlock the
+ * simulator's own (status 3), whatever the message says. */
 START_TEST(test_error_domains) {
     g_autoptr(GError) conf = g_error_new(CONF_ERROR, CONF_ERROR_INVALID, "internal-looking text");
+    g_autoptr(GError) machine = g_error_new(MACHINE_ERROR, MACHINE_ERROR_INVALID, "x");
     g_autoptr(GError) over = g_error_new(EXEC_ERROR, EXEC_ERROR_OVERFLOW, "x");
     g_autoptr(GError) dead = g_error_new(EXEC_ERROR, EXEC_ERROR_DEADLOCK, "x");
     g_autoptr(GError) other = g_error_new(G_FILE_ERROR, G_FILE_ERROR_FAILED, "x");
     ck_assert(sim_error_is_input(conf));
+    ck_assert(sim_error_is_input(machine));
     ck_assert(sim_error_is_input(over));
     ck_assert(!sim_error_is_input(dead));
     ck_assert(!sim_error_is_input(other));

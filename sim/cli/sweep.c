@@ -2,6 +2,7 @@
  * sweep_rows.c's, the output sweep_out.c's. */
 #include <string.h>
 
+#include "machine_error.h"
 #include "sweep_internal.h"
 
 G_STATIC_ASSERT(COLL_OP_COUNT *DIM_COUNT <= 64); /* SimInspect.comm_kinds is a 64-bit set */
@@ -245,8 +246,11 @@ static void prepare_one(gpointer data, gpointer user) {
         p->status = SWEEP_POINT_OK;
         return;
     }
-    p->status = g_error_matches(e, CONF_ERROR, CONF_ERROR_INVALID) ? SWEEP_POINT_INVALID
-                                                                   : SWEEP_POINT_ERROR;
+    /* an impossible layout: the scenario's (CONF_ERROR_INVALID) or the machine's, which
+     * sim_inspect's topo_new raises (a job larger than the machine) */
+    gboolean invalid =
+        g_error_matches(e, CONF_ERROR, CONF_ERROR_INVALID) || e->domain == MACHINE_ERROR;
+    p->status = invalid ? SWEEP_POINT_INVALID : SWEEP_POINT_ERROR;
     p->error = g_strdup(e->message);
 }
 

@@ -20,7 +20,7 @@ typedef enum { SWEEP_CSV, SWEEP_JSONL } SweepFormat;
 
 typedef enum {
     SWEEP_POINT_OK,
-    SWEEP_POINT_INVALID, /* an impossible layout (CONF_ERROR_INVALID): skippable */
+    SWEEP_POINT_INVALID, /* an impossible layout (CONF_ERROR_INVALID, MACHINE_ERROR): skippable */
     SWEEP_POINT_ERROR,   /* anything else a user got wrong: a key, a unit, a file */
 } SweepPointStatus;
 

@@ -18,7 +18,7 @@
  * in the other, so its NICs move 2m per direction (3m/2 interior plus m/2 as a leaf), not the 3m
  * of one binary tree carrying m. */
 #include "collectives.h"
-#include "conf.h"
+#include "machine_error.h"
 
 #include <math.h>
 
@@ -649,7 +649,7 @@ SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes,
     coll_start(coll, op, members, m, bytes, 0, on_alone_done, &done, 0);
     SimTime end = engine_run(eng);
     if (engine_overflowed(eng)) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+        g_set_error(err, MACHINE_ERROR, MACHINE_ERROR_RANGE,
                     "a %s of %.0f bytes over %d GPUs would last past %.0f days, beyond what "
                     "64-bit picoseconds hold: a smaller size or a larger bandwidth",
                     coll_op_name(op), bytes, n,

@@ -1,7 +1,7 @@
 /* device: a shape-aware roofline per kernel (see device.h for the model and its sources). */
 #include "device.h"
 
-#include "conf.h"
+#include "machine_error.h"
 
 #include <math.h>
 #include <string.h>
@@ -305,7 +305,7 @@ static gboolean ops_in_range(GArray *seg_ops[SEG_COUNT][PASS_COUNT], const Devic
         bad = "adam";
     if (!bad)
         return TRUE;
-    g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID,
+    g_set_error(err, MACHINE_ERROR, MACHINE_ERROR_RANGE,
                 "kernel '%s' would take longer than %.0f days on %s, beyond what 64-bit "
                 "picoseconds hold: peak_flops or hbm_bandwidth too small, or micro_batch x seq_len "
                 "too large?",

@@ -42,7 +42,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "conf.h"
+#include "machine_error.h"
 
 typedef struct {
     int n;         /* links */
@@ -113,9 +113,9 @@ static gboolean fail(GError **err, const TopologySpec *s, TopoAt at, const char 
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     if (s->at[at])
-        g_set_error(err, CONF_ERROR, CONF_ERROR_INVALID, "%s: %s", s->at[at], msg);
+        g_set_error(err, MACHINE_ERROR, MACHINE_ERROR_INVALID, "%s: %s", s->at[at], msg);
     else
-        g_set_error_literal(err, CONF_ERROR, CONF_ERROR_INVALID, msg);
+        g_set_error_literal(err, MACHINE_ERROR, MACHINE_ERROR_INVALID, msg);
     return FALSE;
 }
 

@@ -128,7 +128,7 @@ typedef struct {
 } TopoPath;
 
 /* Build the machine for a job of `nodes` nodes (placed on machine nodes 0..nodes-1). Fails
- * (CONF_ERROR_INVALID) when the node's links leave a GPU unreachable, a NIC hangs off a GPU that
+ * (MACHINE_ERROR_INVALID) when the node's links leave a GPU unreachable, a NIC hangs off a GPU that
  * does not exist, or the job needs more nodes than the machine has; the message starts with the
  * position of the offending key (spec->at) when the spec came from a file. */
 Topology *topo_new(const TopologySpec *spec, int nodes, GError **err);

@@ -28,7 +28,6 @@
 #include <math.h>
 
 #include "bigmem.h"
-#include "conf.h"
 
 typedef struct {
     guint32 next[STREAM_COUNT];

@@ -1,5 +1,6 @@
 /* sim: builds the layers bottom-up, runs, summarises. */
 #include "sim.h"
+#include "machine_error.h"
 
 #include <math.h>
 #include <sys/resource.h>
@@ -31,7 +32,10 @@ void sim_run_free(SimRun *run) {
 }
 
 gboolean sim_error_is_input(const GError *err) {
-    return err->domain == CONF_ERROR || g_error_matches(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW);
+    /* the machine's errors (a topology that cannot be built, a time past 64-bit picoseconds) are
+     * the input's too: the topology file or the sizes asked for */
+    return err->domain == CONF_ERROR || err->domain == MACHINE_ERROR ||
+           g_error_matches(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW);
 }
 
 SimRun *sim_run(const Scenario *sc, int dedup, GError **err) {

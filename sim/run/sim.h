@@ -31,8 +31,8 @@ void sim_run_free(SimRun *run);
  * -1 with err set when the run fails. Proved in sim.c (LOWER BOUND). */
 SimTime sim_bound(const Scenario *sc, GError **err);
 /* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
- * cannot be: CONF_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's (EXEC_ERROR_DEADLOCK,
- * anything else). Chosen by error domain and code, never by the message. */
+ * cannot be: CONF_ERROR, MACHINE_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's
+ * (EXEC_ERROR_DEADLOCK, anything else). Chosen by error domain and code, never by the message. */
 gboolean sim_error_is_input(const GError *err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 
