@@ -4,7 +4,12 @@
  * For: the choices that differ between DeepSpeed (what GPT-NeoX, and so the study, runs),
  * Megatron-LM and PyTorch DDP: whether gradients are reduced while backward runs or after it, how
  * buckets are filled and how large they are, which ZeRO stages exist, and ZeRO-3's prefetching.
- * Not for: building the programs (workload.c) or timing anything. */
+ * Not for: building the programs (workload.c) or timing anything.
+ *
+ * In model/, below input, although the workload (training/) is what applies it: the scenario
+ * (input/) names the framework, checks which ZeRO stages it has and takes its default bucket
+ * from it, so the table must sit below input (SIM_LAYERS, tests/layering.sh). Like the rest of
+ * model/ it is pure data: bytes per parameter beside model.c's memory, no time and no I/O. */
 #ifndef SIM_FRAMEWORK_H
 #define SIM_FRAMEWORK_H
 

@@ -7,7 +7,12 @@
  *
  * Adding a schedule: one function with the ScheduleFn signature, its entry in schedule.c's `table`
  * and its name in `schedule_names` beside it, one PipeSchedule value (the scenario's
- * parallel.schedule accepts every name in schedule_names). */
+ * parallel.schedule accepts every name in schedule_names).
+ *
+ * In model/, below input, although the workload (training/) is what runs the passes: the scenario
+ * (input/) names the schedule and checks its rules (virtual stages only where it is chunked), so
+ * the table must sit below input (SIM_LAYERS, tests/layering.sh). Like the rest of model/ it is
+ * pure: a function of the layout, no time and no I/O. */
 #ifndef SIM_SCHEDULE_H
 #define SIM_SCHEDULE_H
 
