@@ -153,10 +153,6 @@ void net_set_flow_observer(Network *net, NetFlowFn fn, void *ctx) {
     net->flow_ctx = ctx;
 }
 
-uint64_t net_flows_started(const Network *net) {
-    return net->started;
-}
-
 uint64_t net_solves(const Network *net) {
     return net->solves;
 }
@@ -529,7 +525,6 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
         slot = net->nflows++;
         *flow_at(net, slot) = f;
     }
-    net->started++;
     engine_schedule(net->eng, latency, activate, net, slot);
 }
 

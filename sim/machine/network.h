@@ -116,8 +116,7 @@ typedef struct {
  * g_array_unref. */
 GArray *net_busiest_links(const Network *net, int max);
 
-/* Flows started, and rate recomputations (solver runs), so far. */
-uint64_t net_flows_started(const Network *net);
+/* Rate recomputations (solver runs) so far. */
 uint64_t net_solves(const Network *net);
 /* Links the solves have looked at, in all (the sizes of the components they solved). */
 uint64_t net_solved_links(const Network *net);

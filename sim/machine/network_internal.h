@@ -203,7 +203,7 @@ struct Network {
     GArray *builder;   /* NetLoad */
     uint32_t unit;     /* weight of one stream on a link it crosses whole (topo_stream_weight) */
     double dunit;      /* the same, as a double */
-    uint64_t started, solves, solved_links;
+    uint64_t solves, solved_links;
     GHashTable *info_of; /* borrowed loads -> LoadInfo (capacities never change) */
     GPtrArray *infos;    /* LoadInfo, in the order made (LinkStat.owner), in arena */
     /* ARENA PIECES: what lives until the network goes, or grows and is never given back (load
