@@ -175,11 +175,21 @@ START_TEST(test_gqa_swiglu_activations) {
     double s = 8192, b = 1, h = 4096, t = 8, f = 14336, V = 128256, L = 32, sbh = s * b * h;
     double layer = sbh * (8 + (2 + 4 * 8.0 / 32 + 2 + 6 * f / h) / t);
     double head = 4 * sbh / t * (1 + V / h);
-    ModelMemory mm = model_memory(&sc->model, 8192, 1, 8, 1, 0, 1, 0, PREC_BF16, RECOMPUTE_NONE, 1);
+    MemoryCase c = {.seq_len = 8192,
+                    .micro_batch = 1,
+                    .tp = 8,
+                    .pp = 1,
+                    .vpp = 1,
+                    .dp = 1,
+                    .prec = PREC_BF16,
+                    .rc = RECOMPUTE_NONE,
+                    .inflight = 1,
+                    .ends_inflight = 1};
+    ModelMemory mm = model_memory(&sc->model, &c);
     ck_assert_double_eq_tol(mm.activations_bytes, L * layer + head, 1.0);
     /* selective recomputation keeps the same (the fused kernel has no s^2 term to drop) */
-    ModelMemory sel =
-        model_memory(&sc->model, 8192, 1, 8, 1, 0, 1, 0, PREC_BF16, RECOMPUTE_SELECTIVE, 1);
+    c.rc = RECOMPUTE_SELECTIVE;
+    ModelMemory sel = model_memory(&sc->model, &c);
     ck_assert_double_eq_tol(sel.activations_bytes, L * layer + head, 1.0);
 }
 END_TEST

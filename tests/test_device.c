@@ -466,9 +466,19 @@ START_TEST(test_backward_and_flash) {
     double s2 = b * a * s * s * 2;
     ck_assert_msg(fwd_bytes[ATTN_STANDARD] - fwd_bytes[ATTN_FLASH] > 5.9 * s2,
                   "flash saves %.3g bytes of %.3g", fwd_bytes[0] - fwd_bytes[1], 6 * s2);
-    ModelMemory flash = model_memory(m, 2048, 4, 1, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
+    MemoryCase c = {.seq_len = 2048,
+                    .micro_batch = 4,
+                    .tp = 1,
+                    .pp = 1,
+                    .vpp = 1,
+                    .dp = 1,
+                    .prec = PREC_FP16,
+                    .rc = RECOMPUTE_NONE,
+                    .inflight = 1,
+                    .ends_inflight = 1};
+    ModelMemory flash = model_memory(m, &c);
     m->attention = ATTN_STANDARD;
-    ModelMemory std = model_memory(m, 2048, 4, 1, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
+    ModelMemory std = model_memory(m, &c);
     /* Korthikanti et al.: the 5as/h term is the s^2 activations; without dropout (the model's
      * probability is 0) only the softmax output, 2as/h, is left */
     double sbh = s * b * h;

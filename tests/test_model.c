@@ -86,10 +86,19 @@ START_TEST(test_activation_memory) {
      * keeps sbh(8 + 24/t + 2as/(ht)); full recompute keeps 2sbh per layer + one layer's working
      * set. */
     g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", NULL);
-    ModelMemory none =
-        model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
-    ModelMemory full =
-        model_memory(&sc->model, 2048, 4, 8, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_FULL, 1);
+    MemoryCase c = {.seq_len = 2048,
+                    .micro_batch = 4,
+                    .tp = 8,
+                    .pp = 1,
+                    .vpp = 1,
+                    .dp = 1,
+                    .prec = PREC_FP16,
+                    .rc = RECOMPUTE_NONE,
+                    .inflight = 1,
+                    .ends_inflight = 1};
+    ModelMemory none = model_memory(&sc->model, &c);
+    c.rc = RECOMPUTE_FULL;
+    ModelMemory full = model_memory(&sc->model, &c);
     double sbh = 2048.0 * 4 * 2048;
     double layer = sbh * (8 + 24.0 / 8 + 2.0 * 16 * 2048 / (2048.0 * 8));
     /* logits over the vocabulary padded to a multiple of 128 x 8 = 51200 */
@@ -110,14 +119,24 @@ START_TEST(test_dropout_free_activations) {
     g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
     double sbh = 2048.0 * 4 * 2048, a = 16, s = 2048, h = 2048;
     double head = 4.0 * sbh * (1.0 + 50304.0 / 2048);
-    ModelMemory m0 = model_memory(&sc->model, 2048, 4, 1, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
+    MemoryCase c = {.seq_len = 2048,
+                    .micro_batch = 4,
+                    .tp = 1,
+                    .pp = 1,
+                    .vpp = 1,
+                    .dp = 1,
+                    .prec = PREC_FP16,
+                    .rc = RECOMPUTE_NONE,
+                    .inflight = 1,
+                    .ends_inflight = 1};
+    ModelMemory m0 = model_memory(&sc->model, &c);
     double layer0 = sbh * (32 + 2 * a * s / h);
     ck_assert_double_eq(layer0, 1024.0 * 1024 * 1024);
     ck_assert_msg(fabs(m0.activations_bytes - (24 * layer0 + head)) < 1.0,
                   "activations %.0f, closed form %.0f", m0.activations_bytes, 24 * layer0 + head);
     ModelConfig drop = sc->model;
     drop.attention_dropout = drop.hidden_dropout = 0.1;
-    ModelMemory m1 = model_memory(&drop, 2048, 4, 1, 1, 0, 1, 0, PREC_FP16, RECOMPUTE_NONE, 1);
+    ModelMemory m1 = model_memory(&drop, &c);
     double layer1 = sbh * (34 + 5 * a * s / h);
     ck_assert_double_eq_tol(m1.activations_bytes, 24 * layer1 + sbh + head, 1.0);
 

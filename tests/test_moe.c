@@ -178,7 +178,7 @@ START_TEST(test_memory_with_ep) {
                             .inflight = 1,
                             .ends_inflight = 1,
                             .ep = ep};
-            ModelMemory mm = model_memory_case(m, &c);
+            ModelMemory mm = model_memory(m, &c);
             double edp = 8.0 / ep;
             ck_assert_double_eq_tol(mm.params_bytes, (dense + px) * 2, 1e-3);
             ck_assert_double_eq_tol(
@@ -189,7 +189,7 @@ START_TEST(test_memory_with_ep) {
             /* the activations: a dense model's with the MoE layers' difference (2 of them) */
             ModelConfig dm = *m;
             dm.moe.experts = 0;
-            ModelMemory dmm = model_memory_case(&dm, &c);
+            ModelMemory dmm = model_memory(&dm, &c);
             double s = 512, b = 2, h = 1024, R = 8.0 * 320, f = 4096;
             double extra = 4 * s * b * 8 + 2 * R * h * 2 + R * f * 2 * 2 - s * b * f * 2 * 2;
             ck_assert_double_eq_tol(mm.activations_bytes - dmm.activations_bytes, 2 * extra, 1e-3);

@@ -588,25 +588,7 @@ double model_neox_flops(const ModelConfig *m, int64_t global_batch, int s, int t
 
 /* --- memory --------------------------------------------------------------------------------- */
 
-ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
-                         int stage, int dp, int zero, Precision prec, Recompute rc, int inflight) {
-    MemoryCase c = {.seq_len = seq_len,
-                    .micro_batch = micro_batch,
-                    .tp = tp,
-                    .pp = pp,
-                    .vpp = 1,
-                    .stage = stage,
-                    .dp = dp,
-                    .zero = zero,
-                    .prec = prec,
-                    .rc = rc,
-                    .inflight = inflight,
-                    .ends_inflight = inflight,
-                    .ep = 1};
-    return model_memory_case(m, &c);
-}
-
-ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
+ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     int seq_len = c->seq_len, micro_batch = c->micro_batch, tp = c->tp, pp = c->pp;
     int stage = c->stage, dp = c->dp, zero = c->zero;
     Precision prec = c->prec;

@@ -244,12 +244,6 @@ typedef struct {
     double total_bytes;
 } ModelMemory;
 
-/* Memory of one rank of pipeline stage `stage` (Rajbhandari et al. 2020 for the ZeRO stages,
- * Korthikanti et al. 2022 for activations). inflight: micro-batches whose activations a stage holds
- * at once (1 without PP; p - stage for 1F1B; all micro-batches for GPipe). */
-ModelMemory model_memory(const ModelConfig *m, int seq_len, int micro_batch, int tp, int pp,
-                         int stage, int dp, int zero, Precision prec, Recompute rc, int inflight);
-
 /* Host work (model_host.c, measured by tools/host-calib/count_ops.py): the ATen operators PyTorch
  * eager dispatches for one transformer layer's forward, or its backward (accumulating: not the
  * first micro-batch, AccumulateGrad adds one per tensor); and the operators per kernel launched,
@@ -260,7 +254,8 @@ double model_host_ops_per_kernel(const ModelConfig *m, gboolean backward);
  * DeepSpeed's ZeRO-3 hooks each of them (framework.c). */
 int model_unit_modules(const ModelConfig *m, const ParamUnit *u);
 
-/* The same for any layout: what one rank of a stage runs and holds. */
+/* The layout and settings memory depends on: what one rank of a stage runs and holds (named
+ * fields rather than a dozen positional ints, which are easy to swap unseen). */
 typedef struct {
     int seq_len, micro_batch, tp, pp;
     int vpp; /* model chunks per stage (interleaved schedule), >= 1: the stage holds
@@ -269,7 +264,8 @@ typedef struct {
     Precision prec;
     Recompute rc;
     double inflight; /* micro-batches of the stage's whole layer set whose activations it holds at
-                        once (a chunk's counts 1/vpp) */
+                        once (a chunk's counts 1/vpp): 1 without PP; p - stage for 1F1B; all
+                        micro-batches for GPipe */
     double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
                              activations the stage holds at once: its first (last) chunk's */
     int ep;               /* expert parallelism (0 reads as 1): expert parameters, gradients and
@@ -282,7 +278,9 @@ typedef struct {
     int param_bytes, grad_bytes;
     double opt_bytes;
 } MemoryCase;
-ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c);
+/* Memory of one rank of pipeline stage c->stage (Rajbhandari et al. 2020 for the ZeRO stages,
+ * Korthikanti et al. 2022 for activations). */
+ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c);
 
 /* --- mixture of experts (model_moe.c) -------------------------------------------------------- */
 

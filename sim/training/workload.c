@@ -580,7 +580,7 @@ ModelMemory workload_memory(const Workload *wl) {
         mc.param_bytes = fb.param;
         mc.grad_bytes = fb.grad;
         mc.opt_bytes = fb.optimizer;
-        ModelMemory m = model_memory_case(&sc->model, &mc);
+        ModelMemory m = model_memory(&sc->model, &mc);
         if (sc->dp > 1)
             m.buffers_bytes =
                 grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;
