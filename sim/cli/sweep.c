@@ -411,7 +411,7 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     for (guint k = 0; k < rows->len; k++) {
         const CommRow *c = &g_array_index(rows, CommRow, k);
-        r->exposed_dim_s[layout_dim_class(c->dim)] += sweep_ps_s(c->exposed); /* ZeRO++: dp */
+        r->exposed_dim_s[layout_dim_class(c->dim)] += sim_time_s(c->exposed); /* ZeRO++: dp */
     }
     r->row = sweep_rows_format(sw, p, run, rows, (double)(g_get_monotonic_time() - t0) / 1e6);
     stats_rows_free(rows);

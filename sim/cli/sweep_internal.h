@@ -44,10 +44,6 @@ static inline const Point *sweep_point_at(const Sweep *sw, int i) {
     return sw->points->pdata[i];
 }
 
-static inline double sweep_ps_s(double ps) {
-    return ps / (double)SIM_PS_PER_S;
-}
-
 /* sweep_rows.c: the columns of a prepared sweep (the varied keys, the headline columns a varied
  * key does not replace, per communication kind in `kinds` its fields, wall_s with timing), the
  * CSV header and every point's row prefix. */

@@ -162,7 +162,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
     const Scenario *sc = sim_scenario(run);
     Row r = {sw, g_string_sized_new(1024), 0};
     row_labels(&r, p);
-    double it = sweep_ps_s((double)s->iteration);
+    double it = sim_time_s((double)s->iteration);
     const RankTimes *c = &s->critical;
     g_autofree char *overrides = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     enum { NUM, STR, BOOL };
@@ -184,10 +184,10 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {NUM, sc->seq_len, NULL},
         {STR, 0, scenario_recompute_name(sc->recompute)},
         {NUM, it, NULL},
-        {NUM, sweep_ps_s((double)c->compute), NULL},
-        {NUM, sweep_ps_s((double)c->comm), NULL},
-        {NUM, sweep_ps_s((double)c->exposed), NULL},
-        {NUM, sweep_ps_s((double)c->bubble), NULL},
+        {NUM, sim_time_s((double)c->compute), NULL},
+        {NUM, sim_time_s((double)c->comm), NULL},
+        {NUM, sim_time_s((double)c->exposed), NULL},
+        {NUM, sim_time_s((double)c->bubble), NULL},
         {NUM, s->overlap, NULL},
         {NUM, s->tflops_per_gpu, NULL},
         {NUM, s->mfu, NULL},
@@ -196,8 +196,8 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {BOOL, s->memory.total_bytes <= sc->topo.device.hbm_capacity, NULL},
         {NUM, (double)s->events, NULL},
         {NUM, s->neox_tflops_per_gpu, NULL},
-        {NUM, sweep_ps_s((double)c->host_wait), NULL},
-        {NUM, sweep_ps_s((double)c->interference), NULL},
+        {NUM, sim_time_s((double)c->host_wait), NULL},
+        {NUM, sim_time_s((double)c->interference), NULL},
         {STR, 0, SIM_VERSION},
         {STR, 0, sc->topo.name},
         {STR, 0, sc->topo.device.name},
@@ -223,9 +223,9 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
             if ((int)(x->op * DIM_COUNT + x->dim) == sw->kinds[k])
                 row = x;
         }
-        cell_num(&r, row ? sweep_ps_s((double)row->time) : 0);
-        cell_num(&r, row ? sweep_ps_s(row->exposed) : 0);
-        cell_num(&r, row ? sweep_ps_s(row->hidden) : 0);
+        cell_num(&r, row ? sim_time_s((double)row->time) : 0);
+        cell_num(&r, row ? sim_time_s(row->exposed) : 0);
+        cell_num(&r, row ? sim_time_s(row->hidden) : 0);
         cell_num(&r, row ? row->volume_bytes : 0);
         cell_sizes(&r, row ? row->sizes : NULL);
     }

@@ -30,6 +30,18 @@ static inline SimTime sim_time_from_ps(double ps) {
     return (SimTime)llround(ps);
 }
 
+/* s seconds as a SimTime, with sim_time_from_ps's rounding and range: the one conversion from
+ * seconds (the device's kernel times, the network's transfer times). */
+static inline SimTime sim_time_from_s(double s) {
+    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
+}
+
+/* ps picoseconds in seconds (a SimTime, or a sum of them kept as a double): the one conversion
+ * to the reports' unit. */
+static inline double sim_time_s(double ps) {
+    return ps / (double)SIM_PS_PER_S;
+}
+
 /* a + b, both >= 0, saturating at SIM_TIME_MAX. */
 static inline SimTime sim_time_add(SimTime a, SimTime b) {
     return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;

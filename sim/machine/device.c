@@ -61,10 +61,6 @@ const char *device_bound_name(DeviceBound b) {
     return bound_names[b];
 }
 
-static SimTime seconds_to_ps(double s) {
-    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
@@ -205,7 +201,7 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
         c.compute_s = flash_compute_s(d, op, prec, &c);
     }
     double body = fmax(c.compute_s, c.memory_s);
-    c.time = sim_time_add(seconds_to_ps(body), d->launch_overhead);
+    c.time = sim_time_add(sim_time_from_s(body), d->launch_overhead);
     double t = (double)c.time / (double)SIM_PS_PER_S;
     c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
     if ((double)d->launch_overhead / (double)SIM_PS_PER_S > body)
@@ -227,7 +223,7 @@ double device_optimizer_bytes_per_param(Precision prec) {
 SimTime device_optimizer_time(const DeviceSpec *d, double params, Precision prec) {
     double bytes = params * device_optimizer_bytes_per_param(prec);
     double eff = mem_efficiency(d, "adam", 0, MEM_STREAMING);
-    return sim_time_add(seconds_to_ps(bytes / (d->hbm_bandwidth * eff)), d->launch_overhead);
+    return sim_time_add(sim_time_from_s(bytes / (d->hbm_bandwidth * eff)), d->launch_overhead);
 }
 
 /* --- the ops table --------------------------------------------------------------------------- */

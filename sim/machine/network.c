@@ -301,10 +301,6 @@ const NetLoad *net_loads_get(Network *net, int *n) {
 
 /* --- flows --------------------------------------------------------------------------------- */
 
-static SimTime secs_to_ps(double s) {
-    return sim_time_from_ps(s * (double)SIM_PS_PER_S);
-}
-
 /* Per stream: capacity x unit / weight at the tightest link (unit 1: capacity / weight). */
 static double alone_rate(const Network *net, const NetLoad *loads, int n) {
     double r = G_MAXDOUBLE;
@@ -320,7 +316,7 @@ double net_loads_alone_rate(const Network *net, const NetLoad *loads, int n) {
 SimTime net_time_at_rate(double bytes, double rate, SimTime latency) {
     if (bytes <= 0) /* no loads: rate G_MAXDOUBLE, so bytes / rate rounds to 0 ps as well */
         return latency;
-    return sim_time_add(latency, secs_to_ps(bytes / rate));
+    return sim_time_add(latency, sim_time_from_s(bytes / rate));
 }
 
 SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, double bytes,
@@ -333,7 +329,7 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
 void net_schedule_finish(Network *net, guint32 slot) {
     Flow *f = flow_at(net, slot);
     f->version++;
-    SimTime dt = f->rate > 0 ? secs_to_ps(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
+    SimTime dt = f->rate > 0 ? sim_time_from_s(MAX(f->remaining, 0.0) / f->rate) : SIM_TIME_MAX / 4;
     uint64_t arg = (uint64_t)f->version << 32 | slot;
     if (f->ev_armed) {
         engine_move(net->eng, f->ev, dt, arg);

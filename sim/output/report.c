@@ -10,10 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static double ps_to_s(SimTime t) {
-    return (double)t / (double)SIM_PS_PER_S;
-}
-
 const char *report_format_number(double v, char *buf) {
     if (v == floor(v) && fabs(v) < 9007199254740992.0)
         g_snprintf(buf, 32, "%.0f", v);
@@ -83,7 +79,7 @@ static void kv_str(FILE *out, const char *indent, const char *key, const char *v
 
 /* Busy fraction of a link over the iteration: bytes / (capacity x iteration time). */
 static double utilization(const SimRun *run, const NetLinkStat *l) {
-    double secs = ps_to_s(sim_summary(run)->iteration);
+    double secs = sim_time_s(sim_summary(run)->iteration);
     double cap = topo_link_capacity(sim_topology(run), l->link);
     return secs > 0 ? l->bytes / (cap * secs) : 0.0;
 }
@@ -346,13 +342,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
     kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
     fprintf(out, "%s},\n", i1);
-    kv_num(out, i1, "iteration_time_s", ps_to_s(s->iteration), FALSE);
+    kv_num(out, i1, "iteration_time_s", sim_time_s(s->iteration), FALSE);
     kv_num(out, i1, "critical_rank", s->critical_rank, FALSE);
-    kv_num(out, i1, "compute_s", ps_to_s(s->critical.compute), FALSE);
-    kv_num(out, i1, "comm_s", ps_to_s(s->critical.comm), FALSE);
-    kv_num(out, i1, "exposed_comm_s", ps_to_s(s->critical.exposed), FALSE);
-    kv_num(out, i1, "bubble_s", ps_to_s(s->critical.bubble), FALSE);
-    kv_num(out, i1, "host_wait_s", ps_to_s(s->critical.host_wait), FALSE);
+    kv_num(out, i1, "compute_s", sim_time_s(s->critical.compute), FALSE);
+    kv_num(out, i1, "comm_s", sim_time_s(s->critical.comm), FALSE);
+    kv_num(out, i1, "exposed_comm_s", sim_time_s(s->critical.exposed), FALSE);
+    kv_num(out, i1, "bubble_s", sim_time_s(s->critical.bubble), FALSE);
+    kv_num(out, i1, "host_wait_s", sim_time_s(s->critical.host_wait), FALSE);
     HostWork hw = critical_host_work(run);
     fprintf(out, "%s\"host\": {\n", i1);
     kv_num(out, i2, "dispatch_s", hw.dispatch_s, FALSE);
@@ -361,7 +357,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "step_s", hw.step_s, FALSE);
     kv_num(out, i2, "syncs", hw.syncs, TRUE);
     fprintf(out, "%s},\n", i1);
-    kv_num(out, i1, "interference_s", ps_to_s(s->critical.interference), FALSE);
+    kv_num(out, i1, "interference_s", sim_time_s(s->critical.interference), FALSE);
     kv_num(out, i1, "overlap", s->overlap, FALSE);
     kv_num(out, i1, "model_flops", s->model_flops, FALSE);
     kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
@@ -406,7 +402,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
         kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
         kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
-        kv_num(out, i3, "time_s", ps_to_s(r->time), FALSE);
+        kv_num(out, i3, "time_s", sim_time_s(r->time), FALSE);
         kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
         kv_num(out, i3, "hidden_s", r->hidden / (double)SIM_PS_PER_S, FALSE);
         fprintf(out, "%s\"sizes\": [", i3);
@@ -461,7 +457,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     const SimSummary *s = sim_summary(run);
     const Scenario *sc = sim_scenario(run);
     const ModelConfig *m = &sc->model;
-    double it = ps_to_s(s->iteration);
+    double it = sim_time_s(s->iteration);
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], chunks[48];
     g_snprintf(chunks, sizeof chunks, " (%d chunks per stage)", sc->virtual_stages);
     fprintf(out, "scenario   %s\n", sc->path);
@@ -497,18 +493,18 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                    sc->topo.device.name, framework_names[sc->framework]);
     fprintf(out, "iteration  %.6f s   (critical rank %d)   %s\n", it, s->critical_rank, acc_text);
     double pct = it > 0 ? 100.0 / it : 0;
-    fprintf(out, "  compute          %10.6f s  %5.1f%%\n", ps_to_s(s->critical.compute),
-            ps_to_s(s->critical.compute) * pct);
-    fprintf(out, "  exposed comm     %10.6f s  %5.1f%%\n", ps_to_s(s->critical.exposed),
-            ps_to_s(s->critical.exposed) * pct);
-    fprintf(out, "  bubble / wait    %10.6f s  %5.1f%%\n", ps_to_s(s->critical.bubble),
-            ps_to_s(s->critical.bubble) * pct);
+    fprintf(out, "  compute          %10.6f s  %5.1f%%\n", sim_time_s(s->critical.compute),
+            sim_time_s(s->critical.compute) * pct);
+    fprintf(out, "  exposed comm     %10.6f s  %5.1f%%\n", sim_time_s(s->critical.exposed),
+            sim_time_s(s->critical.exposed) * pct);
+    fprintf(out, "  bubble / wait    %10.6f s  %5.1f%%\n", sim_time_s(s->critical.bubble),
+            sim_time_s(s->critical.bubble) * pct);
     fprintf(out, "  comm in flight   %10.6f s, %.1f%% of it hidden under compute\n",
-            ps_to_s(s->critical.comm), 100.0 * s->overlap);
+            sim_time_s(s->critical.comm), 100.0 * s->overlap);
     fprintf(out, "  host wait        %10.6f s  of exposed + bubble: kernel ready, not launched\n",
-            ps_to_s(s->critical.host_wait));
+            sim_time_s(s->critical.host_wait));
     fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
-            ps_to_s(s->critical.interference));
+            sim_time_s(s->critical.interference));
     HostWork hw = critical_host_work(run);
     if (sc->host)
         fprintf(out,
@@ -558,7 +554,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             human_bytes(b2, sizeof b2, r->volume_bytes);
             human_bytes(b3, sizeof b3, r->total_volume_bytes);
             fprintf(out, "%-15s %-*s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
-                    dw, layout_dim_name(r->dim), r->calls, b1, b2, b3, ps_to_s(r->time),
+                    dw, layout_dim_name(r->dim), r->calls, b1, b2, b3, sim_time_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
         }
         fputc('\n', out);
@@ -626,10 +622,14 @@ static void write_csv(FILE *out, const SimRun *run) {
     report_csv_quote(g, sc->model.name);
     fprintf(out, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,", g->str, sc->nodes, sc->gpus, sc->tp, sc->pp,
             sc->dp, sc->zero, sc->micro_batch, sc->grad_accum, sc->seq_len);
-    double v[] = {ps_to_s(s->iteration),       ps_to_s(s->critical.compute),
-                  ps_to_s(s->critical.comm),   ps_to_s(s->critical.exposed),
-                  ps_to_s(s->critical.bubble), s->overlap,
-                  s->tflops_per_gpu,           s->mfu,
+    double v[] = {sim_time_s(s->iteration),
+                  sim_time_s(s->critical.compute),
+                  sim_time_s(s->critical.comm),
+                  sim_time_s(s->critical.exposed),
+                  sim_time_s(s->critical.bubble),
+                  s->overlap,
+                  s->tflops_per_gpu,
+                  s->mfu,
                   s->memory.total_bytes};
     for (size_t i = 0; i < G_N_ELEMENTS(v); i++) {
         num(out, v[i]);
@@ -638,9 +638,9 @@ static void write_csv(FILE *out, const SimRun *run) {
     fprintf(out, "%s,", s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false");
     num(out, s->neox_tflops_per_gpu);
     fputc(',', out);
-    num(out, ps_to_s(s->critical.host_wait));
+    num(out, sim_time_s(s->critical.host_wait));
     fputc(',', out);
-    num(out, ps_to_s(s->critical.interference));
+    num(out, sim_time_s(s->critical.interference));
     /* provenance: version, machine, the overrides (space-separated) */
     g_string_assign(g, "," SIM_VERSION ",");
     report_csv_quote(g, sc->topo.name);
