@@ -282,7 +282,7 @@ START_TEST(test_precision) {
     const ModelOp *g8 = find_op(lo, "mlp_fc1"), *g16 = find_op(hi, "mlp_fc1");
     ck_assert(g8->fp8 && !g16->fp8 && g8->flops == g16->flops);
     DeviceOpCost c8 = device_op_cost(d, g8, PREC_FP8), c16 = device_op_cost(d, g16, PREC_FP8);
-    ck_assert(c8.bound == BOUND_COMPUTE && c16.bound == BOUND_COMPUTE);
+    ck_assert(c8.bound == DEVICE_BOUND_COMPUTE && c16.bound == DEVICE_BOUND_COMPUTE);
     /* within 0.1%: the fastest tile and K split are chosen again at the new rate */
     ck_assert_double_eq_tol(c8.compute_s, 0.5 * c16.compute_s, 1e-3 * c16.compute_s);
     /* the cast of fc1's input (bs x h) and weight (h x 2 ffn / t) with transposes: 2 + 1 + 1

@@ -58,7 +58,7 @@ START_TEST(test_exact_multiples_run_at_the_ceiling) {
         double want_s = op.flops / (d->peak_flops[PREC_BF16] * want_eff);
         ck_assert_int_eq(c.waves, 8);
         ck_assert_int_eq(c.split_k, 1);
-        ck_assert_msg(c.bound == BOUND_COMPUTE, "%s: bound %s", devs[i],
+        ck_assert_msg(c.bound == DEVICE_BOUND_COMPUTE, "%s: bound %s", devs[i],
                       device_bound_name(c.bound));
         /* to the picosecond rounding */
         ck_assert_msg(fabs(secs(c.time - d->launch_overhead) - want_s) < 1e-12,

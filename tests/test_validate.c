@@ -60,10 +60,10 @@ START_TEST(test_parse_fields) {
     ck_assert_str_eq(a->use, "calibrate");
     ck_assert_str_eq(a->source, "src, with comma");
     ck_assert_str_eq(a->setting, "say \"hi\"");
-    ck_assert(a->measured == 17.5 && a->bound == BOUND_EQ);
+    ck_assert(a->measured == 17.5 && a->bound == VALIDATE_BOUND_EQ);
     ck_assert_int_eq(a->line, 2);
     const ValidateRow *b = validate_row(v, 1);
-    ck_assert(b->bound == BOUND_GT && b->measured == 1);
+    ck_assert(b->bound == VALIDATE_BOUND_GT && b->measured == 1);
     ck_assert_str_eq(b->note, "u");
     ck_assert_int_eq(b->line, 4);
     g_unlink(path);
@@ -95,12 +95,12 @@ START_TEST(test_parse_errors) {
 END_TEST
 
 START_TEST(test_error_pct) {
-    ck_assert(fabs(validate_error_pct(110, 100, BOUND_EQ) - 10) < 1e-12);
-    ck_assert(fabs(validate_error_pct(90, 100, BOUND_EQ) + 10) < 1e-12);
-    ck_assert(validate_error_pct(1.5, 1, BOUND_GT) == 0);
-    ck_assert(fabs(validate_error_pct(0.8, 1, BOUND_GT) + 20) < 1e-12);
-    ck_assert(validate_error_pct(0.5, 1, BOUND_LT) == 0);
-    ck_assert(fabs(validate_error_pct(1.25, 1, BOUND_LT) - 25) < 1e-12);
+    ck_assert(fabs(validate_error_pct(110, 100, VALIDATE_BOUND_EQ) - 10) < 1e-12);
+    ck_assert(fabs(validate_error_pct(90, 100, VALIDATE_BOUND_EQ) + 10) < 1e-12);
+    ck_assert(validate_error_pct(1.5, 1, VALIDATE_BOUND_GT) == 0);
+    ck_assert(fabs(validate_error_pct(0.8, 1, VALIDATE_BOUND_GT) + 20) < 1e-12);
+    ck_assert(validate_error_pct(0.5, 1, VALIDATE_BOUND_LT) == 0);
+    ck_assert(fabs(validate_error_pct(1.25, 1, VALIDATE_BOUND_LT) - 25) < 1e-12);
 }
 END_TEST
 

@@ -159,14 +159,14 @@ static gboolean row_check(ValidateRow *r, const char *measured, GError **err) {
         return fail_at(err, VALIDATE_ERROR_PARSE, f, l,
                        "row %s: use must be calibrate or check, not '%s'", r->id, r->use);
     const char *num = measured;
-    r->bound = BOUND_EQ;
+    r->bound = VALIDATE_BOUND_EQ;
     if (*num == '>' || *num == '<')
-        r->bound = *num++ == '>' ? BOUND_GT : BOUND_LT;
-    if (!parse_number(num, &r->measured) || (r->bound == BOUND_EQ && r->measured == 0))
+        r->bound = *num++ == '>' ? VALIDATE_BOUND_GT : VALIDATE_BOUND_LT;
+    if (!parse_number(num, &r->measured) || (r->bound == VALIDATE_BOUND_EQ && r->measured == 0))
         return fail_at(err, VALIDATE_ERROR_PARSE, f, l,
                        "row %s: measured must be a non-zero number or a bound >X / <X, not '%s'",
                        r->id, measured);
-    if (r->bound != BOUND_EQ && r->measured == 0)
+    if (r->bound != VALIDATE_BOUND_EQ && r->measured == 0)
         return fail_at(err, VALIDATE_ERROR_PARSE, f, l,
                        "row %s: a bound must be non-zero (errors are relative to it)", r->id);
     gboolean ratio = g_str_has_prefix(r->metric, "ratio:");
@@ -504,7 +504,8 @@ static double metric_value(const Measures *m, const char *metric) {
 }
 
 double validate_error_pct(double predicted, double measured, ValidateBound bound) {
-    if ((bound == BOUND_GT && predicted > measured) || (bound == BOUND_LT && predicted < measured))
+    if ((bound == VALIDATE_BOUND_GT && predicted > measured) ||
+        (bound == VALIDATE_BOUND_LT && predicted < measured))
         return 0;
     return (predicted - measured) / fabs(measured) * 100;
 }
@@ -567,7 +568,7 @@ gboolean validate_run(Validation *v, int jobs, GError **err) {
 /* ---- output ------------------------------------------------------------------------------- */
 
 static void fmt_value(char *buf, size_t n, double v, ValidateBound b) {
-    const char *pre = b == BOUND_GT ? ">" : b == BOUND_LT ? "<" : "";
+    const char *pre = b == VALIDATE_BOUND_GT ? ">" : b == VALIDATE_BOUND_LT ? "<" : "";
     g_snprintf(buf, n, "%s%.4g", pre, v);
 }
 
@@ -594,7 +595,7 @@ void validate_write_table(FILE *out, const Validation *v, gboolean csv) {
     for (guint i = 0; i < v->rows->len; i++) {
         const ValidateRow *r = v->rows->pdata[i];
         char p[32], m[40];
-        fmt_value(p, sizeof p, r->predicted, BOUND_EQ);
+        fmt_value(p, sizeof p, r->predicted, VALIDATE_BOUND_EQ);
         fmt_value(m, sizeof m, r->measured, r->bound);
         fprintf(out, "%-*s  %-*s  %-9s  %11s  %11s  %-10s  %+8.1f\n", w, r->id, gw, r->group,
                 r->use, p, m, r->unit, r->error_pct);

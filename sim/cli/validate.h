@@ -38,12 +38,12 @@ typedef enum {
  * (docs/validation.md). */
 #define VALIDATE_DEFAULT_THRESHOLD_PP 5.0
 
-typedef enum { BOUND_EQ, BOUND_GT, BOUND_LT } ValidateBound;
+typedef enum { VALIDATE_BOUND_EQ, VALIDATE_BOUND_GT, VALIDATE_BOUND_LT } ValidateBound;
 
 typedef struct {
     char *id, *group, *use, *command, *metric, *unit, *source, *setting, *note;
     double measured;     /* the published value (or the bound's X), in unit */
-    ValidateBound bound; /* BOUND_EQ for a number; >X or <X for a stated trend */
+    ValidateBound bound; /* VALIDATE_BOUND_EQ for a number; >X or <X for a stated trend */
     char *file;          /* file:line the row came from, for messages */
     int line;
     double predicted; /* filled by validate_run; NAN before */
@@ -70,8 +70,9 @@ const ValidateRow *validate_row(const Validation *v, guint i);
  * the FILE:LINE of the first row using it (VALIDATE_ERROR_RUN). */
 gboolean validate_run(Validation *v, int jobs, GError **err);
 
-/* Signed error of a prediction, percent: (predicted - measured) / measured x 100 for BOUND_EQ;
- * for a bound, 0 when it holds, else the signed distance to it in percent of it. */
+/* Signed error of a prediction, percent: (predicted - measured) / measured x 100 for
+ * VALIDATE_BOUND_EQ; for a bound, 0 when it holds, else the signed distance to it in percent of it.
+ */
 double validate_error_pct(double predicted, double measured, ValidateBound bound);
 
 /* The table: per row id, group, use, predicted, measured, unit, error %; then per group the

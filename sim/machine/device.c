@@ -203,9 +203,9 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
     double body = fmax(c.compute_s, c.memory_s);
     c.time = sim_time_add(sim_time_from_s(body), d->launch_overhead);
     double t = (double)c.time / (double)SIM_PS_PER_S;
-    c.bound = c.compute_s >= c.memory_s ? BOUND_COMPUTE : BOUND_MEMORY;
+    c.bound = c.compute_s >= c.memory_s ? DEVICE_BOUND_COMPUTE : DEVICE_BOUND_MEMORY;
     if ((double)d->launch_overhead / (double)SIM_PS_PER_S > body)
-        c.bound = BOUND_LAUNCH;
+        c.bound = DEVICE_BOUND_LAUNCH;
     c.efficiency = t > 0 ? c.flops / t / d->peak_flops[prec] : 0.0;
     c.bandwidth = t > 0 ? op->bytes / t : 0.0;
     return c;
@@ -471,7 +471,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
     oc.align = 1.0;
     oc.time = device_optimizer_time(d, opt_params, prec);
     oc.memory_s = (double)oc.time / (double)SIM_PS_PER_S;
-    oc.bound = BOUND_MEMORY;
+    oc.bound = DEVICE_BOUND_MEMORY;
     oc.bandwidth = opt.bytes / oc.memory_s;
     if (!csv)
         fprintf(out, "\nonce per iteration: the optimizer over %.4g local parameters\n",

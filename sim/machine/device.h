@@ -114,7 +114,7 @@ void device_spec_clear(DeviceSpec *d);
 void device_spec_set_roofline(DeviceSpec *d, double gemm_eff, double bmm_eff,
                               double elementwise_eff, double memory_eff);
 
-typedef enum { BOUND_COMPUTE, BOUND_MEMORY, BOUND_LAUNCH } DeviceBound;
+typedef enum { DEVICE_BOUND_COMPUTE, DEVICE_BOUND_MEMORY, DEVICE_BOUND_LAUNCH } DeviceBound;
 const char *device_bound_name(DeviceBound b);
 
 typedef struct {
