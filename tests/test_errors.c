@@ -179,6 +179,19 @@ START_TEST(test_interleaved_rules) {
 }
 END_TEST
 
+/* ZB-H1's rules: a pipeline to fill (pp >= 2), one model chunk per stage. */
+START_TEST(test_zero_bubble_rules) {
+    const char *n1[] = {"%s:6:13:", "the zb-h1 schedule needs pipeline parallelism (pp >= 2)",
+                        NULL};
+    expect_error(BASE "parallel:\n  pp: 1\n  schedule: zb-h1\ntraining: {}\n", NULL, n1);
+    const char *n2[] = {"%s:7:19:", "virtual_stages 2 needs schedule: interleaved",
+                        "the zb-h1 schedule runs one model chunk", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: zb-h1\n  virtual_stages: 2\n"
+                      "training: {}\n",
+                 NULL, n2);
+}
+END_TEST
+
 /* Sequence parallelism's rules: the sequence splits evenly over TP; no parallel residual. */
 START_TEST(test_sequence_parallel_rules) {
     const char *n1[] = {"%s:6:22:", "splits the 2047 tokens over TP 8", NULL};
@@ -426,6 +439,7 @@ int main(void) {
     tcase_add_test(tc, test_missing_file_and_bad_set);
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_interleaved_rules);
+    tcase_add_test(tc, test_zero_bubble_rules);
     tcase_add_test(tc, test_job_larger_than_machine);
     tcase_add_test(tc, test_sequence_parallel_rules);
     tcase_add_test(tc, test_framework_choices);

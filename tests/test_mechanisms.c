@@ -430,7 +430,7 @@ START_TEST(test_tp_head_and_cross_entropy) {
 }
 END_TEST
 
-/* Sequence parallelism (emit_tp.c, tp_sp): per layer an allgather before and a reduce-scatter
+/* Sequence parallelism (par_tp.c, par_sp): per layer an allgather before and a reduce-scatter
  * after each block, forward, in recomputation and (as conjugates) in backward, each blocking the
  * compute; the embedding reduce-scatters its output and gathers its gradient, the head gathers
  * its input and reduce-scatters its input gradient, the cross entropy keeps three allreduces. The

@@ -14,7 +14,9 @@
  *   its own): every v with pp x v dividing the layers, the micro-batches a multiple of pp
  *   (Megatron-LM's rules); a layout with pp 1 runs 1F1B (nothing to interleave).
  * - When the scenario turns sequence parallelism or the TP communication overlap on, every layout
- *   with TP > 1 with it and without (a sequence_parallel / tp_comm_overlap column of its own). */
+ *   with TP > 1 with it and without (a sequence_parallel / tp_comm_overlap column of its own).
+ * - Under a zero-bubble schedule (zb-h1), every layout with pp > 1 runs it and 1F1B (a schedule
+ *   column); pp 1 runs 1F1B (no bubble to fill: the scenario refuses zb-h1 there). */
 #include "search.h"
 
 const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch", "micro_batches",
@@ -23,17 +25,18 @@ const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch
 /* The choices a search adds to a layout beyond search_keys, each its own column when the
  * scenario opens it: virtual_stages (v > 0) under a chunked schedule; sequence_parallel (sp >= 0)
  * when the scenario turns it on; tp_comm_overlap (ov >= 0: its chunks, 0 off) when the scenario
- * asks for the overlap. */
+ * asks for the overlap; schedule (non-NULL) under a zero-bubble schedule. */
 typedef struct {
     int v, sp, ov;
+    const char *sched;
 } Extra;
 
 /* One layout as a point. */
 static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int dp, int zero, int b,
                       int64_t accum, int rc, Extra x) {
     static const char *const recompute[] = {"none", "selective", "full"};
-    const char *keys[11];
-    char *l[11] = {g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
+    const char *keys[12];
+    char *l[12] = {g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
                    g_strdup_printf("%d", dp), g_strdup_printf("%d", zero),
                    g_strdup_printf("%d", b),  g_strdup_printf("%" G_GINT64_FORMAT, accum),
                    g_strdup(recompute[rc])};
@@ -55,6 +58,11 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
         l[n++] = g_strdup_printf("%d", x.v);
         sets[k++] = g_strdup_printf("parallel.schedule=%s", pp > 1 ? "interleaved" : "1f1b");
         sets[k++] = g_strdup_printf("parallel.virtual_stages=%d", x.v);
+    }
+    if (x.sched) {
+        keys[n] = "schedule";
+        l[n++] = g_strdup(x.sched);
+        sets[k++] = g_strdup_printf("parallel.schedule=%s", x.sched);
     }
     if (x.sp >= 0) {
         keys[n] = "sequence_parallel";
@@ -83,13 +91,19 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                         SearchCounts *counts) {
     int sp_n = sc->sequence_parallel ? 1 + (tp > 1) : 1;
     int ov_n = sc->tp_overlap_chunks > 0 ? 1 + (tp > 1) : 1;
-    for (int sp = 0; sp < sp_n; sp++)
-        for (int ov = 0; ov < ov_n; ov++) {
-            Extra x = {v, sc->sequence_parallel ? sp : -1,
-                       sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1};
-            add_point(sw, space, tp, pp, dp, zero, b, accum, rc, x);
-            counts->enumerated++;
-        }
+    gboolean zb = schedule_get(sc->schedule)->split;
+    int zb_n = zb ? 1 + (pp > 1) : 1;
+    for (int z = 0; z < zb_n; z++)
+        for (int sp = 0; sp < sp_n; sp++)
+            for (int ov = 0; ov < ov_n; ov++) {
+                Extra x = {v, sc->sequence_parallel ? sp : -1,
+                           sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1,
+                           !zb ? NULL
+                           : z ? schedule_name(sc->schedule)
+                               : "1f1b"};
+                add_point(sw, space, tp, pp, dp, zero, b, accum, rc, x);
+                counts->enumerated++;
+            }
 }
 
 void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,

@@ -364,6 +364,10 @@ static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **er
                              "one model chunk per stage)",
                              s->virtual_stages, schedule_name(s->schedule));
         s->virtual_stages = 1;
+        if (schedule_get(s->schedule)->split && s->pp < 2) /* nothing to fill at pp 1 */
+            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
+                             "the %s schedule needs pipeline parallelism (pp >= 2), got pp %d",
+                             schedule_name(s->schedule), s->pp);
         return TRUE;
     }
     if (s->virtual_stages == 0)

@@ -353,6 +353,13 @@ gboolean model_op_replicated(const ModelOp *op) {
     return FALSE;
 }
 
+gboolean model_op_weight_grad(const ModelOp *op) {
+    /* the dB names linear_grads and gemm_grads give weights (attn_out, qkv, mlp_fc1/2, logits,
+     * router, expert_fc1/2); the batched GEMMs' dB (attn_context_dv, attn_scores_dk) are
+     * activation gradients */
+    return g_str_has_suffix(op->name, "_wgrad") || strcmp(op->name, "embedding_bwd") == 0;
+}
+
 ModelOp model_op_row_chunk(const ModelOp *op, int k, int e) {
     g_assert(op->kind == OP_GEMM && k >= 1);
     ModelOp c = *op;

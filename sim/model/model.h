@@ -175,6 +175,12 @@ typedef struct {
 /* Whether op does the same work on every TP rank over all s tokens (layer norms, dropout,
  * residual adds: what Korthikanti et al. 2022, Sec. 4.2.2, split along the sequence). */
 gboolean model_op_replicated(const ModelOp *op);
+/* Whether a backward op computes a weight gradient and nothing else (the W pass of zero-bubble
+ * schedules, Qi et al. 2024, Sec. 2): a linear layer's dW = A^T dC GEMM ("*_wgrad", the second
+ * of the two equal-FLOP GEMMs its backward is) and the embedding's scatter-add into its table's
+ * gradient. Input-gradient GEMMs, the attention core, softmax, norms and element-wise backward
+ * ops have no weight gradient of their own or fuse it into the input-gradient kernel: B. */
+gboolean model_op_weight_grad(const ModelOp *op);
 /* The op as sequence parallelism runs it: a replicated op on s/tp of the tokens, its bytes and
  * FLOPs divided by tp (row reductions keep their row length); other ops unchanged. */
 void model_op_sequence_split(ModelOp *op, int tp);

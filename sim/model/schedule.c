@@ -10,18 +10,32 @@
  *   micro-batch k runs chunk (k mod pv) / p forward, v - 1 minus that backward); stage s warms up
  *   with 2 (p - s - 1) + (v - 1) p forwards (all of them when m = p), then alternates forward
  *   k + warm-up and backward k, then cools down. Its bubble is (p - 1) / (v m) of the ideal time.
+ * - ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, arXiv 2401.10241, Sec. 3.1,
+ *   Fig. 3 top; the "ZB1P" of sail-sg/zero-bubble-pipeline-parallelism's README): the backward
+ *   split into B, the input gradient the previous stage waits for, and W, the weight gradient
+ *   nothing waits for. F and B run in 1F1B's order (p - s - 1 warm-up forwards); stage s runs
+ *   micro-batch k's W after the B of micro-batch k + s, so that the W passes the later stages
+ *   put off fill the cool-down, and the rest after the last B. On uniform stages with no
+ *   communication and m >= p the bubble is (p - 1)(T_F + T_B - T_W) against 1F1B's
+ *   (p - 1)(T_F + T_B + T_W) (ibid., Sec. 3.1), and no stage holds more than 1F1B's first stage:
+ *   stage s has at most p - s forwards without B and s B passes without W, p M_B at most with
+ *   M_W <= M_B (ibid., Sec. 3.1 and Table 1).
  */
 #include "schedule.h"
 
 /* Names in PipeSchedule order: a new schedule adds its name here and its entry in `table`. */
-const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
 
 static void push_ref(GArray *out, PassRef p) {
     g_array_append_val(out, p);
 }
 
 static void push(GArray *out, gboolean fwd, int micro, int chunk) {
-    push_ref(out, (PassRef){fwd, micro, chunk});
+    push_ref(out, (PassRef){fwd, micro, chunk, FALSE});
+}
+
+static void push_w(GArray *out, int micro, int chunk) {
+    push_ref(out, (PassRef){FALSE, micro, chunk, TRUE});
 }
 
 /* Forwards and backwards of one chunk with `warm` forwards first. */
@@ -52,7 +66,7 @@ static void pipedream_flush(int pp, int stage, int m, int v, GArray *out) {
 static PassRef virtual_pass(int pp, int v, int k, gboolean fwd) {
     int in_group = k % (pp * v), chunk = in_group / pp;
     int micro = k / (pp * v) * pp + k % pp;
-    return (PassRef){fwd, micro, fwd ? chunk : v - 1 - chunk};
+    return (PassRef){fwd, micro, fwd ? chunk : v - 1 - chunk, FALSE};
 }
 
 static void interleaved(int pp, int stage, int m, int v, GArray *out) {
@@ -68,10 +82,28 @@ static void interleaved(int pp, int stage, int m, int v, GArray *out) {
         push_ref(out, virtual_pass(pp, v, k, FALSE));
 }
 
+/* ZB-H1: 1F1B's F and B, W of micro-batch k after the B of k + stage, the rest at the end. */
+static void zb_h1(int pp, int stage, int m, int v, GArray *out) {
+    (void)v;
+    int warm = MIN(pp - stage - 1, m), w = 0;
+    for (int mb = 0; mb < warm; mb++)
+        push(out, TRUE, mb, 0);
+    for (int k = 0; k < m; k++) {
+        if (warm + k < m)
+            push(out, TRUE, warm + k, 0);
+        push(out, FALSE, k, 0);
+        if (k >= stage)
+            push_w(out, w++, 0);
+    }
+    while (w < m)
+        push_w(out, w++, 0);
+}
+
 static const Schedule table[SCHED_COUNT] = {
-    [SCHED_GPIPE] = {gpipe, FALSE},
-    [SCHED_1F1B] = {pipedream_flush, FALSE},
-    [SCHED_INTERLEAVED] = {interleaved, TRUE},
+    [SCHED_GPIPE] = {gpipe, FALSE, FALSE},
+    [SCHED_1F1B] = {pipedream_flush, FALSE, FALSE},
+    [SCHED_INTERLEAVED] = {interleaved, TRUE, FALSE},
+    [SCHED_ZB_H1] = {zb_h1, FALSE, TRUE},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(schedule_names) == SCHED_COUNT + 1);
 
@@ -95,10 +127,26 @@ int schedule_peak_inflight(const GArray *passes, int chunk) {
     int live = 0, peak = 0;
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *p = &g_array_index(passes, PassRef, k);
-        if (chunk >= 0 && p->chunk != chunk)
+        if (p->wgrad || (chunk >= 0 && p->chunk != chunk))
             continue;
         live += p->fwd ? 1 : -1;
         peak = MAX(peak, live);
+    }
+    return peak;
+}
+
+double schedule_peak_held(const GArray *passes, double f, double w) {
+    int fb = 0, bw = 0; /* forwards without their B; B passes without their W */
+    double peak = 0;
+    for (guint k = 0; k < passes->len; k++) {
+        const PassRef *p = &g_array_index(passes, PassRef, k);
+        if (p->fwd)
+            fb++;
+        else if (!p->wgrad)
+            fb--, bw++;
+        else
+            bw--;
+        peak = MAX(peak, fb * f + bw * w);
     }
     return peak;
 }

@@ -18,14 +18,17 @@
 
 #include <glib.h>
 
-typedef enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_COUNT } PipeSchedule;
+typedef enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZB_H1, SCHED_COUNT } PipeSchedule;
 
 /* One pass of a stage: a micro-batch's forward or backward through one of its model chunks
- * (chunk 0..v-1; the stage's layers are one chunk unless the schedule interleaves). */
+ * (chunk 0..v-1; the stage's layers are one chunk unless the schedule interleaves). Under a
+ * schedule that splits the backward (Schedule.split) a backward pass is the input-gradient pass
+ * B alone and the weight-gradient pass W is a pass of its own (wgrad TRUE, fwd FALSE). */
 typedef struct {
     gboolean fwd;
     int micro;
     int chunk;
+    gboolean wgrad;
 } PassRef;
 
 /* Appends to out (PassRef) the passes stage `stage` of pp runs for m micro-batches and v model
@@ -35,6 +38,8 @@ typedef void (*ScheduleFn)(int pp, int stage, int m, int v, GArray *out);
 typedef struct {
     ScheduleFn passes; /* the order */
     gboolean chunked;  /* runs v > 1 model chunks per stage (parallel.virtual_stages) */
+    gboolean split;    /* backward split into B (input gradients) and W (weight gradients)
+                          passes (zero-bubble schedules, wgrad.c) */
 } Schedule;
 
 /* The schedule's entry; never NULL for a valid id. */
@@ -47,9 +52,15 @@ const char *schedule_name(PipeSchedule id);
 /* The passes of stage `stage` (PassRef, caller unrefs). */
 GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v);
 
-/* Most forward passes whose backward has not run yet at any point of passes: the chunk
+/* Most forward passes whose backward (B) has not run yet at any point of passes: the chunk
  * activations a stage holds at its peak; counting only chunk `chunk`'s passes when chunk >= 0.
- * O(passes). */
+ * W passes do not count. O(passes). */
 int schedule_peak_inflight(const GArray *passes, int chunk);
+
+/* Under a split backward: the peak over passes of f x (forwards whose B has not run) + w x (B
+ * passes whose W has not run), f and w the bytes one micro-batch holds in each state (Qi et al.
+ * 2024, Sec. 3: M_B from F until B, M_W from B until W). For pass lists with W passes (a split
+ * schedule's). O(passes). */
+double schedule_peak_held(const GArray *passes, double f, double w);
 
 #endif

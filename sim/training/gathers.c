@@ -79,6 +79,8 @@ void gathers_plan(Builder *b, const GArray *passes) {
     b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
     for (guint p = 0; p < passes->len; p++) {
         const PassRef *pr = &g_array_index(passes, PassRef, p);
+        if (pr->wgrad) /* dW = A^T dC reads no parameters */
+            continue;
         guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
         for (guint k = lo; k < hi; k++) {
             UnitUse use = {.unit = pr->fwd ? k : hi - 1 - (k - lo),

@@ -171,3 +171,15 @@ void grads_after_backward(Builder *b, int micro) {
     grads_flush(b, micro);
     grads_flush_experts(b, micro);
 }
+
+void grads_begin_pass(Builder *b, int chunk) {
+    const Scenario *sc = b->sc;
+    b->buckets_flushed = 0;
+    b->grad_hi = b->xgrad_hi = 0; /* this chunk's gradients end where its parameters do */
+    for (guint i = 0; i < b->chunk_first[chunk + 1]; i++) {
+        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+        double x = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
+        b->grad_hi += u->params - x;
+        b->xgrad_hi += x;
+    }
+}

@@ -232,15 +232,9 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     guint32 in = b->loss[micro];
     if (!last_virtual(b, chunk))
         in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
-    gboolean overlap = grads_reduce_in_backward(b, last_micro);
-    b->buckets_flushed = 0;
-    b->grad_hi = b->xgrad_hi = 0; /* this chunk's gradients end where its parameters do */
-    for (guint i = 0; i < b->chunk_first[chunk + 1]; i++) {
-        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
-        double x = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
-        b->grad_hi += u->params - x;
-        b->xgrad_hi += x;
-    }
+    /* under a split backward the gradients exist after W (wgrad_pass), not here */
+    gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
+    grads_begin_pass(b, chunk);
     for (int i = (int)b->chunk_first[chunk + 1] - 1; i >= (int)b->chunk_first[chunk]; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -255,7 +249,7 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         }
         in = blocks_backward(b, u, micro, in, ag, seg_task);
         gathers_hooks(b, u, from);
-        if (b->hooks)
+        if (b->hooks && !b->split)
             grads_hooks(b, u, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
             grads_ready(b, u, micro, seg_task);
@@ -266,7 +260,7 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     if (overlap) {
         grads_flush(b, micro);
         grads_flush_experts(b, micro);
-    } else if (last_pass && sc->zero == 0 && sc->dp > 1)
+    } else if (last_pass && sc->zero == 0 && sc->dp > 1 && !b->split)
         grads_after_backward(b, micro);
     if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
@@ -364,6 +358,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.host_per_kernel[0] = model_layer_host_ops(&sc->model, FALSE, FALSE) / MAX(kf, 1.0);
     b.host_per_kernel[1] = model_layer_host_ops(&sc->model, TRUE, FALSE) / MAX(kb, 1.0);
     b.host_per_kernel[2] = model_layer_host_ops(&sc->model, TRUE, TRUE) / MAX(kb, 1.0);
+    b.split = schedule_get(sc->schedule)->split;
+    if (b.split) /* after the host's rates: B and W kernels dispatch alike */
+        wgrad_prepare(&b, dev);
     b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && sc->dp > 1;
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -383,7 +380,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     gathers_plan(&b, passes);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
-        if (pr->fwd)
+        if (pr->wgrad)
+            wgrad_pass(&b, pr->micro, pr->chunk, pr->micro == sc->grad_accum - 1,
+                       k + 1 == passes->len);
+        else if (pr->fwd)
             forward_pass(&b, pr->micro, pr->chunk);
         else
             backward_pass(&b, pr->micro, pr->chunk, pr->micro == sc->grad_accum - 1,
@@ -542,6 +542,22 @@ static double grad_buffers_bytes(const Scenario *sc, double grads) {
     }
 }
 
+/* Activations under a split backward (Qi et al. 2024, Sec. 3 and Table 1): a micro-batch holds
+ * M_B from its F until its B (what model_memory_case counts per micro-batch in flight, the
+ * ends' included) and M_W from its B until its W (workload_wgrad_held_bytes), so the stage's peak
+ * is the working set plus the peak over its passes of M_B (F without B) + M_W (B without W). */
+static ModelMemory split_memory(const Scenario *sc, MemoryCase *mc, ModelMemory m,
+                                const GArray *passes) {
+    mc->inflight = mc->ends_inflight = 0;
+    double base = model_memory(&sc->model, mc).activations_bytes;
+    mc->inflight = mc->ends_inflight = 1;
+    double mb = model_memory(&sc->model, mc).activations_bytes - base;
+    double act = base + schedule_peak_held(passes, mb, workload_wgrad_held_bytes(sc, mc->stage));
+    m.total_bytes += act - m.activations_bytes;
+    m.activations_bytes = act;
+    return m;
+}
+
 ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
@@ -581,6 +597,8 @@ ModelMemory workload_memory(const Workload *wl) {
         mc.grad_bytes = fb.grad;
         mc.opt_bytes = fb.optimizer;
         ModelMemory m = model_memory(&sc->model, &mc);
+        if (schedule_get(sc->schedule)->split)
+            m = split_memory(sc, &mc, m, passes);
         if (sc->dp > 1)
             m.buffers_bytes =
                 grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;

@@ -106,4 +106,9 @@ double workload_neox_flops(const Workload *wl);
 /* Memory of the rank with the largest footprint. */
 ModelMemory workload_memory(const Workload *wl);
 
+/* Bytes one micro-batch holds on pipeline stage `stage` from its B pass until its W pass under a
+ * zero-bubble schedule (M_W of Qi et al. 2024, Table 1): every weight GEMM's input and output
+ * gradient (wgrad.c). */
+double workload_wgrad_held_bytes(const Scenario *sc, int stage);
+
 #endif

@@ -117,6 +117,14 @@ struct Builder {
                                         gradients exist (set by its backward) */
     double xbucket_params;           /* expert gradients in the open expert bucket, parameters */
     guint32 xbucket_ready;           /* task after which they exist */
+    /* zero-bubble schedules (wgrad.c): with `split` the emitters' backward is the input-gradient
+     * pass B (bwd[] and moe_bwd[] hold B's part) and each unit's weight gradients run in its W
+     * pass, where its gradients become ready */
+    gboolean split;
+    SimTime wgrad[SEG_COUNT];          /* W time of each segment, picoseconds */
+    int nwgrad[SEG_COUNT];             /* its kernels */
+    SimTime moe_wgrad[MOE_PART_COUNT]; /* W time of each MoE part, picoseconds */
+    int moe_nwgrad[MOE_PART_COUNT];    /* its kernels */
 };
 
 /* Append task t after deps (NO_TASK entries skipped); returns its index. */
@@ -150,6 +158,17 @@ void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task);
 void grads_after_backward(Builder *b, int micro);
 void grads_flush(Builder *b, int micro);
 void grads_flush_experts(Builder *b, int micro);
+
+/* grads.c: the open bucket's place at the start of a pass that makes chunk `chunk`'s gradients
+ * (backward, or W under a split schedule): DeepSpeed's flat order ends where its parameters do. */
+void grads_begin_pass(Builder *b, int chunk);
+
+/* wgrad.c: the backward split into B and W (zero-bubble schedules). Move the weight-gradient
+ * kernels' time out of bwd[] and moe_bwd[] into wgrad[] and moe_wgrad[] (after moe_prepare);
+ * chunk `chunk`'s W pass for one micro-batch, with the gradient hooks and reductions a
+ * backward has otherwise (workload_wgrad_held_bytes in workload.h is wgrad.c's too). */
+void wgrad_prepare(Builder *b, const DeviceSpec *dev);
+void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean last_pass);
 
 /* gathers.c: ZeRO-3 / FSDP parameters. Plan the stage's uses from its passes (nothing without
  * ZeRO-3 or FSDP); the program reaches its next use: issue the gathers due and return the one the
