@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sim colocate on the command line: the issue's pair of shipped jobs runs under every placement
 # in text and JSON, byte for byte the same twice; packed alone is what `sim` reports for each
-# job; bad input (a missing or unreadable file, too many nodes, different machines, a bad option)
-# exits 2 naming what is wrong; an output that cannot be written exits 1.
+# job; --set reaches every job; bad input (a missing or unreadable file, too many nodes, different
+# machines, a bad option) exits 2 naming what is wrong; an output that cannot be written exits 1.
 #   tests/colocate.sh SIM SOURCE_DIR
 sim="$1"; src="$2"
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +38,12 @@ check "seed" 0 "$sim" colocate "$a" "$b" --placement random --seed 42
 expect_grep "seed shown" "(seed 42)" "$tmp/out"
 check "output file" 0 "$sim" colocate "$a" "$b" -o "$tmp/report.txt"
 expect_grep "output written" "placement packed" "$tmp/report.txt"
+# --set reaches every job: group 0's local links at 1 GB/s (30 GB/s a switch port) are too few
+# for two copies of a job whose rings cross them, which slows both alike
+check "set" 0 "$sim" colocate "$a" "$a" --set topology.fabric.local_bandwidth=1GB/s
+if grep -E '^[12] ' "$tmp/out" | grep -q ' 1.0000x'; then
+    fail=$((fail + 1)); echo "FAIL set: no slowdown"; cat "$tmp/out"; else pass=$((pass + 1)); fi
+check "bad set" 2 "$sim" colocate "$a" "$b" --set parallel.nothing=1
 check "help" 0 "$sim" colocate --help
 expect_grep "help text" "docs/colocate.md" "$tmp/out"
 

@@ -1,5 +1,6 @@
 /* cmd_colocate: `sim colocate A.yaml B.yaml ... [--placement packed|spread|random] [--seed N]
- * [--format text|json] [-o FILE]`: several jobs on one machine, each alone and all together.
+ * [--set KEY=VALUE]... [--format text|json] [-o FILE]`: several jobs on one machine, each alone
+ * and all together.
  *
  * Exit status: 0 success; 2 bad input (usage, a scenario that does not load, jobs on different
  * machines or needing more nodes than the machine has); 1 the report could not be written; 3 an
@@ -15,8 +16,13 @@
 
 int cmd_colocate(int argc, char **argv) {
     g_autofree char *placement = NULL, *seed_text = NULL, *format = NULL, *output = NULL;
+    g_auto(GStrv) sets = NULL;
     gboolean no_timing = FALSE;
     GOptionEntry entries[] = {
+        {"set", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sets,
+         "Override a key of every job by its dotted path (repeatable), e.g. "
+         "topology.fabric.taper=4 for the machine they share",
+         "KEY=VALUE"},
         {"placement", 'p', 0, G_OPTION_ARG_STRING, &placement,
          "How the jobs' nodes are chosen: packed (default; job after job on consecutive nodes), "
          "spread (one node to each job in turn; on a dragonfly each next node in the next "
@@ -88,7 +94,7 @@ int cmd_colocate(int argc, char **argv) {
     int n = argc - 1;
     g_autoptr(GPtrArray) scs = g_ptr_array_new_with_free_func((GDestroyNotify)scenario_free);
     for (int j = 0; j < n; j++) {
-        Scenario *sc = scenario_load(argv[j + 1], NULL, &err);
+        Scenario *sc = scenario_load(argv[j + 1], sets, &err);
         if (!sc) {
             fprintf(stderr, "sim colocate: %s\n", err->message);
             return 2;

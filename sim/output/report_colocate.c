@@ -147,8 +147,9 @@ static void write_text(FILE *out, const Colocation *c, gboolean timing) {
     const Topology *topo = colocate_topology(c);
     const TopologySpec *spec = topo_spec(topo);
     int n = colocate_jobs(c);
-    fprintf(out, "machine    %s (%d nodes of %d GPUs), placement %s", spec->name, colocate_nodes(c),
-            spec->gpus_per_node, colocate_policy_name(colocate_policy(c)));
+    fprintf(out, "machine    %s (%d nodes of %d GPU%s), placement %s", spec->name,
+            colocate_nodes(c), spec->gpus_per_node, spec->gpus_per_node == 1 ? "" : "s",
+            colocate_policy_name(colocate_policy(c)));
     if (colocate_policy(c) == COLOCATE_RANDOM)
         fprintf(out, " (seed %u)", colocate_seed(c));
     fputs("\n\n", out);
@@ -159,11 +160,11 @@ static void write_text(FILE *out, const Colocation *c, gboolean timing) {
         node_ranges(g, jb);
         fprintf(out, "%-4d %-34s %5d  %s\n", j + 1, jb->path, jb->sc->gpus, g->str);
     }
-    fprintf(out, "\n%-4s %14s %14s %9s %15s %15s\n", "job", "alone (s)", "together (s)", "slowdown",
-            "exposed alone", "exposed togeth.");
+    fprintf(out, "\n%-4s %14s %14s %9s %20s %18s\n", "job", "alone (s)", "together (s)", "slowdown",
+            "exposed comm alone", "exposed together");
     for (int j = 0; j < n; j++) {
         const ColocateJob *jb = colocate_job(c, j);
-        fprintf(out, "%-4d %14.6f %14.6f %8.4fx %15.6f %15.6f\n", j + 1, ps_s(jb->alone),
+        fprintf(out, "%-4d %14.6f %14.6f %8.4fx %20.6f %18.6f\n", j + 1, ps_s(jb->alone),
                 ps_s(jb->together), slowdown(jb), ps_s(jb->alone_times.exposed),
                 ps_s(jb->together_times.exposed));
     }
@@ -179,8 +180,11 @@ static void write_text(FILE *out, const Colocation *c, gboolean timing) {
         fprintf(out, "shared     %u link%s carry traffic of two jobs or more (busiest first)\n\n",
                 nl, nl == 1 ? "" : "s");
         fprintf(out, "%-30s %-9s %9s", "link", "kind", "busy (s)");
-        for (int j = 0; j < n; j++)
-            fprintf(out, "   job %-6d", j + 1);
+        for (int j = 0; j < n; j++) {
+            char head[16];
+            g_snprintf(head, sizeof head, "job %d", j + 1);
+            fprintf(out, "  %11s", head);
+        }
         fputc('\n', out);
         for (guint i = 0; i < nl && i < TEXT_LINKS; i++) {
             const ColocateLink *l = colocate_link(c, i);
