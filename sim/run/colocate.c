@@ -158,10 +158,11 @@ static const char *machine_difference(const Scenario *a, const Scenario *b) {
     return NULL;
 }
 
-/* Jobs `which` (n of them) run on one engine and network; with each == NULL together, filling
- * their together figures, else one alone, filling its alone figures and each[job]'s link bytes. */
+/* Jobs `which` (n of them) run on one engine and network from time 0. Not together: one job
+ * alone, its alone figures and its bytes per link (link_bytes) and in all. Together: their
+ * together figures, and the shared links' busy time. */
 static gboolean simulate(Colocation *c, const Scenario *const *jobs, const int *which, int n,
-                         GError **err) {
+                         gboolean together, GError **err) {
     const Scenario *first = jobs[0];
     g_autoptr(Engine) eng = engine_new();
     g_autoptr(Network) net = net_new(eng, c->topo);
@@ -184,7 +185,8 @@ static gboolean simulate(Colocation *c, const Scenario *const *jobs, const int *
     if (!exec_run_together((Executor *const *)exs->pdata, n, err))
         return FALSE;
     c->events += engine_events(eng);
-    gboolean alone = n == 1;
+    gboolean alone = !together;
+    g_assert(together || n == 1);
     for (int k = 0; k < n; k++) {
         ColocateJob *jb = &c->job[which[k]];
         const Stats *st = sts->pdata[k];
@@ -317,7 +319,7 @@ Colocation *colocate_run(const Scenario *const *jobs, const char *const *paths, 
         return NULL;
     for (int j = 0; j < njobs; j++) {
         c->link_bytes[j] = g_new0(double, topo_links(c->topo));
-        if (!simulate(c, jobs, &j, 1, err)) {
+        if (!simulate(c, jobs, &j, 1, FALSE, err)) {
             g_prefix_error(err, "%s alone: ", paths[j]);
             return NULL;
         }
@@ -326,7 +328,7 @@ Colocation *colocate_run(const Scenario *const *jobs, const char *const *paths, 
     g_autofree int *all = g_new(int, njobs);
     for (int j = 0; j < njobs; j++)
         all[j] = j;
-    if (!simulate(c, jobs, all, njobs, err)) {
+    if (!simulate(c, jobs, all, njobs, TRUE, err)) {
         g_prefix_error(err, "the jobs together: ");
         return NULL;
     }
