@@ -68,6 +68,13 @@ static void spread_order(const TopologySpec *spec, int machine, int want, int *o
                 out[k++] = g * per + i;
 }
 
+/* A sparse shuffle's entry i: what was swapped into place i, else i itself. */
+static int shuffled(GHashTable *moved, int i) {
+    gpointer v;
+    return g_hash_table_lookup_extended(moved, GINT_TO_POINTER(i), NULL, &v) ? GPOINTER_TO_INT(v)
+                                                                             : i;
+}
+
 gboolean colocate_place(const TopologySpec *spec, int machine_nodes, const int *job_nodes,
                         int njobs, ColocatePolicy policy, guint32 seed, int **node, GError **err) {
     int64_t total = 0;
@@ -92,17 +99,12 @@ gboolean colocate_place(const TopologySpec *spec, int machine_nodes, const int *
     } else { /* the first n of a Fisher-Yates shuffle of 0..machine-1, O(n) memory */
         g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
         g_autoptr(GHashTable) moved = g_hash_table_new(g_direct_hash, g_direct_equal);
-#define AT(i)                                                                                      \
-    (g_hash_table_contains(moved, GINT_TO_POINTER(i))                                              \
-         ? GPOINTER_TO_INT(g_hash_table_lookup(moved, GINT_TO_POINTER(i)))                         \
-         : (i))
         for (int k = 0; k < n; k++) {
             int pick = (int)g_rand_int_range(rng, k, machine);
-            int a = AT(k), b = AT(pick);
-            order[k] = b;
+            int a = shuffled(moved, k);
+            order[k] = shuffled(moved, pick);
             g_hash_table_insert(moved, GINT_TO_POINTER(pick), GINT_TO_POINTER(a));
         }
-#undef AT
     }
     for (int j = 0; j < njobs; j++)
         node[j] = g_new(int, MAX(job_nodes[j], 1));
@@ -117,8 +119,7 @@ gboolean colocate_place(const TopologySpec *spec, int machine_nodes, const int *
             memcpy(node[j], order + k, sizeof(int) * (size_t)job_nodes[j]);
     }
     for (int j = 0; j < njobs; j++)
-        qsort(node[j], (size_t)job_nodes[j], sizeof(int),
-              (int (*)(const void *, const void *))cmp_int);
+        qsort(node[j], (size_t)job_nodes[j], sizeof(int), cmp_int);
     return TRUE;
 }
 
