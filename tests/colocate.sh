@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # sim colocate on the command line: the issue's pair of shipped jobs runs under every placement
-# in text and JSON, byte for byte the same twice; packed alone is what `sim` reports for each
-# job; --set reaches every job; bad input (a missing or unreadable file, too many nodes, different
-# machines, a bad option) exits 2 naming what is wrong; an output that cannot be written exits 1.
+# in text and JSON, byte for byte the same twice, every JSON key documented in docs/report.md;
+# packed alone is what `sim` reports for each job; --set reaches every job; bad input (a missing
+# or unreadable file, too many nodes, different machines, a bad option) exits 2 naming what is
+# wrong; an output that cannot be written exits 1.
 #   tests/colocate.sh SIM SOURCE_DIR
 sim="$1"; src="$2"
 source "$(dirname "$0")/lib.sh"
@@ -27,6 +28,12 @@ if command -v python3 >/dev/null; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["jobs"]) == 2' \
         "$tmp/packed.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL json parse"; }
 fi
+# every key of the JSON report is documented in docs/report.md, as docs.sh checks sim's
+grep -ho '"[a-z_][a-z0-9_]*":' "$tmp/packed.json" "$tmp/random.json" | tr -d '":' | sort -u >"$tmp/keys"
+while IFS= read -r key; do
+    if grep -qE "\`([][a-z_.]*\.)?$key(\`|\.|\[)" docs/report.md; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL json-key: '$key' is not documented in docs/report.md"; fi
+done <"$tmp/keys"
 # packed: each job alone on its own nodes is `sim`'s report of it
 for f in "$a" "$b"; do
     "$sim" "$f" --format json --no-timing >"$tmp/plain.json"
@@ -45,7 +52,7 @@ if grep -E '^[12] ' "$tmp/out" | grep -q ' 1.0000x'; then
     fail=$((fail + 1)); echo "FAIL set: no slowdown"; cat "$tmp/out"; else pass=$((pass + 1)); fi
 check "bad set" 2 "$sim" colocate "$a" "$b" --set parallel.nothing=1
 check "help" 0 "$sim" colocate --help
-expect_grep "help text" "docs/colocate.md" "$tmp/out"
+expect_grep "help text" "docs/report.md" "$tmp/out"
 
 # bad input: exit 2 with the reason
 check "one job" 2 "$sim" colocate "$a"

@@ -47,7 +47,7 @@ int cmd_colocate(int argc, char **argv) {
         "jobs together, every job starting at time 0, their traffic sharing the fabric's links.\n"
         "Reports each job's iteration time alone and together, the slowdown, and the links\n"
         "where the jobs meet with each job's bytes. Every rank is simulated (no\n"
-        "representatives). See docs/colocate.md for every key.\n\n"
+        "representatives). Options: docs/cli.md; every key: docs/report.md.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;

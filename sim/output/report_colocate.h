@@ -1,5 +1,5 @@
 /* report_colocate: the figures of `sim colocate` (several jobs on one machine) as text for
- * people and JSON for scripts; every JSON key is documented in docs/colocate.md.
+ * people and JSON for scripts; every JSON key is documented in docs/report.md.
  *
  * For: formatting only. Every number printed is read from the Colocation (colocate.h). */
 #ifndef SIM_REPORT_COLOCATE_H
