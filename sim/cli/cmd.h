@@ -39,4 +39,8 @@ int cmd_list(int argc, char **argv);
  * Face configuration implies (cmd_import.c). */
 int cmd_import(int argc, char **argv);
 
+/* sim colocate A.yaml B.yaml ... [--placement P] [--seed N]: several jobs on one machine, alone and
+ * together, and the links where they meet (cmd_colocate.c). */
+int cmd_colocate(int argc, char **argv);
+
 #endif

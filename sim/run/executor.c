@@ -90,6 +90,11 @@ struct Executor {
     SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
     SimTime *host_cum_all;   /* the arrays of host_cum, one after another */
     GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
+
+    /* exec_set_gpus: job rank -> machine GPU, NULL where GPU r runs rank r; and with it a
+       scratch array for a group's machine GPUs (machine_gpus) */
+    const int *gpu;
+    int *mapped;
 };
 
 /* Programs (tasks and launch times) larger than this are read ahead (complete()); smaller ones
@@ -153,6 +158,17 @@ int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *w
     /* each stands for dp / span replicas */
     *weight = sc->dp / layout_group_size(lay, DIM_DP_INTRA);
     return layout_group_count(lay, DIM_DP_INTER);
+}
+
+/* The machine GPUs of n job ranks, for the collectives layer, which knows GPUs, not ranks
+ * (exec_set_gpus): ranks itself where GPU r runs rank r, else a scratch copy. Called at a group's
+ * first use only (the group is kept). */
+static const int *machine_gpus(Executor *ex, const int *ranks, int n) {
+    if (!ex->gpu)
+        return ranks;
+    for (int k = 0; k < n; k++)
+        ex->mapped[k] = ex->gpu[ranks[k]];
+    return ex->mapped;
 }
 
 static int sim_index(const Executor *ex, int rank) {
@@ -288,6 +304,7 @@ void exec_free(Executor *ex) {
     bigmem_free(ex->p2p_group[1]);
     g_free(ex->members);
     g_free(ex->done_members);
+    g_free(ex->mapped);
     bigmem_free(ex->host_cum_all);
     g_free(ex->host_cum);
     g_free(ex->prog);
@@ -303,6 +320,13 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
 
 void exec_set_horizon(Executor *ex, SimTime horizon) {
     ex->horizon = horizon;
+}
+
+void exec_set_gpus(Executor *ex, const int *gpu) {
+    g_assert(!ex->dedup || !gpu); /* copies and the symmetric form take GPU ids for job ranks */
+    ex->gpu = gpu;
+    g_free(ex->mapped);
+    ex->mapped = gpu ? g_new(int, MAX(2, layout_max_group_size(ex->lay))) : NULL;
 }
 
 void exec_set_bound(Executor *ex) {
@@ -444,7 +468,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         ex->cgroup[dim] = g_new0(const CollGroup *, layout_group_count(ex->lay, dim));
     const CollGroup **g = &ex->cgroup[dim][group];
     if (!*g) /* a group's collectives are never sends: one group serves every op */
-        *g = coll_group(ex->coll, t->op, ex->members, n);
+        *g = coll_group(ex->coll, t->op, machine_gpus(ex, ex->members, n), n);
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
     gboolean inter = coll_group_spans_nodes(*g);
@@ -520,7 +544,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
     const CollGroup **g = &ex->p2p_group[dir][recv_i];
     if (!*g) {
         int ends[2] = {ex->job_rank[send_i], ex->job_rank[recv_i]};
-        *g = coll_group(ex->coll, COLL_SEND, ends, 2);
+        *g = coll_group(ex->coll, COLL_SEND, machine_gpus(ex, ends, 2), 2);
     }
     gboolean inter = coll_group_spans_nodes(*g);
     comm_change(ex, send_i, inter, +1);
@@ -696,7 +720,8 @@ size_t exec_state_bytes(const Executor *ex) {
     return (size_t)ex->nsim * (sizeof(RankState) + stats_rank_bytes());
 }
 
-gboolean exec_run(Executor *ex, GError **err) {
+/* Every simulated rank set up and started: its first tasks begin at time 0. */
+static void start_ranks(Executor *ex) {
     engine_hint(ex->eng, on_compute_done, hint_rank);
     engine_hint(ex->eng, on_wake, hint_rank);
     for (int i = 0; i < ex->nsim; i++) {
@@ -711,15 +736,10 @@ gboolean exec_run(Executor *ex, GError **err) {
     }
     for (int i = 0; i < ex->nsim; i++)
         try_advance(ex, i);
-    engine_run_until(ex->eng, ex->horizon);
-    if (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
-        !engine_overflowed(ex->eng)) {
-        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
-                    "the iteration lasts past %.6f s (the horizon it was run to)",
-                    (double)ex->horizon / (double)SIM_PS_PER_S);
-        return FALSE;
-    }
-    engine_run(ex->eng);
+}
+
+/* After the engine ran dry: an overflow, or a rank that did not finish (a deadlock). */
+static gboolean check_finished(const Executor *ex, GError **err) {
     if (engine_overflowed(ex->eng)) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_OVERFLOW,
                     "the simulated iteration would last past %.0f days, beyond what 64-bit "
@@ -737,5 +757,32 @@ gboolean exec_run(Executor *ex, GError **err) {
             return FALSE;
         }
     }
+    return TRUE;
+}
+
+gboolean exec_run(Executor *ex, GError **err) {
+    start_ranks(ex);
+    engine_run_until(ex->eng, ex->horizon);
+    if (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
+        !engine_overflowed(ex->eng)) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
+                    "the iteration lasts past %.6f s (the horizon it was run to)",
+                    (double)ex->horizon / (double)SIM_PS_PER_S);
+        return FALSE;
+    }
+    engine_run(ex->eng);
+    return check_finished(ex, err);
+}
+
+gboolean exec_run_together(Executor *const *ex, int n, GError **err) {
+    g_assert(n >= 1);
+    for (int j = 0; j < n; j++) {
+        g_assert(ex[j]->eng == ex[0]->eng && ex[j]->horizon == SIM_TIME_MAX);
+        start_ranks(ex[j]);
+    }
+    engine_run(ex[0]->eng);
+    for (int j = 0; j < n; j++)
+        if (!check_finished(ex[j], err))
+            return FALSE;
     return TRUE;
 }

@@ -92,6 +92,12 @@ void exec_set_bound(Executor *ex);
  * where every rank finishes by then, the run goes on to its end exactly as without. */
 void exec_set_horizon(Executor *ex, SimTime horizon);
 
+/* Before exec_run: job rank r runs on machine GPU gpu[r] (gpu[r] / GPUs per node its node),
+ * for a job placed on some of a larger machine's nodes (colocate.c); gpu (one entry per job
+ * rank) must outlive the run. NULL, the default: GPU r. Only without dedup (representatives
+ * take GPU ids for job ranks). */
+void exec_set_gpus(Executor *ex, const int *gpu);
+
 /* Number of ranks simulated and the job rank of simulated rank i. */
 int exec_ranks_simulated(const Executor *ex);
 /* The bytes of the simulated ranks' state and statistics: what its events read by rank. */
@@ -101,5 +107,9 @@ int exec_job_rank(const Executor *ex, int i);
 /* Start every rank and run the engine to the end. Fails (EXEC_ERROR) if the time overflows or a
  * rank could not finish (a schedule that deadlocks, which is a bug). */
 gboolean exec_run(Executor *ex, GError **err);
+/* exec_run for n executors of several jobs on one engine (and one network): every rank of every
+ * job starts at time 0 and the engine runs until all are done; no horizon. Fails as exec_run,
+ * for the first job with an unfinished rank. */
+gboolean exec_run_together(Executor *const *ex, int n, GError **err);
 
 #endif
