@@ -467,18 +467,22 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
+    int64_t vocab = model_padded_vocab(m, sc->tp);
+    char padded[48] = ""; /* only when padding changed it */
+    if (vocab != m->vocab)
+        g_snprintf(padded, sizeof padded, " (padded from %" G_GINT64_FORMAT ")", (int64_t)m->vocab);
     fprintf(out,
             "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
-            " (padded), %.3f B parameters\n",
-            m->name, m->layers, m->hidden, m->heads, model_padded_vocab(m, sc->tp),
-            s->params / 1e9);
+            "%s, %.3f B parameters\n",
+            m->name, m->layers, m->hidden, m->heads, vocab, padded, s->params / 1e9);
     char ep_text[96] = "";
     if (m->moe.experts > 0)
         g_snprintf(ep_text, sizeof ep_text, " (EP %d x EDP %d), MoE %d experts top-%d on %d layers",
                    sc->ep, sc->dp / sc->ep, m->moe.experts, m->moe.top_k,
                    model_moe_layers(m, 0, m->layers));
-    fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
-            sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
+    fprintf(out, "machine    %s, %d node%s x %d %s = %d GPU%s\n", sc->topo.name, sc->nodes,
+            sc->nodes == 1 ? "" : "s", sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus,
+            sc->gpus == 1 ? "" : "s");
     fprintf(out,
             "layout     TP %d x PP %d x DP %d%s%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
@@ -520,8 +524,10 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             100.0 * s->mfu);
     /* get_flops' dense formula describes only the models GPT-NeoX trains: not mixtures of
      * experts, grouped KV heads, SwiGLU or RMSNorm (the JSON keeps the figure, documented so) */
-    if (m->moe.experts == 0 && model_kv_heads(m) == m->heads && m->mlp == MLP_GELU &&
-        m->norm == NORM_LAYERNORM)
+    /* and only GPT-NeoX logs it: a DeepSpeed run (GPT-NeoX is built on DeepSpeed), not a
+     * Megatron-LM or PyTorch one */
+    if (sc->framework == FW_DEEPSPEED && m->moe.experts == 0 && model_kv_heads(m) == m->heads &&
+        m->mlp == MLP_GELU && m->norm == NORM_LAYERNORM)
         fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n",
                 s->neox_tflops_per_gpu,
                 sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted"
