@@ -419,7 +419,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
-        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", NULL};
+        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", "token_budget",
+        NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
@@ -498,6 +499,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int(tr, "grad_accum", FALSE, 1, 1 << 20, &ga, err) ||
         !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
         !conf_int32(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
+        !conf_count(tr, "token_budget", FALSE, &s->token_budget, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
         !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||

@@ -73,10 +73,34 @@ static void kv_num(FILE *out, const char *indent, const char *key, double v, gbo
     fputs(last ? "\n" : ",\n", out);
 }
 
+/* key: number, or null where has is FALSE */
+static void kv_opt(FILE *out, const char *indent, const char *key, gboolean has, double v,
+                   gboolean last) {
+    if (has)
+        kv_num(out, indent, key, v, last);
+    else
+        fprintf(out, "%s\"%s\": null%s\n", indent, key, last ? "" : ",");
+}
+
 static void kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
     fprintf(out, "%s\"%s\": ", indent, key);
     json_str(out, v);
     fputs(last ? "\n" : ",\n", out);
+}
+
+TrainTime report_train_time(const SimRun *run) {
+    const Scenario *sc = sim_scenario(run);
+    double it = ps_to_s(sim_summary(run)->iteration);
+    TrainTime t = {0};
+    t.tokens_per_s = it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0;
+    if (sc->token_budget > 0 && t.tokens_per_s > 0) {
+        t.budget = sc->token_budget;
+        t.seconds = t.budget / t.tokens_per_s;
+        t.days = t.seconds / 86400;
+        t.node_hours = sc->nodes * t.seconds / 3600;
+        t.gpu_hours = sc->gpus * t.seconds / 3600;
+    }
+    return t;
 }
 
 #define REPORT_LINKS 8 /* busiest links listed */
@@ -368,6 +392,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "mfu", s->mfu, FALSE);
     kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
     kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
+    TrainTime tt = report_train_time(run); /* null without training.token_budget */
+    kv_num(out, i1, "tokens_per_s", tt.tokens_per_s, FALSE);
+    kv_opt(out, i1, "token_budget", tt.budget > 0, tt.budget, FALSE);
+    kv_opt(out, i1, "time_to_train_s", tt.budget > 0, tt.seconds, FALSE);
+    kv_opt(out, i1, "time_to_train_days", tt.budget > 0, tt.days, FALSE);
+    kv_opt(out, i1, "node_hours", tt.budget > 0, tt.node_hours, FALSE);
+    kv_opt(out, i1, "gpu_hours", tt.budget > 0, tt.gpu_hours, FALSE);
     /* the error bar: the check rows of validation/ that match this device and framework */
     const char *fw = framework_names[sc->framework];
     Accuracy acc = accuracy_lookup(sc->topo.device.name, fw);
@@ -520,8 +551,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                 "step %.6f; %d syncs\n",
                 hw.dispatch_s + hw.hooks_s + hw.comm_s + hw.step_s, hw.dispatch_s, hw.hooks_s,
                 hw.comm_s, hw.step_s, hw.syncs);
-    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
-            100.0 * s->mfu);
+    TrainTime tt = report_train_time(run);
+    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%, %.0f tokens/s\n", s->tflops_per_gpu,
+            100.0 * s->mfu, tt.tokens_per_s);
     /* get_flops' dense formula describes only the models GPT-NeoX trains: not mixtures of
      * experts, grouped KV heads, SwiGLU or RMSNorm (the JSON keeps the figure, documented so) */
     /* and only GPT-NeoX logs it: a DeepSpeed run (GPT-NeoX is built on DeepSpeed), not a
@@ -532,6 +564,20 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                 s->neox_tflops_per_gpu,
                 sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted"
                                                 : "3x forward");
+    if (tt.budget > 0) { /* the budget as it is usually written: 300B, 1.5T */
+        static const struct {
+            double v;
+            const char *suffix;
+        } scale[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1, ""}};
+        size_t k = 0;
+        while (k + 1 < G_N_ELEMENTS(scale) && tt.budget < scale[k].v)
+            k++;
+        fprintf(out,
+                "to train   %.4g%s tokens: %.2f days, %.0f node-hours, %.0f GPU-hours (%d node%s, "
+                "%d GPUs)\n",
+                tt.budget / scale[k].v, scale[k].suffix, tt.days, tt.node_hours, tt.gpu_hours,
+                sc->nodes, sc->nodes == 1 ? "" : "s", sc->gpus);
+    }
     fputc('\n', out);
     human_bytes(b1, sizeof b1, s->memory.params_bytes);
     human_bytes(b2, sizeof b2, s->memory.grads_bytes);
@@ -624,7 +670,8 @@ static void write_csv(FILE *out, const SimRun *run) {
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
           "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s,sim_version,"
-          "topology,device,overrides,uneven_copy_sends,dedup_rerun\n",
+          "topology,device,overrides,uneven_copy_sends,dedup_rerun,tokens_per_s,token_budget,"
+          "time_to_train_days,node_hours,gpu_hours\n",
           out);
     g_autoptr(GString) g = g_string_new(NULL);
     report_csv_quote(g, sc->path);
@@ -655,8 +702,17 @@ static void write_csv(FILE *out, const SimRun *run) {
     g_string_append_c(g, ',');
     g_autofree char *sets = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     report_csv_quote(g, sets);
-    fprintf(out, "%s,%d,%s\n", g->str, s->uneven_sends, /* UNEVEN COPIES in coll_streams.c */
-            s->dedup_rerun ? "true" : "false");         /* EXACT REPRESENTATIVES in sim.c */
+    fprintf(out, "%s,%d,%s,", g->str, s->uneven_sends, /* UNEVEN COPIES in coll_streams.c */
+            s->dedup_rerun ? "true" : "false");        /* EXACT REPRESENTATIVES in sim.c */
+    TrainTime tt = report_train_time(run); /* empty cells without training.token_budget */
+    num(out, tt.tokens_per_s);
+    double tv[] = {tt.budget, tt.days, tt.node_hours, tt.gpu_hours};
+    for (size_t i = 0; i < G_N_ELEMENTS(tv); i++) {
+        fputc(',', out);
+        if (tt.budget > 0)
+            num(out, tv[i]);
+    }
+    fputc('\n', out);
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {
