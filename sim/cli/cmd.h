@@ -39,4 +39,8 @@ int cmd_list(int argc, char **argv);
  * Face configuration implies (cmd_import.c). */
 int cmd_import(int argc, char **argv);
 
+/* sim compare A.json B.json [--format text|json] [-o FILE]: two JSON reports side by side
+ * (cmd_compare.c). */
+int cmd_compare(int argc, char **argv);
+
 #endif

@@ -20,6 +20,7 @@ static const struct {
     {"sensitivity", cmd_sensitivity},
     {"list", cmd_list},
     {"import", cmd_import},
+    {"compare", cmd_compare},
     /* clang-format on */
 };
 

@@ -31,6 +31,7 @@ void scenario_free(Scenario *s) {
     g_free(s->path);
     g_free(s->description);
     g_strfreev(s->sets);
+    conf_node_free(s->resolved);
     model_config_clear(&s->model);
     topo_spec_clear(&s->topo);
     g_free(s);
@@ -748,6 +749,7 @@ Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
     sc->sets = g_strdupv((char **)sets);
     if (!load_scenario(root, sc, err))
         return NULL;
+    sc->resolved = g_steal_pointer(&root);
     return g_steal_pointer(&sc);
 }
 

@@ -103,6 +103,30 @@ TrainTime report_train_time(const SimRun *run) {
     return t;
 }
 
+/* The resolved scenario's scalars as "dotted.path": "value" lines (a sequence's items by index),
+ * in the order the tree holds them. */
+static void write_json_resolved(FILE *out, const ConfNode *n, GString *path, gboolean *first) {
+    if (n->kind == CONF_SCALAR) {
+        fputs(*first ? "\n    " : ",\n    ", out);
+        *first = FALSE;
+        json_str(out, path->str);
+        fputs(": ", out);
+        json_str(out, n->value);
+        return;
+    }
+    gsize len = path->len;
+    for (guint i = 0; i < n->items->len; i++) {
+        if (len)
+            g_string_append_c(path, '.');
+        if (n->kind == CONF_MAP)
+            g_string_append(path, n->keys->pdata[i]);
+        else
+            g_string_append_printf(path, "%u", i);
+        write_json_resolved(out, n->items->pdata[i], path, first);
+        g_string_truncate(path, len);
+    }
+}
+
 #define REPORT_LINKS 8 /* busiest links listed */
 
 /* Busy fraction of a link over the iteration: bytes / (capacity x iteration time). */
@@ -456,6 +480,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "%s],\n", any ? "\n  " : "");
     write_json_links(out, run);
     write_json_what_if(out, run);
+    fprintf(out, "%s\"resolved_scenario\": {", i1);
+    gboolean first = TRUE;
+    if (sc->resolved) {
+        g_autoptr(GString) path = g_string_new(NULL);
+        write_json_resolved(out, sc->resolved, path, &first);
+    }
+    fprintf(out, "%s},\n", first ? "" : "\n  ");
     fprintf(out, "%s\"sim\": {\n", i1);
     kv_num(out, i2, "events", (double)s->events, FALSE);
     kv_num(out, i2, "solves", (double)s->solves, FALSE);
