@@ -37,7 +37,8 @@ int cmd_run(int argc, char **argv) {
          NULL},
         {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
          "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
-        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace_path,
+        /* no -t: -t is --topology in sim collective and sim import (docs/command-line.md) */
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
          "Also write a Chrome / Perfetto trace of the run to FILE (JSON; open it in "
          "ui.perfetto.dev or chrome://tracing)",
          "FILE"},
@@ -63,8 +64,8 @@ int cmd_run(int argc, char **argv) {
         "Simulates one training iteration of the scenario on its modelled machine and reports\n"
         "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
         "memory per GPU and the communication inventory. See README.md for every key.\n"
-        "Also: sim sweep SCENARIO --vary KEY=V1,V2 (many points), sim search SCENARIO --nodes N\n"
-        "(the best layouts); each has --help.\n\n"
+        "SCENARIO is a file or the name of a shipped one (sim list scenarios). The other\n"
+        "commands (sweep, search, compare, ...): sim help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;
@@ -85,6 +86,8 @@ int cmd_run(int argc, char **argv) {
                 argc - 1);
         return 2;
     }
+    g_autofree char *scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    argv[1] = scenario;
     ReportFormat fmt = REPORT_TEXT;
     if (format) {
         if (!strcmp(format, "json"))
@@ -98,7 +101,10 @@ int cmd_run(int argc, char **argv) {
     }
     g_autoptr(Scenario) sc = scenario_load(argv[1], sets, &err);
     if (!sc) {
-        fprintf(stderr, "sim: %s\n", err->message);
+        gboolean none = g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) &&
+                        !g_file_test(argv[1], G_FILE_TEST_EXISTS);
+        fprintf(stderr, "sim: %s%s\n", err->message,
+                none ? " (neither a file nor a shipped scenario: sim list scenarios)" : "");
         return 2;
     }
     /* an import: key drops what it cannot map as `sim import` does: said here as it says it */
@@ -165,11 +171,12 @@ int cmd_run(int argc, char **argv) {
             fprintf(stderr, "sim: %s\n", err->message);
             return g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) ? 1 : 2;
         }
-        if (trace_unsimulated(trace) > 0)
+        if (trace_unsimulated(trace) > 0) {
             fprintf(stderr,
                     "sim: trace: %d of the chosen ranks are data-parallel replicas that are not "
                     "simulated (add --all-ranks to trace them)\n",
                     trace_unsimulated(trace));
+        }
     }
     g_autoptr(SimRun) run = sim_run_observed(sc, dedup, trace ? trace_observer(trace) : NULL, &err);
     if (!run) {

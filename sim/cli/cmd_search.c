@@ -217,6 +217,8 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: expected one scenario file and --nodes N >= 1 (try --help)\n");
         return 2;
     }
+    g_autofree char *scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    argv[1] = scenario;
     if (top < 1) {
         fprintf(stderr, "sim search: --top must be at least 1, not %d\n", top);
         return 2;
