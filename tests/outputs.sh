@@ -140,4 +140,16 @@ check quiet-run 0 "$sim" "$s/1.3B_zero1.yaml"
 [ -s "$tmp/err" ] && { fail=$((fail + 1)); echo "FAIL quiet-run: stderr not empty"; cat "$tmp/err"; } || pass=$((pass + 1))
 check quiet-sweep 0 "$sim" sweep "$s/1.3B_zero1.yaml" --vary nodes=1,2,4
 [ -s "$tmp/err" ] && { fail=$((fail + 1)); echo "FAIL quiet-sweep: stderr not empty"; cat "$tmp/err"; } || pass=$((pass + 1))
+# ... and on a terminal (script(1) gives one; SIM_PROGRESS_DELAY=0 draws at once, not after 2 s)
+if command -v script >/dev/null 2>&1; then
+    SIM_PROGRESS_DELAY=0 script -qec "'$sim' sweep '$s/1.3B_zero1.yaml' --vary nodes=1,2,4 -o '$tmp/sw.csv'" \
+        /dev/null >"$tmp/tty" 2>&1
+    expect_grep progress-tty-sweep "sweep \[#*\] 3/3 points, " "$tmp/tty"
+    SIM_PROGRESS_DELAY=0 script -qec "'$sim' sweep '$s/1.3B_zero1.yaml' --vary nodes=1,2 -q -o '$tmp/sw.csv'" \
+        /dev/null >"$tmp/tty" 2>&1
+    grep -q "points" "$tmp/tty" && { fail=$((fail + 1)); echo "FAIL progress-tty-quiet: a bar with -q"; } || pass=$((pass + 1))
+    SIM_PROGRESS_DELAY=0 script -qec "'$sim' '$s/20B_tp8.yaml' --set nodes=128 --all-ranks -o '$tmp/r.txt'" \
+        /dev/null >"$tmp/tty" 2>&1
+    expect_grep progress-tty-run "sim: simulating .*20B_tp8.yaml on 1024 GPUs, [0-9.]* s" "$tmp/tty"
+fi
 finish outputs

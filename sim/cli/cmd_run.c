@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "device.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -157,9 +158,13 @@ int cmd_run(int argc, char **argv) {
      * settles the mode first (EXACT REPRESENTATIVES in sim.c), and the traced run is the one whose
      * figures count */
     g_autoptr(SimRun) trial = NULL;
+    /* a run of more than a couple of seconds says so on a terminal (progress.c) */
+    g_autofree char *label = g_strdup_printf("sim: simulating %s on %d GPUs", argv[1], sc->gpus);
+    Progress *ticker = progress_ticker(label);
     if (trace_path && sim_dedup_mode(sc, dedup) == DEDUP_EXACT) {
         trial = sim_run(sc, DEDUP_ESTIMATE, &err);
         if (!trial) {
+            progress_end(ticker, FALSE);
             fprintf(stderr, "sim: %s\n", err->message);
             return sim_error_is_input(err) ? 2 : 3;
         }
@@ -168,10 +173,12 @@ int cmd_run(int argc, char **argv) {
     if (trace_path) {
         trace = trace_new(sc, dedup, trace_path, ranks_spec, &err);
         if (!trace) {
+            progress_end(ticker, FALSE);
             fprintf(stderr, "sim: %s\n", err->message);
             return g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) ? 1 : 2;
         }
         if (trace_unsimulated(trace) > 0) {
+            progress_break(ticker);
             fprintf(stderr,
                     "sim: trace: %d of the chosen ranks are data-parallel replicas that are not "
                     "simulated (add --all-ranks to trace them)\n",
@@ -179,6 +186,7 @@ int cmd_run(int argc, char **argv) {
         }
     }
     g_autoptr(SimRun) run = sim_run_observed(sc, dedup, trace ? trace_observer(trace) : NULL, &err);
+    progress_end(ticker, FALSE);
     if (!run) {
         fprintf(stderr, "sim: %s\n", err->message);
         return sim_error_is_input(err) ? 2 : 3;
