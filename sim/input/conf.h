@@ -100,7 +100,8 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
 gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
                     GError **err);
 
-/* Counts (conf_count.c): "300e9", "300B" or "300G" (1e9), "1.5T", "2M", "4k"; decimal prefixes; must be > 0. */
+/* Counts (conf_count.c): "300e9", "300B" or "300G" (1e9), "1.5T", "2M", "4k"; decimal
+ * prefixes; must be > 0. */
 gboolean conf_count(const ConfNode *map, const char *key, gboolean required, double *out,
                     GError **err);
 
