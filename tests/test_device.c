@@ -368,7 +368,7 @@ static double tflops(const char *scen_file, int s, const char *attention) {
  * amortised; GEMMs and attention's batched GEMMs gain efficiency), and with causal flash attention
  * (about half the tiles of the non-causal kernel) it keeps rising through 4096 under all three.
  * With standard attention the unfused s^2 softmax and masking kernels take over at 4096; and the
- * study's 2-2.5x rise is not reached (DDP flash: 1.27x); the README says so. */
+ * study's 2-2.5x rise is not reached (DDP flash: 1.27x); docs/gpu-model.md says so. */
 START_TEST(test_throughput_rises_with_sequence_length) {
     static const char *const scens[] = {"1.3B_ddp.yaml", "1.3B_zero1.yaml", "1.3B_zero3.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(scens); i++) {

@@ -277,8 +277,6 @@ START_TEST(test_bad_input) {
         (const char *const[]){"does not divide the 4 experts", NULL});
     expect_error((const char *const[]){"parallel.zero=3", NULL},
                  (const char *const[]){"ZeRO-3", NULL});
-    expect_error((const char *const[]){"parallel.tp=2", "parallel.sequence_parallel=true", NULL},
-                 (const char *const[]){"sequence_parallel with mixture-of-experts", NULL});
     expect_error((const char *const[]){"model=gpt-neox-125m", NULL},
                  (const char *const[]){"needs a model with moe", NULL});
     expect_error((const char *const[]){"model.moe.expert=4", NULL},
@@ -299,6 +297,101 @@ START_TEST(test_bad_input) {
         ck_assert_double_eq(sc->model.moe.imbalance, 1.5);
         ck_assert_int_eq(sc->model.kv_heads, 8);
         g_unlink(path);
+    }
+}
+END_TEST
+
+/* Sequence parallelism composes with expert parallelism (parallelism.h): the MoE layer's MLP block
+ * is the expert plug-in's, and the sequence-parallel plug-in wraps it as it wraps a dense MLP. On
+ * rank 0 (TP 2, EP 4) MoE layer 1's forward of micro-batch 0 runs, in order: allgather, attention,
+ * reduce-scatter, allgather, route, dispatch all-to-all, experts, combine all-to-all, combine,
+ * reduce-scatter; each starts exactly when the one before it ends (host and interference off, so
+ * nothing else delays it). Per micro-batch: every layer's 2 + 4 allgathers and 2 + 2
+ * reduce-scatters, the embedding's reduce-scatter and gathered gradient, the head's gather, its
+ * second gather and reduce-scatter in backward, the cross entropy's 3 allreduces. */
+typedef struct {
+    GArray *ran; /* Task, begin, end of rank 0's tasks of layer 1, micro-batch 0, forward */
+} SpWatch;
+
+typedef struct {
+    Task t;
+    SimTime begin, end;
+} SpRan;
+
+static gboolean sp_pick(int rank, const Task *t) {
+    return rank == 0 && t->layer == 1 && t->micro == 0 && t->phase == PHASE_FWD;
+}
+
+static void sp_begin(void *ctx, int rank, const Task *t, SimTime now) {
+    SpWatch *w = ctx;
+    if (!sp_pick(rank, t))
+        return;
+    SpRan r = {.t = *t, .begin = now, .end = -1};
+    g_array_append_val(w->ran, r);
+}
+
+static void sp_end(void *ctx, int rank, const Task *t, SimTime now) {
+    SpWatch *w = ctx;
+    if (!sp_pick(rank, t))
+        return;
+    for (guint i = 0; i < w->ran->len; i++) {
+        SpRan *r = &g_array_index(w->ran, SpRan, i);
+        if (r->end < 0 && memcmp(&r->t, t, sizeof *t) == 0) {
+            r->end = now;
+            return;
+        }
+    }
+}
+
+START_TEST(test_sp_composes_with_ep) {
+    const char *sets[] = {"parallel.tp=2",           "parallel.sequence_parallel=true",
+                          "training.recompute=none", "sim.host=false",
+                          "sim.interference=false",  NULL};
+    g_autoptr(Scenario) sc = load_text(SMALL, sets);
+    ck_assert_int_eq(sc->dp, 4);
+    SpWatch w = {.ran = g_array_new(FALSE, FALSE, sizeof(SpRan))};
+    ExecObserver obs = {.ctx = &w, .begin = sp_begin, .end = sp_end};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(SimRun) run = sim_run_observed(sc, -1, &obs, &err);
+    ck_assert_msg(run, "%s", err ? err->message : "");
+    const struct {
+        TaskKind kind;
+        CollOp op;
+        Dim dim;
+    } want[] = {
+        {TASK_COLL, COLL_ALLGATHER, DIM_TP},
+        {TASK_COMPUTE, 0, 0},
+        {TASK_COLL, COLL_REDUCE_SCATTER, DIM_TP},
+        {TASK_COLL, COLL_ALLGATHER, DIM_TP},
+        {TASK_COMPUTE, 0, 0},
+        {TASK_COLL, COLL_ALL_TO_ALL, DIM_EP},
+        {TASK_COMPUTE, 0, 0},
+        {TASK_COLL, COLL_ALL_TO_ALL, DIM_EP},
+        {TASK_COMPUTE, 0, 0},
+        {TASK_COLL, COLL_REDUCE_SCATTER, DIM_TP},
+    };
+    ck_assert_int_eq(w.ran->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < w.ran->len; i++) {
+        const SpRan *r = &g_array_index(w.ran, SpRan, i);
+        ck_assert_msg(r->t.kind == want[i].kind, "task %u: kind %d, want %d", i, r->t.kind,
+                      want[i].kind);
+        if (r->t.kind == TASK_COLL)
+            ck_assert_msg(r->t.op == want[i].op && r->t.dim == want[i].dim,
+                          "task %u: op %d on %d, want %d on %d", i, r->t.op, r->t.dim, want[i].op,
+                          want[i].dim);
+        if (i > 0)
+            ck_assert_msg(r->begin == g_array_index(w.ran, SpRan, i - 1).end,
+                          "task %u begins at %" G_GINT64_FORMAT
+                          ", the one before ends at %" G_GINT64_FORMAT,
+                          i, r->begin, g_array_index(w.ran, SpRan, i - 1).end);
+    }
+    g_array_unref(w.ran);
+    double mb = 3, L = 4;
+    for (int rank = 0; rank < 8; rank++) {
+        ck_assert_double_eq(calls(run, rank, COLL_ALLGATHER, DIM_TP), mb * (L * 6 + 3));
+        ck_assert_double_eq(calls(run, rank, COLL_REDUCE_SCATTER, DIM_TP), mb * (L * 4 + 2));
+        ck_assert_double_eq(calls(run, rank, COLL_ALLREDUCE, DIM_TP), mb * 3);
+        ck_assert_double_eq(calls(run, rank, COLL_ALL_TO_ALL, DIM_EP), mb * 2 * 4);
     }
 }
 END_TEST
@@ -374,6 +467,7 @@ int main(void) {
     tcase_add_test(tc, test_dedup_and_determinism);
     tcase_add_test(tc, test_dense_unchanged);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_sp_composes_with_ep);
     tcase_add_test(tc, test_shipped_scenarios);
     tcase_add_test(tc, test_all_to_all_time);
     suite_add_tcase(s, tc);

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "device.h"
+#include "parallelism.h"
 #include "util.h"
-#include "workload_internal.h"
 
 #define E 2.0 /* fp16 bytes */
 
@@ -86,13 +86,17 @@ START_TEST(test_sp_split_ops) {
 }
 END_TEST
 
-/* The sequence-parallel block is one registered emitter; at TP 1 the plain one runs (nothing to
- * split), and the scenario's choice picks it. */
+/* Sequence parallelism is a plug-in of its own, enabled by the scenario only where TP splits the
+ * sequence: at TP 1 the plain tensor-parallel one runs (nothing to split). */
 START_TEST(test_sp_emitter) {
-    ck_assert_str_eq(emitter_get(EMIT_TP_SP)->name, "tp_sp");
-    ck_assert_str_eq(emitter_get(EMIT_TP)->name, "tp");
+    ck_assert_str_eq(par_sp.name, "sp");
+    ck_assert_str_eq(par_tp.name, "tp");
     const char *one[] = {"parallel.sequence_parallel=true", "parallel.tp=1", NULL};
     g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", one);
+    ck_assert(!par_sp.enabled(a));
+    const char *two[] = {"parallel.sequence_parallel=true", "parallel.tp=2", NULL};
+    g_autoptr(Scenario) a2 = load_ok("1.3B_tp.yaml", two);
+    ck_assert(par_sp.enabled(a2) && par_tp.enabled(a2));
     g_autoptr(SimRun) ra = run_ok(a, -1);
     const char *off[] = {"parallel.tp=1", NULL};
     g_autoptr(Scenario) b = load_ok("1.3B_tp.yaml", off);

@@ -131,7 +131,7 @@ int cmd_collective(int argc, char **argv) {
              "-b, -e, -f and -d mean here what they mean in rccl-tests; in the other commands\n"
              "-f is --format (docs/command-line.md).\n"
              "Columns as rccl-tests prints them; out-of-place and in-place times are equal in the\n"
-             "model (README \"The command line\"). Bus bandwidth: algbw x 2(n-1)/n for allreduce,\n"
+             "model (docs/cli.md). Bus bandwidth: algbw x 2(n-1)/n for allreduce,\n"
              "x (n-1)/n for allgather, reduce_scatter and all_to_all, x 1 otherwise.\n\n"
              "Exit status: 0 ok, 2 bad input.");
     g_autoptr(GError) err = NULL;
@@ -274,7 +274,7 @@ int cmd_collective(int argc, char **argv) {
             break;
         }
         /* In place and out of place move the same bytes over the same links: the model times
-         * one run for both (README). */
+         * one run for both (docs/cli.md). */
         double secs = (double)t / 1e12;
         double algbw = secs > 0 ? size / secs / 1e9 : 0;
         double busbw = algbw * factor_bw;

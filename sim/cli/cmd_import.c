@@ -35,7 +35,7 @@ int cmd_import(int argc, char **argv) {
         "Reads a GPT-NeoX .yml, a Megatron-LM argument list (a file of --flag value words), a\n"
         "DeepSpeed JSON config or a Hugging Face config.json, and writes the scenario YAML it\n"
         "implies, with every setting it could not map and every default it chose in comments.\n"
-        "README \"Importing a framework's configuration\".\n\n"
+        "How each setting maps: docs/import.md.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;

@@ -64,7 +64,7 @@ int cmd_run(int argc, char **argv) {
         ctx,
         "Simulates one training iteration of the scenario on its modelled machine and reports\n"
         "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
-        "memory per GPU and the communication inventory. See README.md for every key.\n"
+        "memory per GPU and the communication inventory. docs/report.md has every key.\n"
         "SCENARIO is a file or the name of a shipped one (sim list scenarios). The other\n"
         "commands (sweep, search, compare, ...): sim help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");

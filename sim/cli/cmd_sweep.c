@@ -123,8 +123,8 @@ int cmd_sweep(int argc, char **argv) {
         ctx,
         "One row per point of the product of the --vary axes and of the scenario's `sweep:`\n"
         "section: the varied values, the headline figures, then per (op, dim) communication\n"
-        "time, exposed time, volume and message sizes (columns in README.md). Rows are the same\n"
-        "bytes whatever --jobs, and under `mpirun -n N` when built with MPI.\n\n"
+        "time, exposed time, volume and message sizes (columns: docs/report.md). Rows are the\n"
+        "same bytes whatever --jobs, and under `mpirun -n N` when built with MPI.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 a simulation failed.");
     g_autoptr(GError) err = NULL;
     int status = 0;

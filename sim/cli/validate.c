@@ -109,7 +109,8 @@ static gboolean parse_number(const char *s, double *out) {
     return TRUE;
 }
 
-/* Metrics of a scenario row (the JSON report's keys and a few derived figures, README). */
+/* Metrics of a scenario row (the JSON report's keys and a few derived figures,
+ * docs/validation.md). */
 static const char *const scenario_metrics[] = {"iteration_time_s",
                                                "tflops_per_gpu",
                                                "mfu",

@@ -34,7 +34,8 @@ typedef enum {
 #define VALIDATE_HEADER "id,group,use,command,metric,measured,unit,source,setting,note"
 #define VALIDATE_BASELINE_HEADER "id,group,metric,predicted"
 
-/* The default regression threshold of --check, percentage points of |error| (README). */
+/* The default regression threshold of --check, percentage points of |error|
+ * (docs/validation.md). */
 #define VALIDATE_DEFAULT_THRESHOLD_PP 5.0
 
 typedef enum { BOUND_EQ, BOUND_GT, BOUND_LT } ValidateBound;

@@ -368,7 +368,7 @@ static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **er
         return TRUE;
     }
     if (s->virtual_stages == 0)
-        s->virtual_stages = 2; /* the README's default */
+        s->virtual_stages = 2; /* the default docs/scenarios.md gives */
     int v = s->virtual_stages, L = s->model.layers;
     if (s->pp < 2)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),

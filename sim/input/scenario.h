@@ -2,7 +2,7 @@
  * --set overrides, validated into plain structs.
  *
  * For: everything a user can get wrong before the simulation starts. Every field has a unit and a
- * default documented in the README; unknown keys, wrong units, negative sizes and impossible
+ * default documented in docs/scenarios.md; unknown keys, wrong units, negative sizes and impossible
  * layouts fail with FILE:LINE:COLUMN and what was expected (CONF_ERROR). */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H

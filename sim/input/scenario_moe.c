@@ -86,9 +86,5 @@ gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err) {
                          "ZeRO-3 with mixture-of-experts layers is not modelled; use zero 0, 1 "
                          "or 2");
     (void)mn;
-    if (s->sequence_parallel && s->tp > 1) /* emit_moe.c wraps the plain TP emitter */
-        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "sequence_parallel"),
-                         "sequence_parallel with mixture-of-experts layers is not modelled "
-                         "(Megatron-LM's sequence-parallel token dispatch); turn one off");
     return TRUE;
 }

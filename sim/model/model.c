@@ -658,7 +658,7 @@ ModelMemory model_memory_case(const ModelConfig *m, const MemoryCase *c) {
     /* Sequence parallelism (ibid., Sec. 4.2.2, Table 2: sbh(34/t + 5as/(ht))) splits the
      * replicated part along the sequence: the layer norms' and dropouts' inputs and masks (10 of
      * the 34 at fp16) go from sbh to sbh/t; the QKV and fc1 inputs Megatron-LM keeps sharded (and
-     * gathers again in backward, emit_tp.c) are already in the split term below. */
+     * gathers again in backward, par_tp.c) are already in the split term below. */
     double rep = c->sp ? 1.0 / t : 1.0;
     double masks = hdrop ? 2.0 * sbh * rep : 0.0; /* two hidden-dropout masks, 1 byte */
     /* The split term generalised (2-byte units of sbh): Q 2, K and V 2 r each with r =

@@ -1,6 +1,6 @@
 /* model_moe: mixture-of-experts layers as data: which layers are MoE, an expert's and the
  * router's parameters, expert capacity, the kernels of a MoE layer's MLP block and the activations
- * it keeps. Pure functions, no time; the all-to-alls around the experts are emit_moe.c's.
+ * it keeps. Pure functions, no time; the all-to-alls around the experts are par_ep.c's.
  *
  * Sources:
  * - DeepSpeed-MoE (Rajbhandari et al., ICML 2022, arXiv 2201.05596) and DeepSpeed's

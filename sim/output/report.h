@@ -1,5 +1,5 @@
 /* report: the figures of a finished run as text for people, JSON for scripts (the stable output
- * contract, every key documented in the README) or one CSV row.
+ * contract, every key documented in docs/report.md) or one CSV row.
  *
  * For: formatting only. Every number printed is read from SimSummary or Stats. */
 #ifndef SIM_REPORT_H

@@ -10,7 +10,7 @@
  * TP fastest, then CP, then DP (whose fastest part is EP: expert-parallel groups are consecutive
  * DP replicas, Megatron's expert-data-parallel split of the data-parallel ranks), then PP slowest:
  *   rank = ((pp_idx * dp + dp_idx) * cp + cp_idx) * tp + tp_idx, with dp_idx = dpo * ep + ep_idx.
- * CP is 1 in every scenario today; EP is parallel.ep (emit_moe.c). DIM_EDP (expert data parallel)
+ * CP is 1 in every scenario today; EP is parallel.ep (par_ep.c). DIM_EDP (expert data parallel)
  * is the slower part of dp_idx: stride tp cp ep, size dp / ep.
  */
 #ifndef SIM_LAYOUT_H

@@ -2,7 +2,7 @@
  * registered in a table.
  *
  * For: the order of forward and backward passes (micro-batch, model chunk) on a pipeline stage.
- * Not for: what a pass contains (workload.c, emit_tp.c) or when it may start (the executor waits
+ * Not for: what a pass contains (workload.c, blocks.c) or when it may start (the executor waits
  * for the activations and gradients the pass receives).
  *
  * Adding a schedule: one function with the ScheduleFn signature, its entry in schedule.c's `table`

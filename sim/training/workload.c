@@ -1,7 +1,8 @@
 /* workload: rank programs built from the scenario.
  *
  * Schedules, with their sources:
- * - Per-layer communication (tensor parallelism): the emitter of emit_tp.c, with its sources.
+ * - Per-layer communication (tensor, sequence and expert parallelism): each parallelism's plug-in
+ *   (par_*.c) wraps a unit's blocks, composed by blocks.c (parallelism.h has the rules).
  * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B);
  *   each pass runs one model chunk (all the stage's layers unless interleaved). Stages exchange
  *   b s h activations forward and as many gradients backward, per chunk pass.
@@ -21,6 +22,7 @@
 
 #include "bigmem.h"
 #include "device.h"
+#include "parallelism.h"
 #include "workload_internal.h"
 #include "zeropp.h"
 
@@ -123,7 +125,7 @@ guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, 
 
 guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer, int micro,
                    guint32 after) {
-    StreamId s = dim == DIM_TP || dim == DIM_EP ? STREAM_TP : STREAM_DP; /* EP: emit_moe.c */
+    StreamId s = dim == DIM_TP || dim == DIM_EP ? STREAM_TP : STREAM_DP; /* EP: par_ep.c */
     return collective_on(b, s, op, dim, bytes, ph, layer, micro, after);
 }
 
@@ -213,7 +215,7 @@ static void forward_pass(Builder *b, int micro, int chunk) {
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
         guint32 ag = gathers_use(b), from = b->tasks.n;
-        in = b->em->forward(b, u, PHASE_FWD, micro, in, ag);
+        in = blocks_forward(b, u, PHASE_FWD, micro, in, ag);
         gathers_hooks(b, u, from);
         b->sync_next |= ckpt; /* ... and on exit */
     }
@@ -246,12 +248,12 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         guint32 ag = gathers_use(b), from = b->tasks.n;
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         if (u->kind == UNIT_LAYER && sc->recompute == RECOMPUTE_FULL) {
-            in = b->em->forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
+            in = blocks_forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
             ag = NO_TASK;
             gathers_hooks(b, u, from);
             from = b->tasks.n;
         }
-        in = b->em->backward(b, u, micro, in, ag, seg_task);
+        in = blocks_backward(b, u, micro, in, ag, seg_task);
         gathers_hooks(b, u, from);
         if (b->hooks)
             grads_hooks(b, u, seg_task);
@@ -308,9 +310,6 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     Program *pg = &wl->programs[stage];
     Builder b = {.sc = sc,
                  .lay = wl->layout,
-                 .em = emitter_get(sc->model.moe.experts > 0             ? EMIT_MOE
-                                   : sc->sequence_parallel && sc->tp > 1 ? EMIT_TP_SP
-                                                                         : EMIT_TP),
                  .v = sc->virtual_stages,
                  .chunks = sc->tp > 1 ? sc->tp_overlap_chunks : 0,
                  .fw = framework_get(sc->framework),
@@ -358,8 +357,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                                 &b.nfwd[s], &b.prod[s], &b.chunk[s]);
         b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
     }
-    if (sc->model.moe.experts > 0)
-        moe_prepare(&b, dev);
+    blocks_prepare(&b); /* the parallelisms' plug-ins, once the segments' times are known */
     /* the host's operators per kernel, so that a dense layer dispatches what model_host.c
      * measured */
     double kf = b.nfwd[SEG_ATTN] + b.nfwd[SEG_MLP], kb = b.nbwd[SEG_ATTN] + b.nbwd[SEG_MLP];

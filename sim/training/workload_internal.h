@@ -1,5 +1,5 @@
-/* workload_internal: what workload.c and the per-layer emitters (emit_tp.c) share while a stage's
- * program is built. Not for use outside sim/training/. */
+/* workload_internal: what workload.c and the parallelisms' plug-ins (parallelism.h) share while a
+ * stage's program is built. Not for use outside sim/training/. */
 #ifndef SIM_WORKLOAD_INTERNAL_H
 #define SIM_WORKLOAD_INTERNAL_H
 
@@ -12,28 +12,9 @@
 
 typedef struct Builder Builder;
 
-/* The communication one parallelism puts into every unit (embedding, layer, head) of a pass, with
- * the unit's compute: written once per parallelism and registered in emit_tp.c's table.
- * forward: the unit's forward, or a layer's recomputation (ph PHASE_RECOMPUTE), after task `in`
- * and the ZeRO-3 gather `ag` (NO_TASK: none); returns the task the next unit waits for.
- * backward: the unit's backward after `in` and `ag`; seg_task receives the task that ends each
- * segment's backward (gradient hooks); returns what the previous unit waits for. */
-typedef struct {
-    const char *name;
-    guint32 (*forward)(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
-    guint32 (*backward)(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
-                        guint32 *seg_task);
-} LayerEmitter;
-
-typedef enum { EMIT_TP, EMIT_TP_SP, EMIT_MOE, EMIT_COUNT } EmitterId;
-const LayerEmitter *emitter_get(EmitterId id);
-
-/* emit_moe.c: mixture-of-experts layers (the TP emitter for every other unit). moe_prepare sets
- * the Builder's moe_* fields once per stage; dev is the scenario's device. */
-guint32 moe_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
-guint32 moe_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
-                     guint32 *seg_task);
-void moe_prepare(Builder *b, const DeviceSpec *dev);
+/* A parallelism's plug-in (parallelism.h) */
+typedef struct Parallelism Parallelism;
+#define PAR_MAX 4 /* plug-ins that wrap blocks (blocks.c's table) */
 
 /* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
 typedef struct {
@@ -79,7 +60,9 @@ struct Builder {
     Buf streams[STREAM_COUNT]; /* guint32 task indices */
     Buf dep_of;                /* guint32 by task: TASK_DEP(its stream, its position there) */
     int stage;
-    const LayerEmitter *em; /* the per-layer communication of the scenario's parallelism */
+    const Parallelism *par[PAR_MAX]; /* the plug-ins the scenario enables, in wrapping order */
+    int npar;
+    gboolean sp;            /* sequence parallelism (par_sp) replaces TP's allreduces */
     GArray *units;          /* ParamUnit, forward order, chunk after chunk */
     int v;                  /* model chunks on this stage */
     guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
@@ -124,7 +107,7 @@ struct Builder {
     gboolean sync_layers;  /* the host synchronises at checkpointed layers' boundaries */
     gboolean sync_next;    /* the next task emitted is such a boundary */
     gboolean sync_compute; /* the next compute task is (after pipeline sends and receives) */
-    /* mixture of experts (emit_moe.c) */
+    /* mixture of experts (par_ep.c) */
     SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
     SimTime moe_bwd[MOE_PART_COUNT]; /* backward time of each MoE part, picoseconds */
     int moe_nfwd[MOE_PART_COUNT];    /* kernels of each part's forward */

@@ -1,0 +1,175 @@
+/* blocks: the walker that emits a unit as its blocks and lets the enabled parallelisms wrap them
+ * (parallelism.h has the interface and the rules).
+ *
+ * A transformer layer is its attention block then its MLP block. GPT-NeoX's gpt_j_residual
+ * (parallel_residual: megatron/model/transformer.py ParallelTransformerLayer.forward) has both
+ * read the layer's input: the attention block's row-parallel output is not reduced on its own
+ * (parallel_output), one reduction sums attention + MLP, and the MLP waits for nothing but the
+ * compute stream; in backward each block's column-parallel input still reduces its own
+ * gradient, and the attention's backward does not wait for the MLP's.
+ *
+ * Selective recomputation (Korthikanti et al. 2022) redoes the attention core at the start of the
+ * attention block's backward: its kernels are added to that block's. */
+#include <string.h>
+
+#include "parallelism.h"
+
+/* The plug-ins in wrapping order: tensor parallelism (and its sequence-parallel mode) outermost,
+ * so that its conjugate operators sit at a block's ends, then expert parallelism, whose MoE body
+ * they wrap. */
+static const Parallelism *const table[] = {&par_tp, &par_sp, &par_ep};
+G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
+
+guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, guint32 after) {
+    guint32 t = collective(b, op, dim, bytes, k->ph, k->layer, k->micro, after);
+    return t != NO_TASK ? t : after;
+}
+
+void blocks_prepare(Builder *b) {
+    b->npar = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->enabled(b->sc))
+            b->par[b->npar++] = table[i];
+    b->sp = par_sp.enabled(b->sc);
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->prepare)
+            b->par[i]->prepare(b);
+}
+
+static guint32 enter(Builder *b, const Block *k, guint32 in) {
+    for (int i = 0; i < b->npar; i++) {
+        const Parallelism *p = b->par[i];
+        if (k->ph == PHASE_BWD ? p->enter_bwd != NULL : p->enter != NULL)
+            in = k->ph == PHASE_BWD ? p->enter_bwd(b, k, in) : p->enter(b, k, in);
+    }
+    return in;
+}
+
+/* The leave hooks after kernel task c, reversed; returns the last task issued, NO_TASK if none. */
+static guint32 leave(Builder *b, const Block *k, guint32 c, int parts) {
+    guint32 out = NO_TASK;
+    for (int i = b->npar - 1; i >= 0; i--) {
+        const Parallelism *p = b->par[i];
+        guint32 from = out != NO_TASK ? out : c, t = NO_TASK;
+        if (k->ph == PHASE_BWD && p->leave_bwd)
+            t = p->leave_bwd(b, k, from);
+        else if (k->ph != PHASE_BWD && p->leave)
+            t = p->leave(b, k, from, parts);
+        if (t != NO_TASK)
+            out = t;
+    }
+    return out;
+}
+
+static const Parallelism *body_owner(const Builder *b, const Block *k) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->owns && b->par[i]->owns(b, k))
+            return b->par[i];
+    return NULL;
+}
+
+typedef struct {
+    guint32 kernels; /* the block's last kernel */
+    guint32 out;     /* the last task its leave hooks issued, NO_TASK if none */
+} BlockTasks;
+
+/* A block's forward: entered from `in`, its kernels after that and `ag`, left unless `open`
+ * (a parallel residual's attention block, whose output the MLP's reduction sums).
+ *
+ * With parallel.tp_comm_overlap (a what-if after T3, Pati et al. 2024, arXiv 2401.16677, and
+ * Megatron-LM's --tp-comm-overlap) the producer GEMM (model_segment_producer) runs in k row
+ * chunks, each chunk's 1/k of the output left as soon as it is done, so its collective runs under
+ * the next chunk (slowed by the interference model like any hidden communication); only the last
+ * share is exposed. The chunks cost compute: k GEMMs of ceil(m/k) rows (weights read k times,
+ * smaller waves) instead of one. */
+static BlockTasks block_forward(Builder *b, const Block *k, guint32 in, guint32 ag, gboolean open) {
+    guint32 g = enter(b, k, in);
+    const Parallelism *own = body_owner(b, k);
+    BlockTasks r = {NO_TASK, NO_TASK};
+    if (own) {
+        r.kernels = own->body(b, k, g, ag, NULL);
+    } else if (b->chunks >= 2 && b->prod[k->seg] != 0 && k->row_out && !open) {
+        Segment s = k->seg;
+        compute_k(b, b->fwd[s] - b->prod[s], b->nfwd[s] - 1, k->ph, k->layer, k->micro, g, ag);
+        for (int c = 0; c < b->chunks; c++) {
+            r.kernels = compute_k(b, b->chunk[s], 1, k->ph, k->layer, k->micro, NO_TASK, NO_TASK);
+            r.out = leave(b, k, r.kernels, b->chunks);
+        }
+        return r;
+    } else {
+        r.kernels = seg_compute(b, k->seg, FALSE, k->ph, k->layer, k->micro, g, ag);
+    }
+    if (!open)
+        r.out = leave(b, k, r.kernels, 1);
+    return r;
+}
+
+static BlockTasks block_backward(Builder *b, const Block *k, guint32 in, guint32 ag,
+                                 guint32 *seg_task) {
+    guint32 g = enter(b, k, in);
+    const Parallelism *own = body_owner(b, k);
+    BlockTasks r = {NO_TASK, NO_TASK};
+    if (own) {
+        r.kernels = own->body(b, k, g, ag, seg_task);
+    } else {
+        SimTime dur = b->bwd[k->seg];
+        int kernels = b->nbwd[k->seg];
+        if (k->kind == BLOCK_ATTN && b->sc->recompute == RECOMPUTE_SELECTIVE) {
+            dur = sim_time_add(dur, b->attn_core);
+            kernels += b->ncore;
+        }
+        r.kernels = seg_task[k->seg] =
+            compute_k(b, dur, kernels, PHASE_BWD, k->layer, k->micro, g, ag);
+    }
+    r.out = leave(b, k, r.kernels, 1);
+    return r;
+}
+
+static Block block_of(const Builder *b, const ParamUnit *u, BlockKind kind, Phase ph, int micro) {
+    static const Segment seg[] = {[BLOCK_EMBED] = SEG_EMBED,
+                                  [BLOCK_ATTN] = SEG_ATTN,
+                                  [BLOCK_MLP] = SEG_MLP,
+                                  [BLOCK_HEAD] = SEG_HEAD};
+    return (Block){.kind = kind,
+                   .seg = seg[kind],
+                   .u = u,
+                   .layer = unit_layer(b, u),
+                   .micro = micro,
+                   .ph = ph,
+                   /* the vocabulary-parallel embedding's input is token ids; the head's output
+                      is the loss, its vocabulary-parallel cross entropy the TP plug-in's */
+                   .column_in = kind != BLOCK_EMBED,
+                   .row_out = kind != BLOCK_HEAD};
+}
+
+static guint32 unit_out(BlockTasks r) {
+    return r.out != NO_TASK ? r.out : r.kernels;
+}
+
+guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in,
+                       guint32 ag) {
+    if (u->kind != UNIT_LAYER) {
+        Block k = block_of(b, u, u->kind == UNIT_EMBED ? BLOCK_EMBED : BLOCK_HEAD, ph, micro);
+        return unit_out(block_forward(b, &k, in, ag, FALSE));
+    }
+    gboolean par_res = b->sc->model.parallel_residual;
+    Block attn = block_of(b, u, BLOCK_ATTN, ph, micro), mlp = block_of(b, u, BLOCK_MLP, ph, micro);
+    BlockTasks a = block_forward(b, &attn, in, ag, par_res);
+    /* the MLP reads the attention's reduced output, or with a parallel residual the layer's
+       input, which the attention's kernels ahead of it on the stream waited for */
+    return unit_out(block_forward(b, &mlp, a.out, NO_TASK, FALSE));
+}
+
+guint32 blocks_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
+                        guint32 *seg_task) {
+    if (u->kind != UNIT_LAYER) {
+        Block k =
+            block_of(b, u, u->kind == UNIT_EMBED ? BLOCK_EMBED : BLOCK_HEAD, PHASE_BWD, micro);
+        return unit_out(block_backward(b, &k, in, ag, seg_task));
+    }
+    Block attn = block_of(b, u, BLOCK_ATTN, PHASE_BWD, micro),
+          mlp = block_of(b, u, BLOCK_MLP, PHASE_BWD, micro);
+    BlockTasks m = block_backward(b, &mlp, in, ag, seg_task);
+    guint32 attn_in = b->sc->model.parallel_residual ? in : m.out;
+    return unit_out(block_backward(b, &attn, attn_in, NO_TASK, seg_task));
+}
