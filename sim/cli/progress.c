@@ -79,8 +79,9 @@ void progress_break(Progress *p) {
 static gpointer tick(gpointer data) {
     Progress *p = data;
     g_mutex_lock(&p->lock);
-    while (!p->stop) {
-        gint64 until = g_get_monotonic_time() + 500000;
+    while (!p->stop) { /* the first draw once the delay is over, then twice a second */
+        gint64 until =
+            p->drawn ? g_get_monotonic_time() + 500000 : p->t0 + (gint64)(p->delay_s * 1e6);
         g_cond_wait_until(&p->stop_cond, &p->lock, until);
         if (!p->stop && progress_elapsed(p) >= p->delay_s)
             draw_locked(p, p->label);
