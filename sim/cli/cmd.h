@@ -35,6 +35,12 @@ int cmd_sensitivity(int argc, char **argv);
 /* sim list [models|topologies|devices|scenarios]: what ships, by name (cmd_list.c). */
 int cmd_list(int argc, char **argv);
 
+/* The scenario file a command line's SCENARIO names, newly allocated: arg itself when it is a
+ * file, else the shipped scenario of that name as `sim list scenarios` prints it
+ * (scenarios/ARG.yaml under $SIM_DATA_DIR, then the source tree), else arg (whose loading then
+ * fails naming it). */
+char *cmd_scenario_path(const char *arg);
+
 /* sim import FILE [-o OUT] [options]: the scenario a GPT-NeoX, Megatron-LM, DeepSpeed or Hugging
  * Face configuration implies (cmd_import.c). */
 int cmd_import(int argc, char **argv);
@@ -42,5 +48,9 @@ int cmd_import(int argc, char **argv);
 /* sim colocate A.yaml B.yaml ... [--placement P] [--seed N]: several jobs on one machine, alone and
  * together, and the links where they meet (cmd_colocate.c). */
 int cmd_colocate(int argc, char **argv);
+
+/* sim compare A.json B.json [--format text|json] [-o FILE]: two JSON reports side by side
+ * (cmd_compare.c). */
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -96,11 +96,16 @@ int cmd_collective(int argc, char **argv) {
     GOptionEntry entries[] = {
         {"op", 0, 0, G_OPTION_ARG_STRING, &op_name,
          "allreduce, allgather, reduce_scatter, reduce, broadcast, all_to_all, send", "OP"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "GPUs taking part (0..N-1)", "N"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &minb, "Smallest size (default 8B)", "SIZE"},
-        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &maxb, "Largest size (default 1GiB)", "SIZE"},
+        /* no -n: -n is --nodes in sim search and sim import (and --iters in rccl-tests) */
+        {"ranks", 0, 0, G_OPTION_ARG_INT, &ranks, "GPUs taking part (0..N-1)", "N"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &minb,
+         "Smallest size (default 8B), as rccl-tests' -b", "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &maxb,
+         "Largest size (default 1GiB), as rccl-tests' -e", "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &factor,
-         "Multiply the size by F from one row to the next (default 2)", "F"},
+         "Multiply the size by F from one row to the next (default 2), as rccl-tests' -f (not "
+         "--format, which has no short flag here)",
+         "F"},
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes,
          "The same as -b MIN -e MAX (doubling unless -f is given)", "MIN:MAX"},
         {"datatype", 'd', 0, G_OPTION_ARG_STRING, &dtype,
@@ -123,6 +128,8 @@ int cmd_collective(int argc, char **argv) {
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
         ctx, "Sizes run from -b to -e, each -f times the last, as rccl-tests' -b, -e and -f do.\n"
+             "-b, -e, -f and -d mean here what they mean in rccl-tests; in the other commands\n"
+             "-f is --format (docs/command-line.md).\n"
              "Columns as rccl-tests prints them; out-of-place and in-place times are equal in the\n"
              "model (docs/cli.md). Bus bandwidth: algbw x 2(n-1)/n for allreduce,\n"
              "x (n-1)/n for allgather, reduce_scatter and all_to_all, x 1 otherwise.\n\n"

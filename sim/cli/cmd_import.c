@@ -38,9 +38,14 @@ int cmd_import(int argc, char **argv) {
         "How each setting maps: docs/import.md.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output.");
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    g_autofree char *help = NULL;
+    if (!cmd_parse(ctx, "sim import", &argc, &argv, &help, &err)) {
         fprintf(stderr, "sim import: %s (try --help)\n", err->message);
         return 2;
+    }
+    if (help) {
+        fputs(help, stdout);
+        return 0;
     }
     if (argc != 2) {
         fprintf(stderr, "sim import: give one FILE (try --help)\n");

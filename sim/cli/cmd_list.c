@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "conf.h"
+#include "scenario.h"
 
 typedef void (*Describe)(const ConfNode *root, GString *out);
 
@@ -92,9 +93,35 @@ static void list_dir(const char *base, size_t k) {
             g_string_assign(facts, "does not load: not a mapping");
         else
             kinds[k].describe(root, facts);
+        if (root && kinds[k].describe == describe_scenario) { /* what `sim NAME` would say */
+            g_autoptr(GError) lerr = NULL;
+            g_autoptr(Scenario) sc = scenario_load(file, NULL, &lerr);
+            const char *msg = lerr ? lerr->message : NULL;
+            if (msg && g_str_has_prefix(msg, file)) /* "FILE:LINE:COL: ..." */
+                msg = strstr(msg + strlen(file), ": ") ? strstr(msg + strlen(file), ": ") + 2 : msg;
+            if (!sc)
+                g_string_append_printf(facts, " [needs a --set to run: %s]", msg);
+        }
         g_autofree char *name = g_strconcat(prefix, names->pdata[i], NULL);
         printf("  %-28s %s\n", name, facts->str);
     }
+}
+
+char *cmd_scenario_path(const char *arg) {
+    if (g_file_test(arg, G_FILE_TEST_EXISTS) || !*arg)
+        return g_strdup(arg);
+    const char *env = g_getenv("SIM_DATA_DIR");
+    const char *bases[] = {env, SIM_SOURCE_DIR};
+    for (size_t b = 0; b < G_N_ELEMENTS(bases); b++) {
+        if (!bases[b])
+            continue;
+        g_autofree char *file =
+            g_str_has_suffix(arg, ".yaml") ? g_strdup(arg) : g_strconcat(arg, ".yaml", NULL);
+        g_autofree char *path = g_build_filename(bases[b], "scenarios", file, NULL);
+        if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+            return g_steal_pointer(&path);
+    }
+    return g_strdup(arg);
 }
 
 int cmd_list(int argc, char **argv) {
@@ -102,7 +129,8 @@ int cmd_list(int argc, char **argv) {
         fprintf(argc > 2 ? stderr : stdout,
                 "Usage: sim list [models|topologies|devices|scenarios]\n"
                 "The shipped models, machines, GPUs and scenarios, by the name a scenario or\n"
-                "--set uses (model: NAME, topology: NAME, topology.device: NAME).\n");
+                "--set uses (model: NAME, topology: NAME, topology.device: NAME) and, for\n"
+                "scenarios, the name sim NAME (sweep, search, sensitivity) accepts.\n");
         return argc > 2 ? 2 : 0;
     }
     const char *want = argc == 2 ? argv[1] : NULL;

@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "device.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -37,7 +38,8 @@ int cmd_run(int argc, char **argv) {
          NULL},
         {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
          "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
-        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace_path,
+        /* no -t: -t is --topology in sim collective and sim import (docs/command-line.md) */
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
          "Also write a Chrome / Perfetto trace of the run to FILE (JSON; open it in "
          "ui.perfetto.dev or chrome://tracing)",
          "FILE"},
@@ -63,8 +65,8 @@ int cmd_run(int argc, char **argv) {
         "Simulates one training iteration of the scenario on its modelled machine and reports\n"
         "iteration time, its compute / communication / bubble breakdown, overlap, throughput,\n"
         "memory per GPU and the communication inventory. docs/report.md has every key.\n"
-        "Also: sim sweep SCENARIO --vary KEY=V1,V2 (many points), sim search SCENARIO --nodes N\n"
-        "(the best layouts); each has --help.\n\n"
+        "SCENARIO is a file or the name of a shipped one (sim list scenarios). The other\n"
+        "commands (sweep, search, compare, ...): sim help.\n\n"
         "Exit status: 0 ok, 2 bad input, 1 cannot write output, 3 internal error.");
     g_autoptr(GError) err = NULL;
     g_autofree char *help = NULL;
@@ -85,6 +87,8 @@ int cmd_run(int argc, char **argv) {
                 argc - 1);
         return 2;
     }
+    g_autofree char *scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    argv[1] = scenario;
     ReportFormat fmt = REPORT_TEXT;
     if (format) {
         if (!strcmp(format, "json"))
@@ -98,7 +102,10 @@ int cmd_run(int argc, char **argv) {
     }
     g_autoptr(Scenario) sc = scenario_load(argv[1], sets, &err);
     if (!sc) {
-        fprintf(stderr, "sim: %s\n", err->message);
+        gboolean none = g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) &&
+                        !g_file_test(argv[1], G_FILE_TEST_EXISTS);
+        fprintf(stderr, "sim: %s%s\n", err->message,
+                none ? " (neither a file nor a shipped scenario: sim list scenarios)" : "");
         return 2;
     }
     /* an import: key drops what it cannot map as `sim import` does: said here as it says it */
@@ -151,9 +158,13 @@ int cmd_run(int argc, char **argv) {
      * settles the mode first (EXACT REPRESENTATIVES in sim.c), and the traced run is the one whose
      * figures count */
     g_autoptr(SimRun) trial = NULL;
+    /* a run of more than a couple of seconds says so on a terminal (progress.c) */
+    g_autofree char *label = g_strdup_printf("sim: simulating %s on %d GPUs", argv[1], sc->gpus);
+    Progress *ticker = progress_ticker(label);
     if (trace_path && sim_dedup_mode(sc, dedup) == DEDUP_EXACT) {
         trial = sim_run(sc, DEDUP_ESTIMATE, &err);
         if (!trial) {
+            progress_end(ticker, FALSE);
             fprintf(stderr, "sim: %s\n", err->message);
             return sim_error_is_input(err) ? 2 : 3;
         }
@@ -162,16 +173,20 @@ int cmd_run(int argc, char **argv) {
     if (trace_path) {
         trace = trace_new(sc, dedup, trace_path, ranks_spec, &err);
         if (!trace) {
+            progress_end(ticker, FALSE);
             fprintf(stderr, "sim: %s\n", err->message);
             return g_error_matches(err, CONF_ERROR, CONF_ERROR_IO) ? 1 : 2;
         }
-        if (trace_unsimulated(trace) > 0)
+        if (trace_unsimulated(trace) > 0) {
+            progress_break(ticker);
             fprintf(stderr,
                     "sim: trace: %d of the chosen ranks are data-parallel replicas that are not "
                     "simulated (add --all-ranks to trace them)\n",
                     trace_unsimulated(trace));
+        }
     }
     g_autoptr(SimRun) run = sim_run_observed(sc, dedup, trace ? trace_observer(trace) : NULL, &err);
+    progress_end(ticker, FALSE);
     if (!run) {
         fprintf(stderr, "sim: %s\n", err->message);
         return sim_error_is_input(err) ? 2 : 3;

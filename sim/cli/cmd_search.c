@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "outfile.h"
+#include "progress.h"
 #include "search.h"
 #include "sweep.h"
 
@@ -19,8 +20,8 @@ typedef struct {
     GPtrArray *results; /* SweepResult *: final rows */
     GPtrArray *pending; /* SweepResult *: deduplicated rows still to be settled (PRUNING) */
     int failed;
-    int beyond; /* reruns stopped at the horizon (PRUNING) */
-    gboolean progress;
+    int beyond;         /* reruns stopped at the horizon (PRUNING) */
+    Progress *progress; /* on a terminal (progress.c) */
     int done, total;
 } Found;
 
@@ -30,14 +31,16 @@ static void found(void *ctx, SweepResult *r) {
         f->beyond++;
         sweep_result_free(r);
     } else if (r->error) {
+        progress_break(f->progress);
         fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
         f->failed++;
         sweep_result_free(r);
     } else {
         g_ptr_array_add(r->final ? f->results : f->pending, r);
     }
-    if (f->progress && ++f->done % 16 == 0)
-        fprintf(stderr, "\rsim search: %d/%d layouts simulated", f->done, f->total);
+    f->done++;
+    if (progress_due(f->progress))
+        progress_draw(f->progress, FALSE, "sim search: %d/%d layouts simulated", f->done, f->total);
 }
 
 static gint by_time(gconstpointer a, gconstpointer b) {
@@ -219,6 +222,8 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: expected one scenario file and --nodes N >= 1 (try --help)\n");
         return 2;
     }
+    g_autofree char *scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    argv[1] = scenario;
     if (top < 1) {
         fprintf(stderr, "sim search: --top must be at least 1, not %d\n", top);
         return 2;
@@ -318,7 +323,7 @@ int cmd_search(int argc, char **argv) {
                g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
                0,
                0,
-               !quiet && isatty(2),
+               progress_new(!quiet),
                0,
                runs};
     Dedup mode = sim_dedup_mode(sc, all_ranks ? DEDUP_OFF : -1);
@@ -331,8 +336,7 @@ int cmd_search(int argc, char **argv) {
         f.total += f.pending->len;
         search_pending(sw, &f, jobs, all_ranks ? DEDUP_OFF : -1, top, todo, &reruns, &pruned);
     }
-    if (f.progress)
-        fputc('\n', stderr);
+    progress_end(f.progress, FALSE);
     g_ptr_array_sort(f.results, by_time);
     if (!quiet) {
         fprintf(stderr, "sim search: %d layouts simulated in %.2f s", runs,

@@ -119,6 +119,8 @@ int cmd_sensitivity(int argc, char **argv) {
         fprintf(stderr, "sim sensitivity: give one SCENARIO, and --by in (0, 1)\n");
         return 2;
     }
+    g_autofree char *scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    argv[1] = scenario;
     g_autoptr(ConfNode) tree = scenario_resolve(argv[1], sets, &err);
     if (!tree) {
         fprintf(stderr, "sim sensitivity: %s\n", err->message);

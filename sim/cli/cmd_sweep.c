@@ -81,7 +81,7 @@ static void add_row(void *ctx, SweepResult *r) {
 
 int cmd_sweep(int argc, char **argv) {
     g_auto(GStrv) sets = NULL, varies = NULL;
-    g_autofree char *format = NULL, *output = NULL;
+    g_autofree char *format = NULL, *output = NULL, *scenario = NULL;
     gboolean resume = FALSE, skip_invalid = FALSE, all_ranks = FALSE, timing = FALSE, quiet = FALSE;
     int jobs = 0;
     GOptionEntry entries[] = {
@@ -176,7 +176,8 @@ int cmd_sweep(int argc, char **argv) {
     if (jobs <= 0)
         jobs = MAX(1, sweep_default_jobs() / sweep_mpi_local_size());
 
-    sw = sweep_new(argv[1], sets, fmt, timing);
+    scenario = cmd_scenario_path(argv[1]); /* a file, or a shipped one's name */
+    sw = sweep_new(scenario, sets, fmt, timing);
     gboolean ok = sweep_add_file_axes(sw, &err);
     for (char **v = varies; ok && v && *v; v++)
         ok = sweep_add_vary(sw, *v, &err);

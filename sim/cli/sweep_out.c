@@ -12,25 +12,25 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "progress.h"
 #include "sweep_internal.h"
 
 /* --- output ----------------------------------------------------------------------------------- */
 
 struct SweepOut {
     const Sweep *sw;
-    char *path;     /* NULL: stdout */
-    int fd;         /* the file, appending; -1 for stdout */
-    char *record;   /* path.resume: the sweep's identity and a checksum of every row written */
-    int record_fd;  /* the record, appending; -1 for stdout */
-    char *identity; /* SHA-256 of what makes the rows: scenario text, overrides, columns */
-    gboolean progress, drawn;
-    guint8 *todo;     /* per point: still to run */
-    guint8 *finished; /* per point: result in (row or failure) */
-    char **rows;      /* per point: its row, kept or new */
+    char *path;         /* NULL: stdout */
+    int fd;             /* the file, appending; -1 for stdout */
+    char *record;       /* path.resume: the sweep's identity and a checksum of every row written */
+    int record_fd;      /* the record, appending; -1 for stdout */
+    char *identity;     /* SHA-256 of what makes the rows: scenario text, overrides, columns */
+    Progress *progress; /* the bar on a terminal (progress.c) */
+    guint8 *todo;       /* per point: still to run */
+    guint8 *finished;   /* per point: result in (row or failure) */
+    char **rows;        /* per point: its row, kept or new */
     int kept, failed, expected, done;
     int bad_input; /* of the failed, those that failed on their input */
     int next;      /* stdout: next point to write */
-    gint64 t0;
 };
 
 static gboolean write_all(int fd, const char *s, size_t n) {
@@ -245,11 +245,10 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     g_autoptr(SweepOut) out = g_new0(SweepOut, 1);
     out->sw = sw;
     out->fd = -1;
-    out->progress = progress;
+    out->progress = progress_new(progress);
     out->todo = g_new0(guint8, n);
     out->finished = g_new0(guint8, n);
     out->rows = g_new0(char *, n);
-    out->t0 = g_get_monotonic_time();
     out->record_fd = -1;
     /* links resolved (outfile.h), so that later appends go where the rewrite went */
     if (path && !(out->path = outfile_target(path, err)))
@@ -279,14 +278,13 @@ SweepOut *sweep_out_new(const Sweep *sw, const char *path, gboolean resume, gboo
     }
     for (int i = 0; i < n; i++)
         out->expected += out->todo[i];
-    if (out->expected > 0)
-        draw(out, FALSE);
     return g_steal_pointer(&out);
 }
 
 void sweep_out_free(SweepOut *out) {
     if (!out)
         return;
+    progress_end(out->progress, TRUE);
     if (out->fd >= 0)
         close(out->fd);
     if (out->record_fd >= 0)
@@ -318,20 +316,16 @@ int sweep_out_bad_input(const SweepOut *out) {
     return out->bad_input;
 }
 
+/* The bar, when due (last: at once, as the sweep ends); nothing before PROGRESS_DELAY_S. */
 static void draw(SweepOut *out, gboolean last) {
-    if (!out->progress)
+    if (!last && !progress_due(out->progress))
         return;
     int width = 30, filled = out->expected ? width * out->done / out->expected : width;
     char bar[64];
     memset(bar, '#', (size_t)filled);
     memset(bar + filled, '.', (size_t)(width - filled));
     bar[width] = '\0';
-    fprintf(stderr, "\rsweep [%s] %d/%d points, %.1f s", bar, out->done, out->expected,
-            (double)(g_get_monotonic_time() - out->t0) / 1e6);
-    if (last)
-        fputc('\n', stderr);
-    fflush(stderr);
-    out->drawn = !last;
+    progress_draw(out->progress, last, "sweep [%s] %d/%d points", bar, out->done, out->expected);
 }
 
 void sweep_out_add(SweepOut *out, SweepResult *r) {
@@ -341,8 +335,7 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
     out->done++;
     if (r->error) {
         g_autofree char *name = sweep_point_name(out->sw, i);
-        if (out->drawn)
-            fputc('\n', stderr);
+        progress_break(out->progress);
         fprintf(stderr, "sim sweep: %s: %s\n", name, r->error);
         out->failed++;
         out->bad_input += r->bad_input;
@@ -368,8 +361,9 @@ void sweep_out_add(SweepOut *out, SweepResult *r) {
 }
 
 gboolean sweep_out_finish(SweepOut *out, GError **err) {
-    if (out->progress && out->expected > 0)
+    if (out->expected > 0)
         draw(out, TRUE);
+    progress_break(out->progress); /* the bar stays, notes go below it */
     if (out->fd < 0) { /* a failed write earlier leaves the error flag, not a failing flush */
         if (fflush(stdout) == 0 && !ferror(stdout))
             return TRUE;

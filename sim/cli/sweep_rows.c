@@ -41,7 +41,11 @@ static const char *const headline[] = {"model",
                                        "device",
                                        "overrides",
                                        "uneven_copy_sends",
-                                       "dedup_rerun"};
+                                       "dedup_rerun",
+                                       "token_budget",
+                                       "time_to_train_days",
+                                       "node_hours",
+                                       "gpu_hours"};
 enum { H_COUNT = G_N_ELEMENTS(headline) };
 G_STATIC_ASSERT(H_COUNT <= G_N_ELEMENTS(((Sweep *)0)->omit));
 
@@ -126,6 +130,13 @@ static void cell_bool(Row *r, gboolean v) {
     g_string_append(r->s, v ? "true" : "false");
 }
 
+/* No value: null in JSON, an empty field in CSV. */
+static void cell_null(Row *r) {
+    cell_start(r);
+    if (r->sw->fmt == SWEEP_JSONL)
+        g_string_append(r->s, "null");
+}
+
 /* Message-size histogram: JSON [{"bytes": B, "calls": C}, ...]; CSV "B:C B:C ...". */
 static void cell_sizes(Row *r, const GArray *sizes) {
     char b1[32], b2[32];
@@ -165,7 +176,8 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
     double it = sim_time_s((double)s->iteration);
     const RankTimes *c = &s->critical;
     g_autofree char *overrides = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
-    enum { NUM, STR, BOOL };
+    TrainTime tt = report_train_time(run);
+    enum { NUM, STR, BOOL, OPT }; /* OPT: a number, empty (CSV) or null (JSON) without a budget */
     const struct {
         int type;
         double v;
@@ -204,6 +216,10 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {STR, 0, overrides},
         {NUM, s->uneven_sends, NULL},
         {BOOL, s->dedup_rerun, NULL},
+        {OPT, tt.budget, NULL},
+        {OPT, tt.days, NULL},
+        {OPT, tt.node_hours, NULL},
+        {OPT, tt.gpu_hours, NULL},
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(cells) == H_COUNT);
     for (int h = 0; h < H_COUNT; h++) {
@@ -213,6 +229,8 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
             cell_str(&r, cells[h].s);
         else if (cells[h].type == BOOL)
             cell_bool(&r, cells[h].v != 0);
+        else if (cells[h].type == OPT && tt.budget <= 0)
+            cell_null(&r);
         else
             cell_num(&r, cells[h].v);
     }

@@ -100,12 +100,18 @@ gboolean conf_time(const ConfNode *map, const char *key, gboolean required, int6
 gboolean conf_flops(const ConfNode *map, const char *key, gboolean required, double *out,
                     GError **err);
 
+/* Counts (conf_count.c): "300e9", "300B" or "300G" (1e9), "1.5T", "2M", "4k"; decimal
+ * prefixes; must be > 0. */
+gboolean conf_count(const ConfNode *map, const char *key, gboolean required, double *out,
+                    GError **err);
+
 /* Unit parsers on bare text (no node); return FALSE on a malformed value or wrong unit, and on a
  * value past the largest double (*out is then infinite, so callers can say "too large"). */
 gboolean conf_parse_bytes(const char *s, double *out);
 gboolean conf_parse_rate(const char *s, double *out);
 gboolean conf_parse_time(const char *s, int64_t *out);
 gboolean conf_parse_flops(const char *s, double *out);
+gboolean conf_parse_count(const char *s, double *out);
 
 /* Set a dotted path (a.b.c) in root to a scalar, creating mappings on the way. Fails if a node on
  * the way is not a mapping. origin names the override in messages. */

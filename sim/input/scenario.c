@@ -31,6 +31,7 @@ void scenario_free(Scenario *s) {
     g_free(s->path);
     g_free(s->description);
     g_strfreev(s->sets);
+    conf_node_free(s->resolved);
     model_config_clear(&s->model);
     topo_spec_clear(&s->topo);
     g_free(s);
@@ -423,7 +424,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
-        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", NULL};
+        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", "token_budget",
+        NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
                                            "host",           "interference", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
@@ -502,6 +504,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int(tr, "grad_accum", FALSE, 1, 1 << 20, &ga, err) ||
         !conf_int(tr, "global_batch", FALSE, 1, INT64_C(1) << 40, &s->global_batch, err) ||
         !conf_int32(tr, "seq_len", FALSE, 1, 1 << 24, &s->seq_len, err) ||
+        !conf_count(tr, "token_budget", FALSE, &s->token_budget, err) ||
         !conf_enum(tr, "precision", FALSE, precision_names, &prec, err) ||
         !conf_enum(tr, "recompute", FALSE, recompute_names, &rc, err) ||
         !conf_enum(tr, "framework", FALSE, framework_names, &fw, err) ||
@@ -750,6 +753,7 @@ Scenario *scenario_load(const char *path, char *const *sets, GError **err) {
     sc->sets = g_strdupv((char **)sets);
     if (!load_scenario(root, sc, err))
         return NULL;
+    sc->resolved = g_steal_pointer(&root);
     return g_steal_pointer(&sc);
 }
 

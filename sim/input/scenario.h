@@ -70,6 +70,10 @@ typedef struct {
     int grad_accum;           /* micro-batches per rank per iteration */
     int64_t global_batch;     /* sequences per iteration: micro_batch x grad_accum x dp */
     int seq_len;              /* tokens per sequence */
+    double token_budget;      /* tokens to train on (training.token_budget), 0: none given; the
+                                 report's time to train */
+    ConfNode *resolved;       /* the tree it was loaded from (scenario_resolve), owned: the JSON
+                                 report's resolved_scenario */
     Precision precision;
     Recompute recompute;
     Dedup dedup_replicas;  /* simulate one data-parallel replica and count it dp times */

@@ -69,10 +69,58 @@ static void kv_num(FILE *out, const char *indent, const char *key, double v, gbo
     fputs(last ? "\n" : ",\n", out);
 }
 
+/* key: number, or null where has is FALSE */
+static void kv_opt(FILE *out, const char *indent, const char *key, gboolean has, double v,
+                   gboolean last) {
+    if (has)
+        kv_num(out, indent, key, v, last);
+    else
+        fprintf(out, "%s\"%s\": null%s\n", indent, key, last ? "" : ",");
+}
+
 static void kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
     fprintf(out, "%s\"%s\": ", indent, key);
     json_str(out, v);
     fputs(last ? "\n" : ",\n", out);
+}
+
+TrainTime report_train_time(const SimRun *run) {
+    const Scenario *sc = sim_scenario(run);
+    double it = ps_to_s(sim_summary(run)->iteration);
+    TrainTime t = {0};
+    t.tokens_per_s = it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0;
+    if (sc->token_budget > 0 && t.tokens_per_s > 0) {
+        t.budget = sc->token_budget;
+        t.seconds = t.budget / t.tokens_per_s;
+        t.days = t.seconds / 86400;
+        t.node_hours = sc->nodes * t.seconds / 3600;
+        t.gpu_hours = sc->gpus * t.seconds / 3600;
+    }
+    return t;
+}
+
+/* The resolved scenario's scalars as "dotted.path": "value" lines (a sequence's items by index),
+ * in the order the tree holds them. */
+static void write_json_resolved(FILE *out, const ConfNode *n, GString *path, gboolean *first) {
+    if (n->kind == CONF_SCALAR) {
+        fputs(*first ? "\n    " : ",\n    ", out);
+        *first = FALSE;
+        json_str(out, path->str);
+        fputs(": ", out);
+        json_str(out, n->value);
+        return;
+    }
+    gsize len = path->len;
+    for (guint i = 0; i < n->items->len; i++) {
+        if (len)
+            g_string_append_c(path, '.');
+        if (n->kind == CONF_MAP)
+            g_string_append(path, n->keys->pdata[i]);
+        else
+            g_string_append_printf(path, "%u", i);
+        write_json_resolved(out, n->items->pdata[i], path, first);
+        g_string_truncate(path, len);
+    }
 }
 
 #define REPORT_LINKS 8 /* busiest links listed */
@@ -364,6 +412,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i1, "mfu", s->mfu, FALSE);
     kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
     kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
+    TrainTime tt = report_train_time(run); /* null without training.token_budget */
+    kv_num(out, i1, "tokens_per_s", tt.tokens_per_s, FALSE);
+    kv_opt(out, i1, "token_budget", tt.budget > 0, tt.budget, FALSE);
+    kv_opt(out, i1, "time_to_train_s", tt.budget > 0, tt.seconds, FALSE);
+    kv_opt(out, i1, "time_to_train_days", tt.budget > 0, tt.days, FALSE);
+    kv_opt(out, i1, "node_hours", tt.budget > 0, tt.node_hours, FALSE);
+    kv_opt(out, i1, "gpu_hours", tt.budget > 0, tt.gpu_hours, FALSE);
     /* the error bar: the check rows of validation/ that match this device and framework */
     const char *fw = framework_names[sc->framework];
     Accuracy acc = accuracy_lookup(sc->topo.device.name, fw);
@@ -421,6 +476,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "%s],\n", any ? "\n  " : "");
     write_json_links(out, run);
     write_json_what_if(out, run);
+    fprintf(out, "%s\"resolved_scenario\": {", i1);
+    gboolean first = TRUE;
+    if (sc->resolved) {
+        g_autoptr(GString) path = g_string_new(NULL);
+        write_json_resolved(out, sc->resolved, path, &first);
+    }
+    fprintf(out, "%s},\n", first ? "" : "\n  ");
     fprintf(out, "%s\"sim\": {\n", i1);
     kv_num(out, i2, "events", (double)s->events, FALSE);
     kv_num(out, i2, "solves", (double)s->solves, FALSE);
@@ -463,18 +525,22 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     fprintf(out, "scenario   %s\n", sc->path);
     if (sc->description)
         fprintf(out, "           %s\n", sc->description);
+    int64_t vocab = model_padded_vocab(m, sc->tp);
+    char padded[48] = ""; /* only when padding changed it */
+    if (vocab != m->vocab)
+        g_snprintf(padded, sizeof padded, " (padded from %" G_GINT64_FORMAT ")", (int64_t)m->vocab);
     fprintf(out,
             "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
-            " (padded), %.3f B parameters\n",
-            m->name, m->layers, m->hidden, m->heads, model_padded_vocab(m, sc->tp),
-            s->params / 1e9);
+            "%s, %.3f B parameters\n",
+            m->name, m->layers, m->hidden, m->heads, vocab, padded, s->params / 1e9);
     char ep_text[96] = "";
     if (m->moe.experts > 0)
         g_snprintf(ep_text, sizeof ep_text, " (EP %d x EDP %d), MoE %d experts top-%d on %d layers",
                    sc->ep, sc->dp / sc->ep, m->moe.experts, m->moe.top_k,
                    model_moe_layers(m, 0, m->layers));
-    fprintf(out, "machine    %s, %d nodes x %d %s = %d GPUs\n", sc->topo.name, sc->nodes,
-            sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus);
+    fprintf(out, "machine    %s, %d node%s x %d %s = %d GPU%s\n", sc->topo.name, sc->nodes,
+            sc->nodes == 1 ? "" : "s", sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus,
+            sc->gpus == 1 ? "" : "s");
     fprintf(out,
             "layout     TP %d x PP %d x DP %d%s%s, ZeRO %d, %s%s schedule, micro-batch %d x %d "
             "= global batch %" G_GINT64_FORMAT ", seq %d, %s, recompute %s\n\n",
@@ -512,16 +578,33 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                 "step %.6f; %d syncs\n",
                 hw.dispatch_s + hw.hooks_s + hw.comm_s + hw.step_s, hw.dispatch_s, hw.hooks_s,
                 hw.comm_s, hw.step_s, hw.syncs);
-    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%\n", s->tflops_per_gpu,
-            100.0 * s->mfu);
+    TrainTime tt = report_train_time(run);
+    fprintf(out, "throughput %.2f TFLOP/s per GPU, MFU %.1f%%, %.0f tokens/s\n", s->tflops_per_gpu,
+            100.0 * s->mfu, tt.tokens_per_s);
     /* get_flops' dense formula describes only the models GPT-NeoX trains: not mixtures of
      * experts, grouped KV heads, SwiGLU or RMSNorm (the JSON keeps the figure, documented so) */
-    if (m->moe.experts == 0 && model_kv_heads(m) == m->heads && m->mlp == MLP_GELU &&
-        m->norm == NORM_LAYERNORM)
+    /* and only GPT-NeoX logs it: a DeepSpeed run (GPT-NeoX is built on DeepSpeed), not a
+     * Megatron-LM or PyTorch one */
+    if (sc->framework == FW_DEEPSPEED && m->moe.experts == 0 && model_kv_heads(m) == m->heads &&
+        m->mlp == MLP_GELU && m->norm == NORM_LAYERNORM)
         fprintf(out, "           GPT-NeoX logs %.2f TFLOP/s per GPU (get_flops: %s)\n",
                 s->neox_tflops_per_gpu,
                 sc->recompute == RECOMPUTE_FULL ? "4x forward, recomputation counted"
                                                 : "3x forward");
+    if (tt.budget > 0) { /* the budget as it is usually written: 300B, 1.5T */
+        static const struct {
+            double v;
+            const char *suffix;
+        } scale[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1, ""}};
+        size_t k = 0;
+        while (k + 1 < G_N_ELEMENTS(scale) && tt.budget < scale[k].v)
+            k++;
+        fprintf(out,
+                "to train   %.4g%s tokens: %.2f days, %.0f node-hours, %.0f GPU-hours (%d node%s, "
+                "%d GPUs)\n",
+                tt.budget / scale[k].v, scale[k].suffix, tt.days, tt.node_hours, tt.gpu_hours,
+                sc->nodes, sc->nodes == 1 ? "" : "s", sc->gpus);
+    }
     fputc('\n', out);
     human_bytes(b1, sizeof b1, s->memory.params_bytes);
     human_bytes(b2, sizeof b2, s->memory.grads_bytes);
@@ -614,7 +697,8 @@ static void write_csv(FILE *out, const SimRun *run) {
     fputs("scenario,model,nodes,gpus,tp,pp,dp,zero,micro_batch,micro_batches,seq_len,"
           "iteration_time_s,compute_s,comm_s,exposed_comm_s,bubble_s,overlap,tflops_per_gpu,mfu,"
           "memory_total_bytes,fits,neox_tflops_per_gpu,host_wait_s,interference_s,sim_version,"
-          "topology,device,overrides,uneven_copy_sends,dedup_rerun\n",
+          "topology,device,overrides,uneven_copy_sends,dedup_rerun,tokens_per_s,token_budget,"
+          "time_to_train_days,node_hours,gpu_hours\n",
           out);
     g_autoptr(GString) g = g_string_new(NULL);
     report_csv_quote(g, sc->path);
@@ -649,8 +733,17 @@ static void write_csv(FILE *out, const SimRun *run) {
     g_string_append_c(g, ',');
     g_autofree char *sets = sc->sets ? g_strjoinv(" ", sc->sets) : g_strdup("");
     report_csv_quote(g, sets);
-    fprintf(out, "%s,%d,%s\n", g->str, s->uneven_sends, /* UNEVEN COPIES in coll_streams.c */
-            s->dedup_rerun ? "true" : "false");         /* EXACT REPRESENTATIVES in sim.c */
+    fprintf(out, "%s,%d,%s,", g->str, s->uneven_sends, /* UNEVEN COPIES in coll_streams.c */
+            s->dedup_rerun ? "true" : "false");        /* EXACT REPRESENTATIVES in sim.c */
+    TrainTime tt = report_train_time(run); /* empty cells without training.token_budget */
+    num(out, tt.tokens_per_s);
+    double tv[] = {tt.budget, tt.days, tt.node_hours, tt.gpu_hours};
+    for (size_t i = 0; i < G_N_ELEMENTS(tv); i++) {
+        fputc(',', out);
+        if (tt.budget > 0)
+            num(out, tv[i]);
+    }
+    fputc('\n', out);
 }
 
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing) {

@@ -28,6 +28,20 @@ void report_csv_quote(GString *g, const char *s);
  * comment naming where it came from (report_scenario.c). */
 void report_scenario_yaml(GString *out, const ConfNode *tree);
 
+/* Time to train on the scenario's training.token_budget at the run's pace. tokens_per_s is
+ * global_batch x seq_len / iteration time (the whole job); with no budget, budget and the rest
+ * are 0. seconds = budget / tokens_per_s (iterations not rounded up), days = seconds / 86400,
+ * node_hours = nodes x seconds / 3600, gpu_hours = GPUs x seconds / 3600. */
+typedef struct {
+    double tokens_per_s; /* tokens per second, whole job */
+    double budget;       /* tokens, 0: none given */
+    double seconds;      /* wall time to train on budget, s */
+    double days;         /* the same, days */
+    double node_hours;   /* nodes x hours */
+    double gpu_hours;    /* GPUs x hours */
+} TrainTime;
+TrainTime report_train_time(const SimRun *run);
+
 /* timing FALSE writes 0 for host wall time and memory, so that two runs compare byte for byte. */
 void report_write(FILE *out, const SimRun *run, ReportFormat fmt, gboolean timing);
 
