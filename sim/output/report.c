@@ -86,7 +86,7 @@ static void kv_str(FILE *out, const char *indent, const char *key, const char *v
 
 TrainTime report_train_time(const SimRun *run) {
     const Scenario *sc = sim_scenario(run);
-    double it = ps_to_s(sim_summary(run)->iteration);
+    double it = sim_time_s(sim_summary(run)->iteration);
     TrainTime t = {0};
     t.tokens_per_s = it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0;
     if (sc->token_budget > 0 && t.tokens_per_s > 0) {
