@@ -464,7 +464,11 @@ static void start_collective(Executor *ex, int i, const Task *t) {
      * context-parallel group's, which may cross nodes, carries the groups of the replicas this
      * one stands for as images (COLL_REP_IMAGES), as a pipeline send does (arrive_p2p) */
     Dim cls = layout_dim_class(dim);
-    int rep = ex->dedup && cls == DIM_DP && !ex->bound ? ex->job_rank[i] : -1;
+    /* not with context parallelism: the data-parallel group holds the cp simulated ranks of a
+     * replica, whose nodes carry other traffic of their own (their pipeline sends), each its
+     * own share of the group's (a node standing for them all would leave the others' idle) */
+    gboolean symmetric = cls == DIM_DP && layout_group_size(ex->lay, DIM_CP) == 1;
+    int rep = ex->dedup && symmetric && !ex->bound ? ex->job_rank[i] : -1;
     int copies = 1, stride = 0;
     if (cls == DIM_CP && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
         copies = ex->sc->dp / ex->span;
