@@ -72,10 +72,14 @@ printf 'import: ds.json\nmodel: gpt-neox-1.3b\nnodes: 2\n' >"$tmp/key.yaml"
 check key-notes 0 "$sim" "$tmp/key.yaml" --no-timing
 expect_grep key-notes-unmapped "^#   zero_optimization.allgather_bucket_size = 200000000" "$tmp/err"
 expect_grep key-notes-header "^# Imported by \`sim import\` from .*ds.json (deepspeed)" "$tmp/err"
-# context parallelism is refused by name (it was dropped); expert parallelism is parallel.ep
-printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2\n' >"$tmp/cp.sh"
-check megatron-cp 2 "$sim" import "$tmp/cp.sh"
-expect_grep megatron-cp-text "context_parallel_size = 2: context parallelism is not modelled" "$tmp/err"
+# context parallelism is parallel.cp and cp_comm; a2a is refused by name
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2 --cp-comm-type all_gather\n' >"$tmp/cp.sh"
+check megatron-cp 0 "$sim" import "$tmp/cp.sh"
+expect_grep megatron-cp-text "^  cp: 2" "$tmp/out"
+expect_grep megatron-cp-comm "^  cp_comm: all_gather" "$tmp/out"
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2 --cp-comm-type a2a\n' >"$tmp/cpa.sh"
+check megatron-cp-a2a 2 "$sim" import "$tmp/cpa.sh"
+expect_grep megatron-cp-a2a-text "a2a and a2a+p2p are not modelled" "$tmp/err"
 # Megatron-LM's FSDP is refused by name, not simulated as its DDP
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --use-torch-fsdp2\n' >"$tmp/fsdp.sh"
 check megatron-fsdp 2 "$sim" import "$tmp/fsdp.sh"

@@ -133,7 +133,7 @@ int cmd_run(int argc, char **argv) {
         size_t table_len = 0;
         FILE *mem = open_memstream(&table, &table_len);
         double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                            (sc->zero >= 1 ? sc->dp : 1);
+                            (sc->zero >= 1 ? sc->dp * sc->cp : 1);
         gboolean in_range = device_write_ops(mem, &sc->topo.device, &sc->model, sc->micro_batch,
                                              sc->seq_len, sc->tp, sc->precision, sc->recompute,
                                              opt_params, fmt == REPORT_CSV, &err);

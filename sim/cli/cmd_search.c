@@ -118,7 +118,8 @@ static const char *name_value(GStrv kv, const char *key) {
 
 static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity) {
     /* the columns a search adds (search.c): virtual_stages under the interleaved schedule,
-     * schedule under a zero-bubble one, sequence_parallel when the scenario turns it on */
+     * schedule under a zero-bubble one, sequence_parallel, tp_comm_overlap and cp when the
+     * scenario turns them on */
     g_autofree char *first =
         res->len ? sweep_point_name(sw, ((SweepResult *)res->pdata[0])->point) : g_strdup("");
     g_auto(GStrv) first_kv = g_strsplit(first, ", ", -1);
@@ -126,10 +127,13 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     gboolean has_zb = name_value(first_kv, "schedule") != NULL;
     gboolean has_sp = name_value(first_kv, "sequence_parallel") != NULL;
     gboolean has_ov = name_value(first_kv, "tp_comm_overlap") != NULL;
-    fprintf(out, "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+    gboolean has_cp = name_value(first_kv, "cp") != NULL;
+    fprintf(out,
+            "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
             "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
-            has_zb ? " schedule" : "", has_sp ? "    sp" : "", has_ov ? "  ovl" : "", "iter s",
-            "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP", "exp DP", "exp PP", "bubble");
+            has_zb ? " schedule" : "", has_sp ? "    sp" : "", has_cp ? "  cp" : "",
+            has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP",
+            "exp DP", "exp PP", "bubble");
     int uneven = 0; /* rows marked ! */
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
@@ -142,11 +146,12 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
             v[i] = strchr(kv[i], '=') + 1;
         const char *vs = name_value(kv, "virtual_stages"), *zs = name_value(kv, "schedule"),
                    *sp = name_value(kv, "sequence_parallel"),
-                   *ov = name_value(kv, "tp_comm_overlap");
-        g_autofree char *extra = g_strdup_printf(
-            "%s%*s%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "", zs ? " " : "",
-            zs ? 8 : 0, zs ? zs : "", sp ? " " : "", sp ? 5 : 0,
-            sp ? (strcmp(sp, "true") ? "no" : "yes") : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
+                   *ov = name_value(kv, "tp_comm_overlap"), *cp = name_value(kv, "cp");
+        g_autofree char *extra =
+            g_strdup_printf("%s%*s%s%*s%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "",
+                            zs ? " " : "", zs ? 8 : 0, zs ? zs : "", sp ? " " : "", sp ? 5 : 0,
+                            sp ? (strcmp(sp, "true") ? "no" : "yes") : "", cp ? " " : "",
+                            cp ? 3 : 0, cp ? cp : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
         uneven += s->uneven_sends > 0;
         fprintf(out,
                 "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f%c%8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "

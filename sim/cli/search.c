@@ -16,7 +16,12 @@
  * - When the scenario turns sequence parallelism or the TP communication overlap on, every layout
  *   with TP > 1 with it and without (a sequence_parallel / tp_comm_overlap column of its own).
  * - Under a zero-bubble schedule (zb-h1), every layout with pp > 1 runs it and 1F1B (a schedule
- *   column); pp 1 runs 1F1B (no bubble to fill: the scenario refuses zb-h1 there). */
+ *   column); pp 1 runs 1F1B (no bubble to fill: the scenario refuses zb-h1 there).
+
+ * - When the scenario turns context parallelism on (parallel.cp > 1), every CP size 1, 2, 4, ...
+ *   with 2 cp dividing the sequence (Megatron-LM's chunks) and TP x CP x PP the GPUs, a cp column
+ *   of its own; DP is then GPUs / (TP x CP x PP) and the global batch micro_batch x DP x
+ *   micro-batches, as Megatron-LM counts it (the CP ranks of a replica share its sequences). */
 #include "search.h"
 
 const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch", "micro_batches",
@@ -27,7 +32,7 @@ const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch
  * when the scenario turns it on; tp_comm_overlap (ov >= 0: its chunks, 0 off) when the scenario
  * asks for the overlap; schedule (non-NULL) under a zero-bubble schedule. */
 typedef struct {
-    int v, sp, ov;
+    int v, sp, ov, cp; /* cp >= 1: the context-parallel size, a column of its own */
     const char *sched;
 } Extra;
 
@@ -69,6 +74,11 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
         l[n++] = g_strdup(x.sp ? "true" : "false");
         sets[k++] = g_strdup_printf("parallel.sequence_parallel=%s", x.sp ? "true" : "false");
     }
+    if (x.cp >= 1) {
+        keys[n] = "cp";
+        l[n++] = g_strdup_printf("%d", x.cp);
+        sets[k++] = g_strdup_printf("parallel.cp=%d", x.cp);
+    }
     if (x.ov >= 0) {
         keys[n] = "tp_comm_overlap";
         l[n++] = g_strdup_printf("%d", x.ov);
@@ -87,7 +97,7 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
 /* The layout under every sequence-parallel and overlap choice the scenario opens: both ways at
  * tp > 1 when it turns one on (nothing to split or overlap at tp 1), no column otherwise. */
 static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space, int tp, int pp,
-                        int dp, int zero, int b, int64_t accum, int rc, int v,
+                        int dp, int cp, int zero, int b, int64_t accum, int rc, int v,
                         SearchCounts *counts) {
     int sp_n = sc->sequence_parallel ? 1 + (tp > 1) : 1;
     int ov_n = sc->tp_overlap_chunks > 0 ? 1 + (tp > 1) : 1;
@@ -96,11 +106,13 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
     for (int z = 0; z < zb_n; z++)
         for (int sp = 0; sp < sp_n; sp++)
             for (int ov = 0; ov < ov_n; ov++) {
-                Extra x = {v, sc->sequence_parallel ? sp : -1,
-                           sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1,
-                           !zb ? NULL
-                           : z ? schedule_name(sc->schedule)
-                               : "1f1b"};
+                Extra x = {.v = v,
+                           .sp = sc->sequence_parallel ? sp : -1,
+                           .ov = sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1,
+                           .cp = sc->cp > 1 ? cp : -1,
+                           .sched = !zb ? NULL
+                                    : z ? schedule_name(sc->schedule)
+                                        : "1f1b"};
                 add_point(sw, space, tp, pp, dp, zero, b, accum, rc, x);
                 counts->enumerated++;
             }
@@ -115,39 +127,43 @@ void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
     for (int tp = 1; tp <= per_node; tp++) {
         if (per_node % tp != 0)
             continue;
-        for (int pp = 1; pp <= sc->model.layers; pp++) {
-            if (sc->model.layers % pp != 0 || gpus % (tp * pp) != 0)
-                continue;
-            int dp = gpus / (tp * pp);
-            for (int zero = 0; zero <= 3; zero++) {
-                for (int m = 0; m < space->n_micro; m++) {
-                    int b = space->micro_batches[m];
-                    for (int rc = 0; rc < 3; rc++) {
-                        if ((zero >= 2 && pp > 1) || (zero > 0 && dp == 1)) {
-                            counts->unsupported++;
-                            continue;
-                        }
-                        if (B % ((int64_t)b * dp) != 0) {
-                            counts->batch++;
-                            continue;
-                        }
-                        int64_t accum = B / ((int64_t)b * dp);
-                        if (!chunked) {
-                            add_choices(sw, sc, space, tp, pp, dp, zero, b, accum, rc, 0, counts);
-                            continue;
-                        }
-                        for (int v = 1; v <= sc->model.layers / pp; v++) {
-                            if (sc->model.layers % (pp * v) != 0 || (pp == 1 && v > 1))
+        for (int pp = 1; pp <= sc->model.layers; pp++)
+            for (int cp = 1; cp <= (sc->cp > 1 ? gpus : 1); cp *= 2) {
+                if (sc->model.layers % pp != 0 || gpus % (tp * cp * pp) != 0 ||
+                    (cp > 1 && sc->seq_len % (2 * cp) != 0))
+                    continue;
+                int dp = gpus / (tp * cp * pp);
+                for (int zero = 0; zero <= 3; zero++) {
+                    for (int m = 0; m < space->n_micro; m++) {
+                        int b = space->micro_batches[m];
+                        for (int rc = 0; rc < 3; rc++) {
+                            if ((zero >= 2 && pp > 1) || (zero > 0 && dp == 1)) {
+                                counts->unsupported++;
                                 continue;
-                            if (pp > 1 && accum % pp != 0) {
-                                counts->batch++;
-                                break;
                             }
-                            add_choices(sw, sc, space, tp, pp, dp, zero, b, accum, rc, v, counts);
+                            if (B % ((int64_t)b * dp) != 0) {
+                                counts->batch++;
+                                continue;
+                            }
+                            int64_t accum = B / ((int64_t)b * dp);
+                            if (!chunked) {
+                                add_choices(sw, sc, space, tp, pp, dp, cp, zero, b, accum, rc, 0,
+                                            counts);
+                                continue;
+                            }
+                            for (int v = 1; v <= sc->model.layers / pp; v++) {
+                                if (sc->model.layers % (pp * v) != 0 || (pp == 1 && v > 1))
+                                    continue;
+                                if (pp > 1 && accum % pp != 0) {
+                                    counts->batch++;
+                                    break;
+                                }
+                                add_choices(sw, sc, space, tp, pp, dp, cp, zero, b, accum, rc, v,
+                                            counts);
+                            }
                         }
                     }
                 }
             }
-        }
     }
 }

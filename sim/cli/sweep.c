@@ -5,8 +5,6 @@
 #include "machine_error.h"
 #include "sweep_internal.h"
 
-G_STATIC_ASSERT(COLL_OP_COUNT *DIM_COUNT <= 64); /* SimInspect.comm_kinds is a 64-bit set */
-
 #define SWEEP_MAX_POINTS 10000000
 
 static void axis_free(gpointer p) {
@@ -306,11 +304,11 @@ gboolean sweep_prepare(Sweep *sw, int jobs, GError **err) {
     expand(sw);
     parallel_for((int)sw->points->len, jobs, prepare_one, sw);
 
-    guint64 kinds = 0;
+    guint64 kinds[SIM_COMM_KIND_WORDS] = {0};
     for (guint i = 0; i < sw->points->len; i++) {
         const Point *p = sw->points->pdata[i];
-        if (p->status == SWEEP_POINT_OK)
-            kinds |= p->insp.comm_kinds;
+        for (int w = 0; w < SIM_COMM_KIND_WORDS && p->status == SWEEP_POINT_OK; w++)
+            kinds[w] |= p->insp.comm_kinds[w];
     }
     sweep_rows_layout(sw, kinds);
     return TRUE;

@@ -31,8 +31,8 @@ struct Sweep {
     GPtrArray *keys;   /* char *: varied columns */
     GPtrArray *points; /* Point * */
     gboolean explicit_points;
-    GPtrArray *columns; /* char *: every column, in order */
-    int kinds[64];      /* op * DIM_COUNT + dim of each communication column group */
+    GPtrArray *columns;        /* char *: every column, in order */
+    int kinds[SIM_COMM_KINDS]; /* op * DIM_COUNT + dim of each communication column group */
     int nkinds;
     gboolean omit[40]; /* headline columns left out (a varied key has their name) */
     char *header;
@@ -47,7 +47,7 @@ static inline const Point *sweep_point_at(const Sweep *sw, int i) {
 /* sweep_rows.c: the columns of a prepared sweep (the varied keys, the headline columns a varied
  * key does not replace, per communication kind in `kinds` its fields, wall_s with timing), the
  * CSV header and every point's row prefix. */
-void sweep_rows_layout(Sweep *sw, guint64 kinds);
+void sweep_rows_layout(Sweep *sw, const guint64 *kinds);
 /* One point's row, from its run and the critical rank's communication rows. */
 char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, const GArray *rows,
                         double wall_s);

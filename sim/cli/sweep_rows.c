@@ -253,7 +253,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
     return g_string_free(r.s, FALSE);
 }
 
-void sweep_rows_layout(Sweep *sw, guint64 kinds) {
+void sweep_rows_layout(Sweep *sw, const guint64 *kinds) {
     for (guint k = 0; k < sw->keys->len; k++)
         g_ptr_array_add(sw->columns, g_strdup(sw->keys->pdata[k]));
     for (int h = 0; h < H_COUNT; h++) {
@@ -265,7 +265,7 @@ void sweep_rows_layout(Sweep *sw, guint64 kinds) {
     for (int d = 0; d < DIM_COUNT; d++) {
         for (int op = 0; op < COLL_OP_COUNT; op++) {
             int cat = op * DIM_COUNT + d;
-            if (!(kinds & (G_GUINT64_CONSTANT(1) << cat)))
+            if (!(kinds[cat / 64] & (G_GUINT64_CONSTANT(1) << (cat % 64))))
                 continue;
             sw->kinds[sw->nkinds++] = cat;
             for (int f = 0; f < (int)G_N_ELEMENTS(kind_fields); f++)

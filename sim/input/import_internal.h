@@ -24,7 +24,7 @@ typedef struct {
 
 /* The run's layout and batch as the mapper found it (import_run.c). */
 typedef struct {
-    int64_t tp, pp, zero, micro, accum, global, seq;
+    int64_t tp, pp, cp, zero, micro, accum, global, seq;
     int elem_bytes;
     ImportItem *global_dp; /* the global batch when it, with micro and accum, fixes DP */
 } Run;

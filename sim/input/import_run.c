@@ -56,14 +56,24 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         im_put_int(p, "pp", MAX(r->pp, 1), r->pp ? pp->key : "pipe_parallel_size 0: no pipeline");
         r->pp = MAX(r->pp, 1);
     }
-    /* Megatron-LM's --context-parallel-size splits every sequence over CP ranks: not modelled,
-     * and leaving it out would simulate CP times the work per rank without a word */
-    ImportItem *cp = im_take(im, "context_parallel_size", NULL);
-    int64_t v;
-    if (cp && !im_as_int(cp, 1, 1 << 20, &v, err))
+    /* Megatron-LM's --context-parallel-size and --cp-comm-type (arguments.py; TransformerEngine's
+     * cp_comm_type): parallel.cp and cp_comm (par_cp.c); a2a and a2a+p2p are not modelled */
+    ImportItem *cp = im_take(im, "context_parallel_size", NULL),
+               *ct = im_take(im, "cp_comm_type", NULL);
+    r->cp = 1;
+    if (cp && !im_as_int(cp, 1, 1 << 20, &r->cp, err))
         return FALSE;
-    if (cp && v > 1)
-        return im_fail(err, cp, "context parallelism is not modelled (1 is)");
+    if (r->cp > 1)
+        im_put_int(p, "cp", r->cp, cp->key);
+    if (ct && r->cp > 1) {
+        if (strcmp(ct->value, "p2p") != 0 && strcmp(ct->value, "all_gather") != 0)
+            return im_fail(err, ct,
+                           "expected p2p or all_gather (a2a and a2a+p2p are not "
+                           "modelled)");
+        im_put(p, "cp_comm", ct->value, ct->key);
+    } else if (ct) {
+        ct->used = FALSE; /* nothing to say at cp 1: listed as not mapped */
+    }
     /* Megatron-LM's FSDP (--use-torch-fsdp2, --use-custom-fsdp, --use-megatron-fsdp) shards
      * parameters, gradients and optimizer state per module: simulating it as Megatron's DDP would
      * be silently wrong, and Megatron FSDP is not modelled (PyTorch FSDP is: framework pytorch) */
@@ -82,6 +92,7 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
     /* expert parallelism: Megatron-LM's --expert-model-parallel-size, the scenario's parallel.ep
      * (the scenario checks it against the experts) */
     ImportItem *ep = im_take(im, "expert_model_parallel_size", NULL);
+    int64_t v;
     if (ep) {
         if (!im_as_int(ep, 1, 1 << 20, &v, err))
             return FALSE;
@@ -300,13 +311,14 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
     topo_spec_clear(&topo);
     if (r->global_dp)
         dp = r->global / (r->micro * r->accum);
-    int64_t ranks = r->tp * r->pp * dp;
+    int64_t ranks = r->tp * MAX(r->cp, 1) * r->pp * dp;
     *nodes = (ranks + gpn - 1) / gpn;
     g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
     g_autofree char *why = g_strdup_printf(
-        "the fewest that hold TP %" G_GINT64_FORMAT " x PP %" G_GINT64_FORMAT
+        "the fewest that hold TP %" G_GINT64_FORMAT "%s x PP %" G_GINT64_FORMAT
         " x DP %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT " GPUs per node%s; --nodes N sets it",
-        r->tp, r->pp, dp, gpn, dp > 1 ? " (DP from the global batch)" : "");
+        r->tp, r->cp > 1 ? " x CP" : "", r->pp, dp, gpn,
+        dp > 1 ? " (DP from the global batch)" : "");
     im_chose(im, "nodes", v, why);
     return TRUE;
 }

@@ -421,6 +421,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "max_reuse_distance",
                                            "zeropp",
                                            "ep",
+                                           "cp",
+                                           "cp_comm",
                                            NULL};
     static const char *const train_keys[] = {
         "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
@@ -494,7 +496,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
         !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err) ||
         !conf_double(par, "persistence_threshold", FALSE, 0, 1e15, &s->persist_elems, err) ||
-        !conf_double(par, "max_reuse_distance", FALSE, 0, 1e15, &s->max_reuse_elems, err))
+        !conf_double(par, "max_reuse_distance", FALSE, 0, 1e15, &s->max_reuse_elems, err) ||
+        !scenario_load_cp(par, s, err))
         return FALSE;
     if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
         if (!conf_int32(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
@@ -552,20 +555,23 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "pp"),
                          "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
                          m->layers, m->name);
+    /* each up to 2^20: not in an int; the CP factor shown only where it is used */
+    int64_t tp_pp = (int64_t)s->tp * s->cp * s->pp;
+    g_autofree char *cpx = s->cp > 1 ? g_strdup_printf(" x CP %d", s->cp) : g_strdup("");
     if (s->dp == 0) {
-        int64_t tp_pp = (int64_t)s->tp * s->pp; /* each up to 2^20: not in an int */
         if (s->gpus % tp_pp != 0)
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
-                             "TP %d x PP %d = %" G_GINT64_FORMAT
+            return conf_fail(err, CONF_ERROR_INVALID,
+                             at_or(root, "parallel", s->cp > 1 ? "cp" : "tp"),
+                             "TP %d%s x PP %d = %" G_GINT64_FORMAT
                              " does not divide the %d GPUs (%d nodes x %d)",
-                             s->tp, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
+                             s->tp, cpx, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
         s->dp = (int)(s->gpus / tp_pp);
-    } else if ((int64_t)s->tp * s->pp * s->dp != s->gpus) {
+    } else if (tp_pp * s->dp != s->gpus) {
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
-                         "TP %d x PP %d x DP %d = %" G_GINT64_FORMAT
+                         "TP %d%s x PP %d x DP %d = %" G_GINT64_FORMAT
                          " ranks, but the job has %d GPUs (%d nodes x %d); set dp: auto or change "
                          "nodes",
-                         s->tp, s->pp, s->dp, (int64_t)s->tp * s->pp * s->dp, s->gpus, s->nodes,
+                         s->tp, cpx, s->pp, s->dp, tp_pp * s->dp, s->gpus, s->nodes,
                          s->topo.gpus_per_node);
     }
     int64_t per_step = (int64_t)s->micro_batch * s->dp;
@@ -592,7 +598,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err))
+    if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err) ||
+        !scenario_check_cp(root, s, err))
         return FALSE;
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
      * take gigabytes, and a stream's positions are counted in 29 bits (TASK_DEP_SEQ_BITS). */
@@ -633,8 +640,11 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->persist_elems < 0) /* DeepSpeed's default; FSDP's flat units keep nothing whole */
         s->persist_elems = s->framework == FW_DEEPSPEED ? FRAMEWORK_ZERO3_PERSISTENCE_ELEMS : 0;
     if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
-        s->bucket_bytes = framework_default_bucket_bytes(
-            s->framework, s->dp, framework_bytes(s->framework, s->zero, s->precision).reduce);
+        s->bucket_bytes =
+            framework_default_bucket_bytes(/* over dp x cp: Megatron-LM's */
+                                           s->framework, s->dp * s->cp,
+                                           framework_bytes(s->framework, s->zero, s->precision)
+                                               .reduce);
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");

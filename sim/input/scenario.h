@@ -23,6 +23,11 @@ typedef struct {
                      0 when neither hpZ nor qgZ is on */
 } ZeroPP;
 
+/* parallel.cp_comm: TransformerEngine's cp_comm_type (Megatron-LM's --cp-comm-type): p2p, the
+ * ring of KV exchanges overlapped with attention (AttnFuncWithCPAndKVP2P); all_gather, the KV
+ * gathered before attention (AttnFuncWithCPAndKVAllGather). */
+typedef enum { CP_COMM_P2P, CP_COMM_ALL_GATHER } CpComm;
+
 /* sim.dedup_replicas: which ranks a run simulates (the representatives of sim/run/executor.c).
  * The values are sim_run's `dedup` argument too. */
 typedef enum {
@@ -41,9 +46,12 @@ typedef struct {
     TopologySpec topo;
     int nodes;
     int gpus;       /* nodes x GPUs per node */
-    int tp, pp, dp; /* tp x pp x dp = gpus */
+    int tp, pp, dp; /* tp x cp x pp x dp = gpus; dp without cp (Megatron's data-parallel size) */
     int zero;       /* 0 = DDP, 1, 2, 3 */
     int ep;         /* expert parallelism (parallel.ep): divides dp and the experts; 1 without */
+    int cp;         /* context parallelism (parallel.cp, par_cp.c): 1 without; tp x cp x pp x dp =
+                       gpus */
+    CpComm cp_comm; /* parallel.cp_comm: how the KV reach the other CP ranks */
     PipeSchedule schedule;
     gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
                                    (Korthikanti et al. 2022); no effect at tp 1 */
@@ -68,7 +76,8 @@ typedef struct {
                                  checkpointed layer's forward and backward boundaries */
     int micro_batch;          /* sequences per micro-batch per rank */
     int grad_accum;           /* micro-batches per rank per iteration */
-    int64_t global_batch;     /* sequences per iteration: micro_batch x grad_accum x dp */
+    int64_t global_batch;     /* sequences per iteration: micro_batch x grad_accum x dp (the CP
+                                 ranks of a replica share its sequences) */
     int seq_len;              /* tokens per sequence */
     double token_budget;      /* tokens to train on (training.token_budget), 0: none given; the
                                  report's time to train */
@@ -117,6 +126,11 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
  * parallel.ep and moe add once the layout is known. */
 gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err);
 gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err);
+/* scenario_cp.c: parallel.cp and cp_comm from the block par, and the checks context parallelism
+ * adds once the layout is known. */
+gboolean scenario_load_cp(const ConfNode *par, Scenario *s, GError **err);
+gboolean scenario_check_cp(const ConfNode *root, Scenario *s, GError **err);
+const char *scenario_cp_comm_name(CpComm c);
 
 gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);

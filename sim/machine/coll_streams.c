@@ -294,6 +294,13 @@ static CollShape build_streams(CollStreams *c, CollAlgo algo, CollOp op, const G
         s.intra_steps = 1 - s.inter_steps;
         return s;
     }
+    if (op == COLL_SENDRECV) { /* one step: every member to the next, in the order given */
+        for (int i = 0; i < n; i++)
+            add_edge(c, ring[i], ring[(i + 1) % n]);
+        s.inter_steps = nodes > 1;
+        s.intra_steps = 1 - s.inter_steps;
+        return s;
+    }
     if (algo == ALGO_HIER) {
         int ppn = n / nodes; /* members per node (equal by construction) */
         if (phase == 1) {    /* allreduce of m/ppn across nodes, one ring per local position */
@@ -558,7 +565,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
             const CollGroup *gj = coll_streams_group(cs, m, g->n, g->keep_order);
             CollShape sj;
             int nj;
-            const NetLoad *lj = coll_streams_loads(cs, gj, algo, op, phase, rep_node, &sj, &nj);
+            const NetLoad *lj =
+                coll_streams_loads(cs, gj, algo, op, phase, copy_nodes(rep_node, j), &sj, &nj);
             if (j == 0)
                 ps.shape = sj;
             g_array_append_vals(parts, lj, (guint)nj);

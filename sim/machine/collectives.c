@@ -86,8 +86,13 @@ struct Collectives {
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
-    "allreduce", "allgather", "reduce_scatter", "reduce", "broadcast", "all_to_all", "send", "recv",
+    "allreduce",  "allgather", "reduce_scatter", "reduce",   "broadcast",
+    "all_to_all", "send",      "recv",           "sendrecv",
 };
+
+gboolean coll_op_keeps_order(CollOp op) {
+    return op == COLL_SEND || op == COLL_SENDRECV;
+}
 
 const char *coll_op_name(CollOp op) {
     g_assert(op < COLL_OP_COUNT);
@@ -132,6 +137,7 @@ double coll_volume(CollOp op, double m, int n) {
         return m * (n - 1) / n;
     case COLL_SEND:
     case COLL_RECV:
+    case COLL_SENDRECV:
         return m;
     default:
         g_assert_not_reached();
@@ -165,6 +171,13 @@ double coll_busbw_factor(CollOp op, int n) {
     }
 }
 
+/* A group's list of choices; NULL for a group that never chose (a copy of another's, made for
+ * its loads alone: coll_streams_loads_copies). */
+static void choices_free(gpointer a) {
+    if (a)
+        g_array_unref(a);
+}
+
 Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     Collectives *c = g_new0(Collectives, 1);
     c->eng = eng;
@@ -176,7 +189,7 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
         c->alone[k].nl = -1;
     c->rep_node = -1;
     c->streams = coll_streams_new(topo, net);
-    c->choices = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    c->choices = g_ptr_array_new_with_free_func(choices_free);
     c->choice_gen = 1;
     return c;
 }
@@ -386,7 +399,7 @@ void coll_copies_evenness(const Collectives *c, int *sends, int *uneven, double 
 }
 
 const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n) {
-    return coll_streams_group(c->streams, members, n, op == COLL_SEND);
+    return coll_streams_group(c->streams, members, n, coll_op_keeps_order(op));
 }
 
 gboolean coll_group_spans_nodes(const CollGroup *g) {
@@ -585,7 +598,7 @@ void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies,
                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
     int n;
     coll_group_members(g, &n);
-    g_assert(n >= 2 && copies >= 1 && coll_group_keeps_order(g) == (op == COLL_SEND));
+    g_assert(n >= 2 && copies >= 1 && coll_group_keeps_order(g) == coll_op_keeps_order(op));
     Instance in = {0};
     in.copies = copies;
     in.stride = copies > 1 ? stride : 0;

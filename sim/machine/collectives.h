@@ -23,8 +23,16 @@ typedef enum {
     COLL_ALL_TO_ALL,
     COLL_SEND,
     COLL_RECV,
+    /* every member sends m to the next in the order given and receives m from the previous, at
+     * once: one step of a ring (nccl-tests' sendrecv; the KV exchange of ring attention,
+     * TransformerEngine's flash_attn_p2p_communicate) */
+    COLL_SENDRECV,
     COLL_OP_COUNT
 } CollOp;
+
+/* Whether op's members are taken in the order given (a send: source then destination; a
+ * sendrecv: the ring) rather than in the ring order the library picks. */
+gboolean coll_op_keeps_order(CollOp op);
 
 typedef enum { COLL_MODE_AGGREGATED, COLL_MODE_DETAILED } CollMode;
 
@@ -42,8 +50,8 @@ const char *coll_algo_name(CollAlgo a);
 const char *coll_proto_name(CollProto p);
 
 /* Bytes one rank moves for a collective of message size m over n ranks (the study's Sec. III):
- * allreduce 2m(n-1)/n; allgather, reduce-scatter and reduce m(n-1)/n; send/recv m. m is the full
- * (gathered / unreduced) buffer. */
+ * allreduce 2m(n-1)/n; allgather, reduce-scatter and reduce m(n-1)/n; send/recv and sendrecv m.
+ * m is the full (gathered / unreduced) buffer; a sendrecv's what each member sends. */
 double coll_volume(CollOp op, double m, int n);
 
 /* Ring rounds of op over n ranks: allreduce 2(n-1); allgather, reduce-scatter n-1. */

@@ -695,7 +695,9 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
                             for every micro-batch in flight (1 under 1F1B on the last stage) */
         act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;
-    mem.activations_bytes = act;
+    /* context parallelism: every kept tensor is of the rank's s / cp tokens (Megatron-LM's
+     * get_batch_on_this_cp_rank; no s x s term: scenario_cp.c asks for fused attention) */
+    mem.activations_bytes = act / (c->cp > 1 ? c->cp : 1);
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;
     return mem;

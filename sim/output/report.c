@@ -149,11 +149,14 @@ static void write_json_links(FILE *out, const SimRun *run) {
         kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
         kv_num(out, i3, "bytes", l->bytes, FALSE);
         kv_num(out, i3, "utilization", utilization(run, l), FALSE);
-        int ndims = sc->model.moe.experts > 0 ? DIM_LINK_CLASSES : DIM_EDP; /* edp: MoE only */
-        for (int d = 0; d < ndims; d++) {
+        /* edp with MoE only, cp with context parallelism only */
+        int last = sc->cp > 1 ? DIM_CP : sc->model.moe.experts > 0 ? DIM_EDP : DIM_EP;
+        for (int d = 0; d <= last; d++) {
             char key[32];
+            if ((d == DIM_EDP && sc->model.moe.experts == 0) || (d == DIM_CP && sc->cp == 1))
+                continue;
             g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
-            kv_num(out, i3, key, l->by_class[d], d == ndims - 1);
+            kv_num(out, i3, key, l->by_class[d], d == last);
         }
         fputs("    }", out);
     }
@@ -376,6 +379,10 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     kv_num(out, i2, "zero", sc->zero, FALSE);
     if (m->moe.experts > 0)
         kv_num(out, i2, "ep", sc->ep, FALSE);
+    if (sc->cp > 1) { /* only with context parallelism: other reports unchanged */
+        kv_num(out, i2, "cp", sc->cp, FALSE);
+        kv_str(out, i2, "cp_comm", scenario_cp_comm_name(sc->cp_comm), FALSE);
+    }
     kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
     kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
     kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
@@ -538,6 +545,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         g_snprintf(ep_text, sizeof ep_text, " (EP %d x EDP %d), MoE %d experts top-%d on %d layers",
                    sc->ep, sc->dp / sc->ep, m->moe.experts, m->moe.top_k,
                    model_moe_layers(m, 0, m->layers));
+    else if (sc->cp > 1)
+        g_snprintf(ep_text, sizeof ep_text, " x CP %d (%s)", sc->cp,
+                   scenario_cp_comm_name(sc->cp_comm));
     fprintf(out, "machine    %s, %d node%s x %d %s = %d GPU%s\n", sc->topo.name, sc->nodes,
             sc->nodes == 1 ? "" : "s", sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus,
             sc->gpus == 1 ? "" : "s");

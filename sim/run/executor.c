@@ -132,8 +132,9 @@ gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
 static int rep_index(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank) {
     if (!dedup)
         return rank;
-    /* with dedup: one DIM_DP_INTRA block of DP replicas (replica 0 without ZeRO++) */
-    if (layout_index(lay, DIM_DP, rank) >= layout_group_size(lay, DIM_DP_INTRA))
+    /* with dedup: one DIM_DP_INTRA block of DP replicas (replica 0 without ZeRO++), every CP rank
+     * of them (their groups differ) */
+    if (layout_index(lay, DIM_DP_INTER, rank) > 0)
         return -1;
     if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
         return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
@@ -182,8 +183,8 @@ static int simulated_members(const Executor *ex, Dim dim, int n) {
     if (!ex->dedup)
         return n;
     switch (dim) {
-    case DIM_DP:
-        return ex->span;
+    case DIM_DP: /* with context parallelism, the cp ranks of each (layout.h) */
+        return ex->span * layout_group_size(ex->lay, DIM_CP);
     case DIM_DP_INTER:
         return 1;
     case DIM_TP:
@@ -467,7 +468,8 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     if (!ex->cgroup[dim])
         ex->cgroup[dim] = g_new0(const CollGroup *, layout_group_count(ex->lay, dim));
     const CollGroup **g = &ex->cgroup[dim][group];
-    if (!*g) /* a group's collectives are never sends: one group serves every op */
+    if (!*g) /* a dimension's collectives are all ordered (CP's sendrecv) or none: one group serves
+                every op */
         *g = coll_group(ex->coll, t->op, machine_gpus(ex, ex->members, n), n);
     SimTime now = engine_now(ex->eng);
     double volume = coll_volume(t->op, t->bytes, n);
@@ -481,10 +483,22 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         comm_change(ex, j, inter, +1);
         observe_begin(ex, j, s);
     }
-    /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h) */
+    /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h); a
+     * context-parallel group's, which may cross nodes, carries the groups of the replicas this
+     * one stands for as images (COLL_REP_IMAGES), as a pipeline send does (arrive_p2p) */
     Dim cls = layout_dim_class(dim);
-    int rep = ex->dedup && cls == DIM_DP && !ex->bound ? ex->job_rank[i] : -1;
-    coll_start_group(ex->coll, t->op, *g, 1, 0, t->bytes, cls, rep, on_coll_done, ex,
+    /* not with context parallelism: the data-parallel group holds the cp simulated ranks of a
+     * replica, whose nodes carry other traffic of their own (their pipeline sends), each its
+     * own share of the group's (a node standing for them all would leave the others' idle) */
+    gboolean symmetric = cls == DIM_DP && layout_group_size(ex->lay, DIM_CP) == 1;
+    int rep = ex->dedup && symmetric && !ex->bound ? ex->job_rank[i] : -1;
+    int copies = 1, stride = 0;
+    if (cls == DIM_CP && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
+        copies = ex->sc->dp / ex->span;
+        stride = layout_stride(ex->lay, DIM_DP_INTER);
+        rep = COLL_REP_IMAGES;
+    }
+    coll_start_group(ex->coll, t->op, *g, copies, stride, t->bytes, cls, rep, on_coll_done, ex,
                      (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 |
                          (uint32_t)group);
 }
@@ -568,7 +582,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         stride = 1;
     } else if (ex->dedup && ex->sc->dp > ex->span) {
         copies = ex->sc->dp / ex->span;
-        stride = ex->span * layout_stride(ex->lay, DIM_DP); /* GPU ids = job ranks */
+        stride = layout_stride(ex->lay, DIM_DP_INTER); /* span replicas; GPU ids = job ranks */
         rep = COLL_REP_IMAGES;
     }
     coll_start_group(ex->coll, COLL_SEND, *g, copies, stride, t->bytes, DIM_PP, rep, on_p2p_done,

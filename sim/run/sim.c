@@ -3,6 +3,7 @@
 #include "machine_error.h"
 
 #include <math.h>
+#include <string.h>
 #include <sys/resource.h>
 
 struct SimRun {
@@ -49,13 +50,14 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
     g_autoptr(Workload) wl = workload_new(sc, topo);
     out->memory = workload_memory(wl);
     out->fits = out->memory.total_bytes <= sc->topo.device.hbm_capacity;
-    out->comm_kinds = 0;
+    memset(out->comm_kinds, 0, sizeof out->comm_kinds);
     for (int s = 0; s < sc->pp; s++) {
         const Program *pg = workload_program(wl, s);
         for (guint i = 0; i < pg->ntasks; i++) {
             const Task *t = &pg->tasks[i];
+            int k = t->op * DIM_COUNT + t->dim;
             if (t->kind != TASK_COMPUTE)
-                out->comm_kinds |= G_GUINT64_CONSTANT(1) << (t->op * DIM_COUNT + t->dim);
+                out->comm_kinds[k / 64] |= G_GUINT64_CONSTANT(1) << (k % 64);
         }
     }
     return TRUE;
@@ -77,7 +79,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
     double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                        (sc->zero >= 1 ? sc->dp : 1);
+                        (sc->zero >= 1 ? sc->dp * sc->cp : 1);
     if (!device_ops_in_range(&sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
                              sc->precision, opt_params, err))
         return NULL;

@@ -84,10 +84,14 @@ void sim_keep_trial(SimRun *run, const SimSummary *trial);
  * communication its programs issue. Builds the topology and the rank programs, runs nothing;
  * cheap next to sim_run. For sweeps (which columns a table needs) and layout searches (which
  * layouts fit). */
+#define SIM_COMM_KINDS (COLL_OP_COUNT * DIM_COUNT) /* (op, dim) pairs */
+#define SIM_COMM_KIND_WORDS ((SIM_COMM_KINDS + 63) / 64)
 typedef struct {
     ModelMemory memory; /* the rank with the largest footprint, as sim_run reports it */
     gboolean fits;      /* memory.total_bytes <= the device's HBM capacity */
-    guint64 comm_kinds; /* bit op * DIM_COUNT + dim set for every (op, dim) some task issues */
+    /* bit k = op * DIM_COUNT + dim (word k / 64, bit k % 64) set for every (op, dim) some task
+       issues */
+    guint64 comm_kinds[SIM_COMM_KIND_WORDS];
 } SimInspect;
 
 gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err);

@@ -15,9 +15,9 @@
 #include "parallelism.h"
 
 /* The plug-ins in wrapping order: tensor parallelism (and its sequence-parallel mode) outermost,
- * so that its conjugate operators sit at a block's ends, then expert parallelism, whose MoE body
- * they wrap. */
-static const Parallelism *const table[] = {&par_tp, &par_sp, &par_ep};
+ * so that its conjugate operators sit at a block's ends, then context parallelism, whose
+ * attention body they wrap, then expert parallelism, whose MoE body they wrap. */
+static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep};
 G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
 
 guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, guint32 after) {

@@ -46,7 +46,7 @@ void grads_flush(Builder *b, int micro) {
             int n = zeropp_grad_steps(b->sc, b->dev, bt->n, bt->width, steps);
             emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
         }
-    } else if (per_owner(b) && b->sc->dp > 1)
+    } else if (per_owner(b) && layout_group_size(b->lay, DIM_DP) > 1) /* dp x cp */
         reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
                          micro);
     else
@@ -114,7 +114,7 @@ static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int 
  * if the framework overlaps it (DeepSpeed reduces after backward). */
 gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro) {
     const Scenario *sc = b->sc;
-    if (sc->dp <= 1)
+    if (layout_group_size(b->lay, DIM_DP) <= 1) /* dp x cp ranks (layout.h) */
         return FALSE;
     if (sc->zero >= 2)
         return TRUE;

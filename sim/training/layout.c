@@ -9,8 +9,8 @@ struct Layout {
     int size[DIM_COUNT];   /* group size along each dimension */
 };
 
-static const char *const dim_names[DIM_COUNT] = {"dp",  "tp",       "pp",      "ep",
-                                                 "edp", "dp_intra", "dp_inter"};
+static const char *const dim_names[DIM_COUNT] = {"dp",  "tp", "pp",       "ep",
+                                                 "edp", "cp", "dp_intra", "dp_inter"};
 
 const char *layout_dim_name(Dim d) {
     return dim_names[d];
@@ -29,14 +29,16 @@ Layout *layout_new(LayoutShape sh) {
     l->sh = sh;
     l->ranks = sh.tp * sh.cp * sh.dp * sh.pp;
     l->stride[DIM_TP] = 1;
-    l->stride[DIM_DP] = sh.tp * sh.cp;
+    l->stride[DIM_DP] = sh.tp; /* with context parallelism (layout.h) */
+    l->stride[DIM_CP] = sh.tp;
     l->stride[DIM_EP] = sh.tp * sh.cp;          /* the fastest part of dp_idx */
     l->stride[DIM_EDP] = sh.tp * sh.cp * sh.ep; /* the slower part of dp_idx */
     l->stride[DIM_PP] = sh.tp * sh.cp * sh.dp;
     l->stride[DIM_DP_INTRA] = sh.tp * sh.cp;     /* q consecutive DP replicas */
     l->stride[DIM_DP_INTER] = sh.tp * sh.cp * q; /* one per block */
     l->size[DIM_TP] = sh.tp;
-    l->size[DIM_DP] = sh.dp;
+    l->size[DIM_DP] = sh.cp * sh.dp;
+    l->size[DIM_CP] = sh.cp;
     l->size[DIM_EP] = sh.ep;
     l->size[DIM_EDP] = sh.dp / sh.ep;
     l->size[DIM_PP] = sh.pp;
@@ -61,7 +63,7 @@ LayoutCoord layout_coord(const Layout *l, int rank) {
     const LayoutShape *s = &l->sh;
     return (LayoutCoord){.tp = rank % s->tp,
                          .cp = rank / s->tp % s->cp,
-                         .dp = layout_index(l, DIM_DP, rank),
+                         .dp = rank / (s->tp * s->cp) % s->dp,
                          .ep = layout_index(l, DIM_EP, rank),
                          .pp = layout_index(l, DIM_PP, rank)};
 }

@@ -10,8 +10,16 @@
  * TP fastest, then CP, then DP (whose fastest part is EP: expert-parallel groups are consecutive
  * DP replicas, Megatron's expert-data-parallel split of the data-parallel ranks), then PP slowest:
  *   rank = ((pp_idx * dp + dp_idx) * cp + cp_idx) * tp + tp_idx, with dp_idx = dpo * ep + ep_idx.
- * CP is 1 in every scenario today; EP is parallel.ep (par_ep.c). DIM_EDP (expert data parallel)
+ * CP is parallel.cp (par_cp.c); EP is parallel.ep (par_ep.c). DIM_EDP (expert data parallel)
  * is the slower part of dp_idx: stride tp cp ep, size dp / ep.
+ *
+ * With context parallelism DIM_DP's group is the data-parallel group with context parallelism,
+ * the ranks that differ in cp_idx or dp_idx (stride tp, size cp dp: adjacent in the order, one
+ * run): Megatron-LM reduces gradients and shards its distributed optimizer over it
+ * (parallel_state.py get_data_parallel_group(with_context_parallel=True), which
+ * distributed_data_parallel.py and the distributed optimizer use). At cp 1 it is the plain
+ * data-parallel group. A rank's replica is still its dp_idx (layout_coord; DIM_DP_INTRA and
+ * DIM_DP_INTER keep stride tp cp: blocks of whole replicas).
  */
 #ifndef SIM_LAYOUT_H
 #define SIM_LAYOUT_H
@@ -26,10 +34,20 @@
  * consecutive DP replicas, which share a node (hpZ's secondary partition, qgZ's first all-to-all),
  * and the replicas at the same place in every block (qgZ's second all-to-all). Their traffic is
  * data-parallel traffic on the links (layout_dim_class). */
-typedef enum { DIM_DP, DIM_TP, DIM_PP, DIM_EP, DIM_EDP, DIM_DP_INTRA, DIM_DP_INTER, DIM_COUNT } Dim;
-#define DIM_LINK_CLASSES (DIM_EDP + 1) /* the traffic classes links count bytes by */
+typedef enum {
+    DIM_DP,
+    DIM_TP,
+    DIM_PP,
+    DIM_EP,
+    DIM_EDP,
+    DIM_CP, /* context parallelism: the ranks that differ only in cp_idx (stride tp, size cp) */
+    DIM_DP_INTRA,
+    DIM_DP_INTER,
+    DIM_COUNT
+} Dim;
+#define DIM_LINK_CLASSES (DIM_CP + 1) /* the traffic classes links count bytes by */
 const char *layout_dim_name(Dim d);
-/* The link traffic class of a dimension's communication: dp, tp, pp, ep or edp. */
+/* The link traffic class of a dimension's communication: dp, tp, pp, ep, edp or cp. */
 Dim layout_dim_class(Dim d);
 
 typedef struct {
@@ -56,7 +74,8 @@ int layout_rank(const Layout *l, LayoutCoord c); /* inverse of layout_coord (c.e
 int layout_stage(const Layout *l, int rank);     /* pipeline stage (pp index) */
 int layout_index(const Layout *l, Dim dim, int rank); /* coordinate along dim */
 
-/* Groups of a dimension: ranks that differ only in that coordinate (DP: in dp_idx; EP: in ep_idx
+/* Groups of a dimension: ranks that differ only in that coordinate (DP: in dp_idx, and cp_idx
+ * with context parallelism; CP: in cp_idx; EP: in ep_idx
  * within their block of ep DP replicas; EDP: in the block, dpo = dp_idx / ep, at the same ep_idx;
  * PP: in the stage). Groups are numbered 0..count-1 in the
  * order of their lowest rank's remaining coordinates. */

@@ -60,7 +60,7 @@ struct Parallelism {
 };
 
 /* The plug-ins' hooks (par_*.c) */
-extern const Parallelism par_tp, par_sp, par_ep;
+extern const Parallelism par_tp, par_sp, par_cp, par_ep;
 
 /* blocks.c: the walker. Set up the stage's enabled plug-ins (once per stage, after the segment
  * times); emit unit u's forward (ph PHASE_FWD or PHASE_RECOMPUTE) or backward after task `in`

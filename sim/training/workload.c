@@ -260,27 +260,36 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     if (overlap) {
         grads_flush(b, micro);
         grads_flush_experts(b, micro);
-    } else if (last_pass && sc->zero == 0 && sc->dp > 1 && !b->split)
+    } else if (last_pass && sc->zero == 0 && layout_group_size(b->lay, DIM_DP) > 1 && !b->split)
         grads_after_backward(b, micro);
     if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
 }
 
-/* Time of one segment's kernels in one pass, picoseconds; attn_core (when not NULL) receives the
+static SimTime op_time(const Scenario *sc, const DeviceSpec *dev, ModelOp *op) {
+    if (sc->sequence_parallel) /* layer norms, dropout, residual adds on s/t tokens */
+        model_op_sequence_split(op, sc->tp);
+    return device_op_time(dev, op, sc->precision);
+}
+
+SimTime seg_op_time(const Builder *b, ModelOp *op) {
+    return op_time(b->sc, b->dev, op);
+}
+
+/* Time of one segment's kernels in one pass, picoseconds, on the rank's s / cp tokens (context
+ * parallelism: par_cp.c times the attention core's steps); attn_core (when not NULL) receives the
  * time of the attention core's kernels (what selective recomputation redoes), ncore their number;
  * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
                             SimTime *attn_core, int *ncore, int *kernels, SimTime *prod,
                             SimTime *chunk) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-    model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->precision,
-                      ops);
+    model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
+                      sc->precision, ops);
     SimTime total = 0;
     for (guint i = 0; i < ops->len; i++) {
         ModelOp *op = &g_array_index(ops, ModelOp, i);
-        if (sc->sequence_parallel) /* layer norms, dropout, residual adds on s/t tokens */
-            model_op_sequence_split(op, sc->tp);
-        SimTime t = device_op_time(dev, op, sc->precision);
+        SimTime t = op_time(sc, dev, op);
         total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
             *attn_core = sim_time_add(*attn_core, t);
@@ -344,8 +353,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.pe = fbytes.gather;
     b.unit_buckets = b.fw->reduce_per_unit && sc->zero >= 2;
     b.logger = sc->comms_logger && sc->framework == FW_DEEPSPEED; /* DeepSpeed's alone */
-    b.act_bytes = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * b.e;
-    b.ce_bytes = (double)sc->micro_batch * sc->seq_len * 4;
+    int tokens = sc->seq_len / sc->cp; /* of each sequence, on this rank */
+    b.act_bytes = (double)sc->micro_batch * tokens * sc->model.hidden * b.e;
+    b.ce_bytes = (double)sc->micro_batch * tokens * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
         b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
                                 &b.nfwd[s], &b.prod[s], &b.chunk[s]);
@@ -361,7 +371,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.split = schedule_get(sc->schedule)->split;
     if (b.split) /* after the host's rates: B and W kernels dispatch alike */
         wgrad_prepare(&b, dev);
-    b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && sc->dp > 1;
+    /* gradients and the optimizer's partitions: over the data-parallel group with context
+     * parallelism, dp x cp ranks (layout.h; the experts', which CP refuses, over dp / ep) */
+    int dpc = layout_group_size(b.lay, DIM_DP);
+    b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && dpc > 1;
     pg->params = 0;
     pg->gathered_peak = 0;
     double expert_params = 0; /* of pg->params, the experts': ZeRO partitions them over dp/ep */
@@ -372,7 +385,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     }
     /* DeepSpeed's partitions: the flat group split in dp equal parts (stage_1_and_2.py
      * partition_size; its alignment padding, a few elements, left out) */
-    b.part_params = ceil((pg->params - expert_params) / sc->dp);
+    b.part_params = ceil((pg->params - expert_params) / dpc);
     b.xpart_params = ceil(expert_params / (sc->ep > 1 ? sc->dp / sc->ep : sc->dp));
 
     g_autoptr(GArray) passes =
@@ -393,9 +406,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced;
      * the host synchronises before it (executor.c: the overflow check). */
     b.sync_next = TRUE;
-    double opt_params =
-        sc->zero >= 1 ? (pg->params - expert_params) / sc->dp + expert_params / (sc->dp / sc->ep)
-                      : pg->params;
+    double opt_params = sc->zero >= 1
+                            ? (pg->params - expert_params) / dpc + expert_params / (sc->dp / sc->ep)
+                            : pg->params;
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
                             PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
     gboolean fsdp2 = sc->zero == 2 && b.fw->zero2_gathers_in_forward; /* gathers in forward */
@@ -481,18 +494,18 @@ const Program *workload_program(const Workload *wl, int stage) {
  * for the others would leave idle: then one node's worth of replicas is simulated, all of them
  * where a node's share does not divide dp (ranks fill nodes in layout order, layout.h). */
 static int replica_span(const Scenario *sc) {
-    int z = zeropp_replica_span(sc);
-    if (z > 1 || sc->pp == 1 || sc->topo.gpus_per_node <= sc->tp)
+    int z = zeropp_replica_span(sc), width = sc->tp * sc->cp; /* a replica's ranks of a stage */
+    if (z > 1 || sc->pp == 1 || sc->topo.gpus_per_node <= width)
         return z;
-    int per_node = sc->topo.gpus_per_node / sc->tp; /* replicas of a stage a node can hold */
-    if (sc->topo.gpus_per_node % sc->tp != 0 || per_node >= sc->dp || sc->dp % per_node != 0)
+    int per_node = sc->topo.gpus_per_node / width; /* replicas of a stage a node can hold */
+    if (sc->topo.gpus_per_node % width != 0 || per_node >= sc->dp || sc->dp % per_node != 0)
         return sc->dp;
     return per_node;
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {
     return (LayoutShape){.tp = sc->tp,
-                         .cp = 1,
+                         .cp = sc->cp,
                          .dp = sc->dp,
                          .ep = sc->ep,
                          .pp = sc->pp,
@@ -543,7 +556,7 @@ static double grad_buffers_bytes(const Scenario *sc, double grads) {
 }
 
 /* Activations under a split backward (Qi et al. 2024, Sec. 3 and Table 1): a micro-batch holds
- * M_B from its F until its B (what model_memory_case counts per micro-batch in flight, the
+ * M_B from its F until its B (what model_memory counts per micro-batch in flight, the
  * ends' included) and M_W from its B until its W (workload_wgrad_held_bytes), so the stage's peak
  * is the working set plus the peak over its passes of M_B (F without B) + M_W (B without W). */
 static ModelMemory split_memory(const Scenario *sc, MemoryCase *mc, ModelMemory m,
@@ -579,7 +592,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .pp = sc->pp,
                          .vpp = sc->virtual_stages,
                          .stage = s,
-                         .dp = sc->dp,
+                         .dp = sc->dp * sc->cp, /* ZeRO's partitions (layout.h) */
+                         .cp = sc->cp,
                          /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
                             copy is in the gathered buffers */
                          .zero =
@@ -599,7 +613,7 @@ ModelMemory workload_memory(const Workload *wl) {
         ModelMemory m = model_memory(&sc->model, &mc);
         if (schedule_get(sc->schedule)->split)
             m = split_memory(sc, &mc, m, passes);
-        if (sc->dp > 1)
+        if (sc->dp * sc->cp > 1)
             m.buffers_bytes =
                 grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;
         m.hpz_bytes =

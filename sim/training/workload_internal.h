@@ -125,6 +125,11 @@ struct Builder {
     int nwgrad[SEG_COUNT];             /* its kernels */
     SimTime moe_wgrad[MOE_PART_COUNT]; /* W time of each MoE part, picoseconds */
     int moe_nwgrad[MOE_PART_COUNT];    /* its kernels */
+    /* context parallelism (par_cp.c): the attention segment on s / cp tokens, by pass, before
+     * the core (0), one step of the core (1), after it (2) */
+    SimTime cp_time[PASS_COUNT][3]; /* picoseconds */
+    int cp_kernels[PASS_COUNT][3];
+    double cp_kv_bytes; /* K and V of the rank's s / cp tokens: one ring exchange, bytes */
 };
 
 /* Append task t after deps (NO_TASK entries skipped); returns its index. */
@@ -132,6 +137,8 @@ guint32 emit(Builder *b, Task t, const guint32 *deps, int ndeps);
 /* A compute task of dur picoseconds and `kernels` kernels after dep1 and dep2. */
 guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int micro,
                   guint32 dep1, guint32 dep2);
+/* One kernel's time as the stage runs it (sequence parallelism's split applied), picoseconds. */
+SimTime seg_op_time(const Builder *b, ModelOp *op);
 /* One segment's kernels in one pass (bwd FALSE: forward or its recomputation). */
 guint32 seg_compute(Builder *b, Segment seg, gboolean bwd, Phase ph, int layer, int micro,
                     guint32 dep1, guint32 dep2);

@@ -1,0 +1,78 @@
+/* scenario_cp: parallel.cp and parallel.cp_comm (context parallelism, par_cp.c), and the layout
+ * errors they add.
+ *
+ * For: reading and checking; what context parallelism runs is par_cp.c's (with its sources). Not
+ * for: the rest of the scenario (scenario.c), which calls these two functions. */
+#include "scenario.h"
+
+static const char *const cp_comm_names[] = {"p2p", "all_gather", NULL};
+
+gboolean scenario_load_cp(const ConfNode *par, Scenario *s, GError **err) {
+    int comm = CP_COMM_P2P;
+    s->cp = 1;
+    if (!conf_int32(par, "cp", FALSE, 1, 1 << 20, &s->cp, err) ||
+        !conf_enum(par, "cp_comm", FALSE, cp_comm_names, &comm, err))
+        return FALSE;
+    s->cp_comm = comm;
+    return TRUE;
+}
+
+const char *scenario_cp_comm_name(CpComm c) {
+    return cp_comm_names[c];
+}
+
+static const ConfNode *at(const ConfNode *root, const char *sect, const char *key) {
+    const ConfNode *s = conf_get(root, sect);
+    const ConfNode *k = s ? conf_get(s, key) : NULL;
+    return k ? k : (s ? s : root);
+}
+
+/* Megatron-LM splits each sequence into 2 cp chunks, rank i keeping chunks i and 2 cp - 1 - i
+ * (megatron/training/utils.py get_batch_on_this_cp_rank: val.view(..., 2 * cp_size,
+ * seq // (2 * cp_size), ...)), so that causal attention's work is even over the ranks. What is
+ * refused, and why:
+ * - a framework other than Megatron-LM: DeepSpeed's sequence parallelism is Ulysses (an
+ *   all-to-all of heads), PyTorch's FSDP has no ring attention; neither is this one;
+ * - attention: standard: Megatron-LM runs context parallelism only inside TransformerEngine's
+ *   fused attention (DotProductAttention with cp_group; the unfused path has no CP);
+ * - mixture of experts: Megatron folds its expert groups over tp x cp x dp in a rank generator of
+ *   their own (parallel_state.py, expert_tensor_model_pipeline...); the layout here carves EP from
+ *   DP alone;
+ * - tp_comm_overlap: the CP plug-in emits the attention block's kernels itself (par_cp.c), and
+ *   the producer GEMM's chunks are the walker's for blocks it emits;
+ * - a zero-bubble schedule: wgrad.c splits the Builder's dense backward times into B and W, the
+ *   CP plug-in's own attention times (par_cp.c) are not split. */
+gboolean scenario_check_cp(const ConfNode *root, Scenario *s, GError **err) {
+    const ConfNode *cpn = at(root, "parallel", "cp");
+    if (s->cp == 1)
+        return TRUE;
+    if (s->seq_len % (2 * s->cp) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, cpn,
+                         "context parallelism %d splits each sequence into 2 x %d = %d chunks "
+                         "(Megatron-LM's load-balanced causal split), which do not divide seq_len "
+                         "%d; choose seq_len a multiple of %d",
+                         s->cp, s->cp, 2 * s->cp, s->seq_len, 2 * s->cp);
+    if (s->framework != FW_MEGATRON)
+        return conf_fail(err, CONF_ERROR_INVALID, cpn,
+                         "context parallelism is Megatron-LM's (ring attention in "
+                         "TransformerEngine); %s has none: set training.framework: megatron",
+                         framework_get(s->framework)->name);
+    if (s->model.attention != ATTN_FLASH)
+        return conf_fail(err, CONF_ERROR_INVALID, cpn,
+                         "context parallelism runs in TransformerEngine's fused attention only; "
+                         "%s has attention: standard (set model.attention=flash)",
+                         s->model.name);
+    if (s->model.moe.experts > 0)
+        return conf_fail(err, CONF_ERROR_INVALID, cpn,
+                         "context parallelism with mixture-of-experts layers is not modelled "
+                         "(Megatron-LM lays its expert groups over tp x cp x dp)");
+    if (s->tp_overlap_chunks > 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "tp_comm_overlap"),
+                         "tp_comm_overlap with context parallelism is not modelled");
+    if (schedule_get(s->schedule)->split)
+        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "schedule"),
+                         "the %s schedule with context parallelism is not modelled (the ring "
+                         "attention's backward is not split into input and weight gradients)",
+                         schedule_name(s->schedule));
+    return TRUE;
+}
