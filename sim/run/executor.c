@@ -10,13 +10,11 @@
  * from time 0, so task k is issued at base + sum of the costs of tasks first..k. It runs ahead of
  * the GPU except before a task marked host_sync (workload.c: the optimizer step, and with
  * GPT-NeoX's synchronize_each_layer every checkpointed layer's boundaries): there it waits until
- * every task issued before has finished (a device-wide synchronize). At the optimizer step that
- * is (the overflow check's device-to-host read: Megatron-LM's MixedPrecisionOptimizer
- * (megatron/core/optimizer/optimizer.py, _unscale_main_grads_and_check_for_nan) does
- * found_inf.item(), DeepSpeed's ZeRO optimizers (has_overflow) overflow_gpu[0].item() after
- * all-reducing the flag, PyTorch's GradScaler.step found_inf.item()), spends host_step, and goes
- * on. A task
- * starts no earlier than it is issued.
+ * every task issued before has finished (a device-wide synchronize); at the optimizer step (the
+ * overflow check's device-to-host read: Megatron-LM's found_inf.item() in optimizer.py
+ * _unscale_main_grads_and_check_for_nan, DeepSpeed ZeRO's overflow_gpu[0].item() in has_overflow,
+ * PyTorch's GradScaler.step found_inf.item()) it also spends host_step. A task starts no earlier
+ * than it is issued.
  *
  * Interference: while any communication of a rank moves data, its running compute task
  * progresses at 1 / (1 + sigma) of its speed (sigma: the device's intra- or inter-node figure,
