@@ -32,6 +32,13 @@ cp "$s/1.3B_ddp.yaml" "$p"
 check path-utf8 0 "$sim" "$p" --format json --no-timing
 if python3 -c "import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8'))" "$tmp/out"; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL path-utf8: the report is not UTF-8 JSON"; fi
+# a path with a quote, a backslash, a tab and a newline comes back from the JSON report as it was
+# (the strings are quoted by json-glib's generator, report_json_quote)
+q="$tmp/"$'q"u\\o\tt\ne.yaml'
+cp "$s/1.3B_ddp.yaml" "$q"
+check path-quote 0 "$sim" "$q" --format json --no-timing
+if python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['scenario'] == sys.argv[2]" "$tmp/out" "$q"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL path-quote: the path does not come back"; fi
 # sim collective takes rccl-tests' sizes (1K, 128M, 1G: powers of 1024, its parsesize) and says
 # when --algo cannot apply (tree on one node, tree for allgather ran ring without a word)
 check coll-suffix 0 "$sim" collective --op allreduce --ranks 16 -b 1K -e 4K --format csv

@@ -7,6 +7,7 @@
 #include "executor.h"
 #include "layout.h"
 
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -39,21 +40,13 @@ void report_csv_quote(GString *g, const char *s) {
 
 void report_json_quote(GString *g, const char *s) {
     /* JSON text is UTF-8 (RFC 8259 section 8.1): a scenario path with other bytes made the
-     * report invalid; such bytes are written as U+FFFD */
+     * report invalid; such bytes are written as U+FFFD. The quoting itself is json-glib's
+     * generator's, the one `sim compare` and `sim import` read back with. */
     g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
-    g_string_append_c(g, '"');
-    for (const char *p = valid; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\')
-            g_string_append_printf(g, "\\%c", c);
-        else if (c == '\n')
-            g_string_append(g, "\\n");
-        else if (c < 0x20)
-            g_string_append_printf(g, "\\u%04x", c);
-        else
-            g_string_append_c(g, (char)c);
-    }
-    g_string_append_c(g, '"');
+    g_autoptr(JsonNode) node = json_node_new(JSON_NODE_VALUE);
+    json_node_set_string(node, valid);
+    g_autofree char *text = json_to_string(node, FALSE);
+    g_string_append(g, text);
 }
 
 static void json_str(FILE *out, const char *s) {
