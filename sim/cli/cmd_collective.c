@@ -129,7 +129,7 @@ int cmd_collective(int argc, char **argv) {
     g_option_context_set_description(
         ctx, "Sizes run from -b to -e, each -f times the last, as rccl-tests' -b, -e and -f do.\n"
              "-b, -e, -f and -d mean here what they mean in rccl-tests; in the other commands\n"
-             "-f is --format (docs/command-line.md).\n"
+             "-f is --format (docs/cli.md).\n"
              "Columns as rccl-tests prints them; out-of-place and in-place times are equal in the\n"
              "model (docs/cli.md). Bus bandwidth: algbw x 2(n-1)/n for allreduce,\n"
              "x (n-1)/n for allgather, reduce_scatter and all_to_all, x 1 otherwise.\n\n"

@@ -38,7 +38,7 @@ int cmd_run(int argc, char **argv) {
          NULL},
         {"no-timing", 0, 0, G_OPTION_ARG_NONE, &no_timing,
          "Report 0 for host wall time and memory, so that runs compare byte for byte", NULL},
-        /* no -t: -t is --topology in sim collective and sim import (docs/command-line.md) */
+        /* no -t: -t is --topology in sim collective and sim import (docs/cli.md) */
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
          "Also write a Chrome / Perfetto trace of the run to FILE (JSON; open it in "
          "ui.perfetto.dev or chrome://tracing)",

@@ -37,7 +37,7 @@ static int help(void) {
         printf("  %-12s %s\n", commands[i].name, commands[i].summary ? commands[i].summary : "");
     printf("\nSCENARIO is a file or the name of a shipped one (sim list scenarios).\n"
            "Short options mean the same in every command, except sim collective's -b, -e, -f\n"
-           "and -d, which are rccl-tests' (docs/command-line.md).\n\n");
+           "and -d, which are rccl-tests' (docs/cli.md).\n\n");
     fflush(stdout);
     char *run_help[] = {"sim", "--help", NULL};
     return cmd_run(2, run_help);
