@@ -56,7 +56,7 @@ static void json_str(FILE *out, const char *s) {
 }
 
 /* key: number, with a comma before it unless first */
-static void kv_num(FILE *out, const char *indent, const char *key, double v, gboolean last) {
+void report_kv_num(FILE *out, const char *indent, const char *key, double v, gboolean last) {
     fprintf(out, "%s\"%s\": ", indent, key);
     num(out, v);
     fputs(last ? "\n" : ",\n", out);
@@ -66,12 +66,12 @@ static void kv_num(FILE *out, const char *indent, const char *key, double v, gbo
 static void kv_opt(FILE *out, const char *indent, const char *key, gboolean has, double v,
                    gboolean last) {
     if (has)
-        kv_num(out, indent, key, v, last);
+        report_kv_num(out, indent, key, v, last);
     else
         fprintf(out, "%s\"%s\": null%s\n", indent, key, last ? "" : ",");
 }
 
-static void kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
+void report_kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
     fprintf(out, "%s\"%s\": ", indent, key);
     json_str(out, v);
     fputs(last ? "\n" : ",\n", out);
@@ -136,12 +136,12 @@ static void write_json_links(FILE *out, const SimRun *run) {
         topo_link_describe(topo, l->link, name, sizeof name);
         const char *i3 = "      ";
         fprintf(out, "%s\n    {\n", i ? "," : "");
-        kv_num(out, i3, "id", l->link, FALSE);
-        kv_str(out, i3, "name", name, FALSE);
-        kv_str(out, i3, "kind", topo_link_kind_name(topo_link_kind(topo, l->link)), FALSE);
-        kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
-        kv_num(out, i3, "bytes", l->bytes, FALSE);
-        kv_num(out, i3, "utilization", utilization(run, l), FALSE);
+        report_kv_num(out, i3, "id", l->link, FALSE);
+        report_kv_str(out, i3, "name", name, FALSE);
+        report_kv_str(out, i3, "kind", topo_link_kind_name(topo_link_kind(topo, l->link)), FALSE);
+        report_kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
+        report_kv_num(out, i3, "bytes", l->bytes, FALSE);
+        report_kv_num(out, i3, "utilization", utilization(run, l), FALSE);
         /* edp with MoE only, cp with context parallelism only */
         int last = sc->cp > 1 ? DIM_CP : sc->model.moe.experts > 0 ? DIM_EDP : DIM_EP;
         for (int d = 0; d <= last; d++) {
@@ -149,7 +149,7 @@ static void write_json_links(FILE *out, const SimRun *run) {
             if ((d == DIM_EDP && sc->model.moe.experts == 0) || (d == DIM_CP && sc->cp == 1))
                 continue;
             g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
-            kv_num(out, i3, key, l->by_class[d], d == last);
+            report_kv_num(out, i3, key, l->by_class[d], d == last);
         }
         fputs("    }", out);
     }
@@ -248,9 +248,9 @@ static void write_json_what_if(FILE *out, const SimRun *run) {
     if (any)
         topo_link_describe(topo, w.limit.link, name, sizeof name);
     fputs("  \"what_if\": {\n", out);
-    kv_str(out, "    ", "limiting_link", name, FALSE);
-    kv_str(out, "    ", "limiting_link_kind",
-           any ? topo_link_kind_name(topo_link_kind(topo, w.limit.link)) : "", FALSE);
+    report_kv_str(out, "    ", "limiting_link", name, FALSE);
+    report_kv_str(out, "    ", "limiting_link_kind",
+                  any ? topo_link_kind_name(topo_link_kind(topo, w.limit.link)) : "", FALSE);
     fputs("    \"knobs\": [", out);
     for (guint i = 0; i < w.knobs->len; i++) {
         guint32 kinds = g_array_index(w.kinds, guint32, i);
@@ -319,13 +319,13 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     const ModelConfig *m = &sc->model;
     const char *i1 = "  ", *i2 = "    ";
     fputs("{\n", out);
-    kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
-    kv_str(out, i1, "scenario", sc->path, FALSE);
+    report_kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
+    report_kv_str(out, i1, "scenario", sc->path, FALSE);
     /* provenance: what produced these numbers */
-    kv_str(out, i1, "sim_version", SIM_VERSION, FALSE);
+    report_kv_str(out, i1, "sim_version", SIM_VERSION, FALSE);
     fprintf(out, "%s\"machine\": {\n", i1);
-    kv_str(out, i2, "topology", sc->topo.name, FALSE);
-    kv_str(out, i2, "device", sc->topo.device.name, TRUE);
+    report_kv_str(out, i2, "topology", sc->topo.name, FALSE);
+    report_kv_str(out, i2, "device", sc->topo.device.name, TRUE);
     fprintf(out, "%s},\n%s\"overrides\": [", i1, i1);
     for (char **o = sc->sets; o && *o; o++) {
         if (o != sc->sets)
@@ -334,86 +334,87 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     }
     fputs("],\n", out);
     fprintf(out, "%s\"model\": {\n", i1);
-    kv_str(out, i2, "name", m->name, FALSE);
-    kv_num(out, i2, "layers", m->layers, FALSE);
-    kv_num(out, i2, "hidden", m->hidden, FALSE);
-    kv_num(out, i2, "heads", m->heads, FALSE);
-    kv_num(out, i2, "ffn_hidden", m->ffn_hidden, FALSE);
-    kv_num(out, i2, "kv_heads", model_kv_heads(m), FALSE);
-    kv_str(out, i2, "mlp", m->mlp == MLP_SWIGLU ? "swiglu" : "gelu", FALSE);
-    kv_str(out, i2, "norm", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", FALSE);
+    report_kv_str(out, i2, "name", m->name, FALSE);
+    report_kv_num(out, i2, "layers", m->layers, FALSE);
+    report_kv_num(out, i2, "hidden", m->hidden, FALSE);
+    report_kv_num(out, i2, "heads", m->heads, FALSE);
+    report_kv_num(out, i2, "ffn_hidden", m->ffn_hidden, FALSE);
+    report_kv_num(out, i2, "kv_heads", model_kv_heads(m), FALSE);
+    report_kv_str(out, i2, "mlp", m->mlp == MLP_SWIGLU ? "swiglu" : "gelu", FALSE);
+    report_kv_str(out, i2, "norm", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", FALSE);
     if (m->moe.experts > 0) { /* only there: dense models' reports unchanged */
         const char *i3 = "      ";
         int64_t tokens = (int64_t)sc->micro_batch * sc->seq_len;
         fprintf(out, "%s\"moe\": {\n", i2);
-        kv_num(out, i3, "experts", m->moe.experts, FALSE);
-        kv_num(out, i3, "top_k", m->moe.top_k, FALSE);
-        kv_num(out, i3, "every", m->moe.every, FALSE);
-        kv_num(out, i3, "moe_layers", model_moe_layers(m, 0, m->layers), FALSE);
-        kv_num(out, i3, "ffn_hidden", model_moe_ffn(m), FALSE);
-        kv_num(out, i3, "capacity_factor", m->moe.capacity_factor, FALSE);
-        kv_num(out, i3, "min_capacity", m->moe.min_capacity, FALSE);
-        kv_num(out, i3, "imbalance", m->moe.imbalance, FALSE);
-        kv_num(out, i3, "capacity_tokens", (double)model_moe_capacity(m, tokens), FALSE);
-        kv_num(out, i3, "all_to_all_bytes",
-               model_moe_rows(m, tokens) * m->hidden * model_elem_bytes(sc->precision), TRUE);
+        report_kv_num(out, i3, "experts", m->moe.experts, FALSE);
+        report_kv_num(out, i3, "top_k", m->moe.top_k, FALSE);
+        report_kv_num(out, i3, "every", m->moe.every, FALSE);
+        report_kv_num(out, i3, "moe_layers", model_moe_layers(m, 0, m->layers), FALSE);
+        report_kv_num(out, i3, "ffn_hidden", model_moe_ffn(m), FALSE);
+        report_kv_num(out, i3, "capacity_factor", m->moe.capacity_factor, FALSE);
+        report_kv_num(out, i3, "min_capacity", m->moe.min_capacity, FALSE);
+        report_kv_num(out, i3, "imbalance", m->moe.imbalance, FALSE);
+        report_kv_num(out, i3, "capacity_tokens", (double)model_moe_capacity(m, tokens), FALSE);
+        report_kv_num(out, i3, "all_to_all_bytes",
+                      model_moe_rows(m, tokens) * m->hidden * model_elem_bytes(sc->precision),
+                      TRUE);
         fprintf(out, "%s},\n", i2);
     }
-    kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
-    kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
-    kv_num(out, i2, "params", s->params, FALSE);
-    kv_str(out, i2, "pos_emb", m->pos_emb == POS_LEARNED ? "learned" : "rotary", TRUE);
+    report_kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
+    report_kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
+    report_kv_num(out, i2, "params", s->params, FALSE);
+    report_kv_str(out, i2, "pos_emb", m->pos_emb == POS_LEARNED ? "learned" : "rotary", TRUE);
     fprintf(out, "%s},\n%s\"parallel\": {\n", i1, i1);
-    kv_num(out, i2, "gpus", sc->gpus, FALSE);
-    kv_num(out, i2, "nodes", sc->nodes, FALSE);
-    kv_num(out, i2, "dp", sc->dp, FALSE);
-    kv_num(out, i2, "tp", sc->tp, FALSE);
-    kv_num(out, i2, "pp", sc->pp, FALSE);
-    kv_num(out, i2, "zero", sc->zero, FALSE);
+    report_kv_num(out, i2, "gpus", sc->gpus, FALSE);
+    report_kv_num(out, i2, "nodes", sc->nodes, FALSE);
+    report_kv_num(out, i2, "dp", sc->dp, FALSE);
+    report_kv_num(out, i2, "tp", sc->tp, FALSE);
+    report_kv_num(out, i2, "pp", sc->pp, FALSE);
+    report_kv_num(out, i2, "zero", sc->zero, FALSE);
     if (m->moe.experts > 0)
-        kv_num(out, i2, "ep", sc->ep, FALSE);
+        report_kv_num(out, i2, "ep", sc->ep, FALSE);
     if (sc->cp > 1) { /* only with context parallelism: other reports unchanged */
-        kv_num(out, i2, "cp", sc->cp, FALSE);
-        kv_str(out, i2, "cp_comm", scenario_cp_comm_name(sc->cp_comm), FALSE);
+        report_kv_num(out, i2, "cp", sc->cp, FALSE);
+        report_kv_str(out, i2, "cp_comm", scenario_cp_comm_name(sc->cp_comm), FALSE);
     }
-    kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
-    kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
-    kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
-    kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
+    report_kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
+    report_kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
+    report_kv_num(out, i2, "global_batch", (double)sc->global_batch, FALSE);
+    report_kv_str(out, i2, "schedule", schedule_name(sc->schedule), FALSE);
     if (schedule_get(sc->schedule)->chunked) /* only there: other schedules' reports unchanged */
-        kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
+        report_kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
     if (sc->tp_overlap_chunks > 0) /* only when on */
-        kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
+        report_kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
     if (sc->sequence_parallel) /* only when on: other reports unchanged */
         fprintf(out, "%s\"sequence_parallel\": true,\n", i2);
-    kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
-    kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
-    kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
+    report_kv_str(out, i2, "precision", scenario_precision_name(sc->precision), FALSE);
+    report_kv_str(out, i2, "recompute", scenario_recompute_name(sc->recompute), FALSE);
+    report_kv_num(out, i2, "bucket_bytes", sc->bucket_bytes, TRUE);
     fprintf(out, "%s},\n", i1);
-    kv_num(out, i1, "iteration_time_s", sim_time_s(s->iteration), FALSE);
-    kv_num(out, i1, "critical_rank", s->critical_rank, FALSE);
-    kv_num(out, i1, "compute_s", sim_time_s(s->critical.compute), FALSE);
-    kv_num(out, i1, "comm_s", sim_time_s(s->critical.comm), FALSE);
-    kv_num(out, i1, "exposed_comm_s", sim_time_s(s->critical.exposed), FALSE);
-    kv_num(out, i1, "bubble_s", sim_time_s(s->critical.bubble), FALSE);
-    kv_num(out, i1, "host_wait_s", sim_time_s(s->critical.host_wait), FALSE);
+    report_kv_num(out, i1, "iteration_time_s", sim_time_s(s->iteration), FALSE);
+    report_kv_num(out, i1, "critical_rank", s->critical_rank, FALSE);
+    report_kv_num(out, i1, "compute_s", sim_time_s(s->critical.compute), FALSE);
+    report_kv_num(out, i1, "comm_s", sim_time_s(s->critical.comm), FALSE);
+    report_kv_num(out, i1, "exposed_comm_s", sim_time_s(s->critical.exposed), FALSE);
+    report_kv_num(out, i1, "bubble_s", sim_time_s(s->critical.bubble), FALSE);
+    report_kv_num(out, i1, "host_wait_s", sim_time_s(s->critical.host_wait), FALSE);
     HostWork hw = critical_host_work(run);
     fprintf(out, "%s\"host\": {\n", i1);
-    kv_num(out, i2, "dispatch_s", hw.dispatch_s, FALSE);
-    kv_num(out, i2, "hooks_s", hw.hooks_s, FALSE);
-    kv_num(out, i2, "comm_calls_s", hw.comm_s, FALSE);
-    kv_num(out, i2, "step_s", hw.step_s, FALSE);
-    kv_num(out, i2, "syncs", hw.syncs, TRUE);
+    report_kv_num(out, i2, "dispatch_s", hw.dispatch_s, FALSE);
+    report_kv_num(out, i2, "hooks_s", hw.hooks_s, FALSE);
+    report_kv_num(out, i2, "comm_calls_s", hw.comm_s, FALSE);
+    report_kv_num(out, i2, "step_s", hw.step_s, FALSE);
+    report_kv_num(out, i2, "syncs", hw.syncs, TRUE);
     fprintf(out, "%s},\n", i1);
-    kv_num(out, i1, "interference_s", sim_time_s(s->critical.interference), FALSE);
-    kv_num(out, i1, "overlap", s->overlap, FALSE);
-    kv_num(out, i1, "model_flops", s->model_flops, FALSE);
-    kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
-    kv_num(out, i1, "mfu", s->mfu, FALSE);
-    kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
-    kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
+    report_kv_num(out, i1, "interference_s", sim_time_s(s->critical.interference), FALSE);
+    report_kv_num(out, i1, "overlap", s->overlap, FALSE);
+    report_kv_num(out, i1, "model_flops", s->model_flops, FALSE);
+    report_kv_num(out, i1, "tflops_per_gpu", s->tflops_per_gpu, FALSE);
+    report_kv_num(out, i1, "mfu", s->mfu, FALSE);
+    report_kv_num(out, i1, "neox_flops", s->neox_flops, FALSE);
+    report_kv_num(out, i1, "neox_tflops_per_gpu", s->neox_tflops_per_gpu, FALSE);
     TrainTime tt = report_train_time(run); /* null without training.token_budget */
-    kv_num(out, i1, "tokens_per_s", tt.tokens_per_s, FALSE);
+    report_kv_num(out, i1, "tokens_per_s", tt.tokens_per_s, FALSE);
     kv_opt(out, i1, "token_budget", tt.budget > 0, tt.budget, FALSE);
     kv_opt(out, i1, "time_to_train_s", tt.budget > 0, tt.seconds, FALSE);
     kv_opt(out, i1, "time_to_train_days", tt.budget > 0, tt.days, FALSE);
@@ -423,26 +424,26 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     const char *fw = framework_names[sc->framework];
     Accuracy acc = accuracy_lookup(sc->topo.device.name, fw);
     fprintf(out, "%s\"accuracy\": {\n", i1);
-    kv_str(out, i2, "device", sc->topo.device.name, FALSE);
-    kv_str(out, i2, "framework", fw, FALSE);
-    kv_str(out, i2, "groups", acc.groups, FALSE);
-    kv_num(out, i2, "check_rows", acc.rows, FALSE);
+    report_kv_str(out, i2, "device", sc->topo.device.name, FALSE);
+    report_kv_str(out, i2, "framework", fw, FALSE);
+    report_kv_str(out, i2, "groups", acc.groups, FALSE);
+    report_kv_num(out, i2, "check_rows", acc.rows, FALSE);
     if (acc.rows > 0) {
-        kv_num(out, i2, "mean_abs_error_pct", acc.mean_abs_error_pct, FALSE);
-        kv_num(out, i2, "max_abs_error_pct", acc.max_abs_error_pct, TRUE);
+        report_kv_num(out, i2, "mean_abs_error_pct", acc.mean_abs_error_pct, FALSE);
+        report_kv_num(out, i2, "max_abs_error_pct", acc.max_abs_error_pct, TRUE);
     } else
         fprintf(out, "%s\"mean_abs_error_pct\": null,\n%s\"max_abs_error_pct\": null\n", i2, i2);
     fprintf(out, "%s},\n", i1);
     fprintf(out, "%s\"memory\": {\n", i1);
-    kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
-    kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
-    kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
-    kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
-    kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
+    report_kv_num(out, i2, "params_bytes", s->memory.params_bytes, FALSE);
+    report_kv_num(out, i2, "grads_bytes", s->memory.grads_bytes, FALSE);
+    report_kv_num(out, i2, "optimizer_bytes", s->memory.optimizer_bytes, FALSE);
+    report_kv_num(out, i2, "activations_bytes", s->memory.activations_bytes, FALSE);
+    report_kv_num(out, i2, "buffers_bytes", s->memory.buffers_bytes, FALSE);
     if (sc->zpp.hpz > 0) /* ZeRO++ hpZ only, so that other reports keep their keys */
-        kv_num(out, i2, "hpz_params_bytes", s->memory.hpz_bytes, FALSE);
-    kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
-    kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
+        report_kv_num(out, i2, "hpz_params_bytes", s->memory.hpz_bytes, FALSE);
+    report_kv_num(out, i2, "total_bytes", s->memory.total_bytes, FALSE);
+    report_kv_num(out, i2, "capacity_bytes", sc->topo.device.hbm_capacity, FALSE);
     fprintf(out, "%s\"fits\": %s\n%s},\n", i2,
             s->memory.total_bytes <= sc->topo.device.hbm_capacity ? "true" : "false", i1);
     fprintf(out, "%s\"comm\": [", i1);
@@ -451,15 +452,15 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         const CommRow *r = &g_array_index(rows, CommRow, i);
         const char *i3 = "      ";
         fprintf(out, "%s\n%s{\n", i ? "," : "", i2);
-        kv_str(out, i3, "op", coll_op_name(r->op), FALSE);
-        kv_str(out, i3, "dim", layout_dim_name(r->dim), FALSE);
-        kv_num(out, i3, "calls", r->calls, FALSE);
-        kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
-        kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
-        kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
-        kv_num(out, i3, "time_s", sim_time_s(r->time), FALSE);
-        kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
-        kv_num(out, i3, "hidden_s", r->hidden / (double)SIM_PS_PER_S, FALSE);
+        report_kv_str(out, i3, "op", coll_op_name(r->op), FALSE);
+        report_kv_str(out, i3, "dim", layout_dim_name(r->dim), FALSE);
+        report_kv_num(out, i3, "calls", r->calls, FALSE);
+        report_kv_num(out, i3, "message_bytes", r->message_bytes, FALSE);
+        report_kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
+        report_kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
+        report_kv_num(out, i3, "time_s", sim_time_s(r->time), FALSE);
+        report_kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
+        report_kv_num(out, i3, "hidden_s", r->hidden / (double)SIM_PS_PER_S, FALSE);
         fprintf(out, "%s\"sizes\": [", i3);
         for (guint k = 0; k < r->sizes->len; k++) {
             const SizeCount *c = &g_array_index(r->sizes, SizeCount, k);
@@ -484,28 +485,29 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     }
     fprintf(out, "%s},\n", first ? "" : "\n  ");
     fprintf(out, "%s\"sim\": {\n", i1);
-    kv_num(out, i2, "events", (double)s->events, FALSE);
-    kv_num(out, i2, "solves", (double)s->solves, FALSE);
-    kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
-    kv_num(out, i2, "lane_events", (double)s->lane_events, FALSE);
+    report_kv_num(out, i2, "events", (double)s->events, FALSE);
+    report_kv_num(out, i2, "solves", (double)s->solves, FALSE);
+    report_kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
+    report_kv_num(out, i2, "lane_events", (double)s->lane_events, FALSE);
     fprintf(out, "%s\"read_ahead\": %s,\n", i2, s->read_ahead ? "true" : "false");
-    kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
-    kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
-    kv_num(out, i2, "uneven_copy_sends", s->uneven_sends, FALSE);
-    kv_num(out, i2, "copy_pace_ratio", s->copy_pace_ratio, FALSE);
+    report_kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
+    report_kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
+    report_kv_num(out, i2, "uneven_copy_sends", s->uneven_sends, FALSE);
+    report_kv_num(out, i2, "copy_pace_ratio", s->copy_pace_ratio, FALSE);
     fprintf(out, "%s\"dedup_rerun\": %s,\n", i2, s->dedup_rerun ? "true" : "false");
-    kv_num(out, i2, "trial_events", (double)s->trial_events, FALSE);
-    kv_num(out, i2, "trial_copy_sends", s->trial_copy_sends, FALSE);
-    kv_num(out, i2, "trial_uneven_copy_sends", s->trial_uneven_sends, FALSE);
-    kv_num(out, i2, "trial_copy_pace_ratio", s->trial_pace_ratio, FALSE);
-    kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
-    kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0, FALSE);
-    kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, FALSE);
-    kv_num(out, i2, "page_faults", timing ? s->page_faults : 0, TRUE);
+    report_kv_num(out, i2, "trial_events", (double)s->trial_events, FALSE);
+    report_kv_num(out, i2, "trial_copy_sends", s->trial_copy_sends, FALSE);
+    report_kv_num(out, i2, "trial_uneven_copy_sends", s->trial_uneven_sends, FALSE);
+    report_kv_num(out, i2, "trial_copy_pace_ratio", s->trial_pace_ratio, FALSE);
+    report_kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
+    report_kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0,
+                  FALSE);
+    report_kv_num(out, i2, "peak_rss_bytes", timing ? s->peak_rss_bytes : 0, FALSE);
+    report_kv_num(out, i2, "page_faults", timing ? s->page_faults : 0, TRUE);
     fprintf(out, "%s}\n}\n", i1);
 }
 
-static void human_bytes(char *buf, size_t n, double b) {
+void report_human_bytes(char *buf, size_t n, double b) {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int i = 0;
     while (fabs(b) >= 1024 && i < 5) {
@@ -609,18 +611,18 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                 sc->nodes, sc->nodes == 1 ? "" : "s", sc->gpus);
     }
     fputc('\n', out);
-    human_bytes(b1, sizeof b1, s->memory.params_bytes);
-    human_bytes(b2, sizeof b2, s->memory.grads_bytes);
-    human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
-    human_bytes(b4, sizeof b4, s->memory.activations_bytes);
-    human_bytes(b5, sizeof b5, s->memory.total_bytes);
-    human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
-    human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
+    report_human_bytes(b1, sizeof b1, s->memory.params_bytes);
+    report_human_bytes(b2, sizeof b2, s->memory.grads_bytes);
+    report_human_bytes(b3, sizeof b3, s->memory.optimizer_bytes);
+    report_human_bytes(b4, sizeof b4, s->memory.activations_bytes);
+    report_human_bytes(b5, sizeof b5, s->memory.total_bytes);
+    report_human_bytes(b6, sizeof b6, sc->topo.device.hbm_capacity);
+    report_human_bytes(b7, sizeof b7, s->memory.buffers_bytes);
     gboolean fits = s->memory.total_bytes <= sc->topo.device.hbm_capacity;
     char hpz[48] = "";
     if (s->memory.hpz_bytes > 0) { /* ZeRO++ hpZ's secondary partition */
         char b8[32];
-        human_bytes(b8, sizeof b8, s->memory.hpz_bytes);
+        report_human_bytes(b8, sizeof b8, s->memory.hpz_bytes);
         g_snprintf(hpz, sizeof hpz, " + hpZ %s", b8);
     }
     fprintf(out,
@@ -636,9 +638,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
                 "calls", "msg total", "volume", "all ranks", "time s", "exposed s");
         for (guint i = 0; i < rows->len; i++) {
             const CommRow *r = &g_array_index(rows, CommRow, i);
-            human_bytes(b1, sizeof b1, r->message_bytes);
-            human_bytes(b2, sizeof b2, r->volume_bytes);
-            human_bytes(b3, sizeof b3, r->total_volume_bytes);
+            report_human_bytes(b1, sizeof b1, r->message_bytes);
+            report_human_bytes(b2, sizeof b2, r->volume_bytes);
+            report_human_bytes(b3, sizeof b3, r->total_volume_bytes);
             fprintf(out, "%-15s %-*s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
                     dw, layout_dim_name(r->dim), r->calls, b1, b2, b3, sim_time_s(r->time),
                     r->exposed / (double)SIM_PS_PER_S);
@@ -654,7 +656,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             const NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
             char name[96];
             topo_link_describe(sim_topology(run), l->link, name, sizeof name);
-            human_bytes(b1, sizeof b1, l->bytes);
+            report_human_bytes(b1, sizeof b1, l->bytes);
             fprintf(out, "%-28s %-9s %12s %5.1f%% ", name,
                     topo_link_kind_name(topo_link_kind(sim_topology(run), l->link)), b1,
                     100.0 * utilization(run, l));

@@ -23,6 +23,11 @@ void report_json_quote(GString *g, const char *s);
 /* Append s as one CSV field: as it is, or double-quoted (quotes doubled) when it holds a comma, a
  * quote or a line break (RFC 4180). */
 void report_csv_quote(GString *g, const char *s);
+/* One JSON member line of the hand-written reports: indent, "key": value, a comma unless last. */
+void report_kv_num(FILE *out, const char *indent, const char *key, double v, gboolean last);
+void report_kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last);
+/* b bytes for a reader: B, KiB, MiB, GiB, TiB or PiB (powers of 1024), into buf of n bytes. */
+void report_human_bytes(char *buf, size_t n, double b);
 
 /* A resolved scenario tree (scenario_resolve) as YAML appended to out, each value followed by a
  * comment naming where it came from (report_scenario.c). */

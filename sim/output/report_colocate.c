@@ -7,31 +7,9 @@
 
 #define TEXT_LINKS 10 /* shared links the text lists (JSON lists all) */
 
-static double ps_s(SimTime t) {
-    return (double)t / (double)SIM_PS_PER_S;
-}
-
 static void num(FILE *out, double v) {
     char buf[32];
     fputs(report_format_number(v, buf), out);
-}
-
-static void str(FILE *out, const char *s) {
-    g_autoptr(GString) g = g_string_new(NULL);
-    report_json_quote(g, s);
-    fputs(g->str, out);
-}
-
-static void kv_num(FILE *out, const char *indent, const char *key, double v, gboolean last) {
-    fprintf(out, "%s\"%s\": ", indent, key);
-    num(out, v);
-    fputs(last ? "\n" : ",\n", out);
-}
-
-static void kv_str(FILE *out, const char *indent, const char *key, const char *v, gboolean last) {
-    fprintf(out, "%s\"%s\": ", indent, key);
-    str(out, v);
-    fputs(last ? "\n" : ",\n", out);
 }
 
 /* together / alone; 1 where alone took no time */
@@ -42,28 +20,30 @@ static double slowdown(const ColocateJob *jb) {
 static void write_json_job(FILE *out, const Colocation *c, const ColocateJob *jb) {
     const char *i3 = "      ";
     fputs("    {\n", out);
-    kv_str(out, i3, "scenario", jb->path, FALSE);
+    report_kv_str(out, i3, "scenario", jb->path, FALSE);
     fprintf(out, "%s\"nodes\": [", i3);
     for (int k = 0; k < jb->nodes; k++) {
         fputs(k ? ", " : "", out);
         num(out, jb->node[k]);
     }
     fputs("],\n", out);
-    kv_num(out, i3, "gpus", jb->sc->gpus, FALSE);
-    kv_num(out, i3, "ranks_simulated", jb->sc->gpus, FALSE);
-    kv_num(out, i3, "alone_iteration_time_s", ps_s(jb->alone), FALSE);
-    kv_num(out, i3, "together_iteration_time_s", ps_s(jb->together), FALSE);
-    kv_num(out, i3, "slowdown", slowdown(jb), FALSE);
-    kv_num(out, i3, "alone_critical_rank", jb->alone_critical, FALSE);
-    kv_num(out, i3, "together_critical_rank", jb->together_critical, FALSE);
-    kv_num(out, i3, "alone_comm_s", ps_s(jb->alone_times.comm), FALSE);
-    kv_num(out, i3, "together_comm_s", ps_s(jb->together_times.comm), FALSE);
-    kv_num(out, i3, "alone_exposed_comm_s", ps_s(jb->alone_times.exposed), FALSE);
-    kv_num(out, i3, "together_exposed_comm_s", ps_s(jb->together_times.exposed), FALSE);
-    kv_num(out, i3, "overlap_window_fraction",
-           jb->together > 0 ? (double)colocate_window(c) / (double)jb->together : 1.0, FALSE);
-    kv_num(out, i3, "link_bytes", jb->bytes, FALSE);
-    kv_num(out, i3, "shared_links", jb->shared_links, TRUE);
+    report_kv_num(out, i3, "gpus", jb->sc->gpus, FALSE);
+    report_kv_num(out, i3, "ranks_simulated", jb->sc->gpus, FALSE);
+    report_kv_num(out, i3, "alone_iteration_time_s", sim_time_s(jb->alone), FALSE);
+    report_kv_num(out, i3, "together_iteration_time_s", sim_time_s(jb->together), FALSE);
+    report_kv_num(out, i3, "slowdown", slowdown(jb), FALSE);
+    report_kv_num(out, i3, "alone_critical_rank", jb->alone_critical, FALSE);
+    report_kv_num(out, i3, "together_critical_rank", jb->together_critical, FALSE);
+    report_kv_num(out, i3, "alone_comm_s", sim_time_s(jb->alone_times.comm), FALSE);
+    report_kv_num(out, i3, "together_comm_s", sim_time_s(jb->together_times.comm), FALSE);
+    report_kv_num(out, i3, "alone_exposed_comm_s", sim_time_s(jb->alone_times.exposed), FALSE);
+    report_kv_num(out, i3, "together_exposed_comm_s", sim_time_s(jb->together_times.exposed),
+                  FALSE);
+    report_kv_num(out, i3, "overlap_window_fraction",
+                  jb->together > 0 ? (double)colocate_window(c) / (double)jb->together : 1.0,
+                  FALSE);
+    report_kv_num(out, i3, "link_bytes", jb->bytes, FALSE);
+    report_kv_num(out, i3, "shared_links", jb->shared_links, TRUE);
     fputs("    }", out);
 }
 
@@ -73,19 +53,19 @@ static void write_json(FILE *out, const Colocation *c, gboolean timing) {
     const char *i1 = "  ", *i2 = "    ", *i3 = "      ";
     int n = colocate_jobs(c);
     fputs("{\n", out);
-    kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
-    kv_str(out, i1, "command", "colocate", FALSE);
-    kv_str(out, i1, "sim_version", SIM_VERSION, FALSE);
+    report_kv_num(out, i1, "schema_version", REPORT_SCHEMA_VERSION, FALSE);
+    report_kv_str(out, i1, "command", "colocate", FALSE);
+    report_kv_str(out, i1, "sim_version", SIM_VERSION, FALSE);
     fprintf(out, "%s\"machine\": {\n", i1);
-    kv_str(out, i2, "topology", spec->name, FALSE);
-    kv_str(out, i2, "device", spec->device.name, FALSE);
-    kv_num(out, i2, "nodes", colocate_nodes(c), FALSE);
-    kv_num(out, i2, "gpus_per_node", spec->gpus_per_node, TRUE);
+    report_kv_str(out, i2, "topology", spec->name, FALSE);
+    report_kv_str(out, i2, "device", spec->device.name, FALSE);
+    report_kv_num(out, i2, "nodes", colocate_nodes(c), FALSE);
+    report_kv_num(out, i2, "gpus_per_node", spec->gpus_per_node, TRUE);
     fprintf(out, "%s},\n", i1);
-    kv_str(out, i1, "placement", colocate_policy_name(colocate_policy(c)), FALSE);
+    report_kv_str(out, i1, "placement", colocate_policy_name(colocate_policy(c)), FALSE);
     if (colocate_policy(c) == COLOCATE_RANDOM)
-        kv_num(out, i1, "seed", colocate_seed(c), FALSE);
-    kv_num(out, i1, "overlap_window_s", ps_s(colocate_window(c)), FALSE);
+        report_kv_num(out, i1, "seed", colocate_seed(c), FALSE);
+    report_kv_num(out, i1, "overlap_window_s", sim_time_s(colocate_window(c)), FALSE);
     fprintf(out, "%s\"jobs\": [\n", i1);
     for (int j = 0; j < n; j++) {
         write_json_job(out, c, colocate_job(c, j));
@@ -97,26 +77,26 @@ static void write_json(FILE *out, const Colocation *c, gboolean timing) {
         char name[96];
         topo_link_describe(topo, l->link, name, sizeof name);
         fprintf(out, "%s\n%s{\n", i ? "," : "", i2);
-        kv_num(out, i3, "id", l->link, FALSE);
-        kv_str(out, i3, "name", name, FALSE);
-        kv_str(out, i3, "kind", topo_link_kind_name(topo_link_kind(topo, l->link)), FALSE);
-        kv_num(out, i3, "capacity_bytes_per_s", l->capacity, FALSE);
-        kv_num(out, i3, "jobs", l->jobs, FALSE);
+        report_kv_num(out, i3, "id", l->link, FALSE);
+        report_kv_str(out, i3, "name", name, FALSE);
+        report_kv_str(out, i3, "kind", topo_link_kind_name(topo_link_kind(topo, l->link)), FALSE);
+        report_kv_num(out, i3, "capacity_bytes_per_s", l->capacity, FALSE);
+        report_kv_num(out, i3, "jobs", l->jobs, FALSE);
         fprintf(out, "%s\"job_bytes\": [", i3);
         for (int j = 0; j < n; j++) {
             fputs(j ? ", " : "", out);
             num(out, l->bytes[j]);
         }
         fputs("],\n", out);
-        kv_num(out, i3, "busy_s", l->busy_s, TRUE);
+        report_kv_num(out, i3, "busy_s", l->busy_s, TRUE);
         fprintf(out, "%s}", i2);
     }
     fprintf(out, "%s],\n", colocate_links(c) ? "\n  " : "");
     fprintf(out, "%s\"sim\": {\n", i1);
     fprintf(out, "%s\"all_ranks\": true,\n", i2);
-    kv_num(out, i2, "runs", n + 1, FALSE);
-    kv_num(out, i2, "events", (double)colocate_events(c), FALSE);
-    kv_num(out, i2, "wall_s", timing ? colocate_wall_s(c) : 0, TRUE);
+    report_kv_num(out, i2, "runs", n + 1, FALSE);
+    report_kv_num(out, i2, "events", (double)colocate_events(c), FALSE);
+    report_kv_num(out, i2, "wall_s", timing ? colocate_wall_s(c) : 0, TRUE);
     fprintf(out, "%s}\n}\n", i1);
 }
 
@@ -131,16 +111,6 @@ static void node_ranges(GString *g, const ColocateJob *jb) {
             g_string_append_printf(g, "-%d", jb->node[e]);
         k = e + 1;
     }
-}
-
-static void human_bytes(char *buf, size_t n, double b) {
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (fabs(b) >= 1024 && i < 4) {
-        b /= 1024;
-        i++;
-    }
-    g_snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
 }
 
 static void write_text(FILE *out, const Colocation *c, gboolean timing) {
@@ -164,14 +134,14 @@ static void write_text(FILE *out, const Colocation *c, gboolean timing) {
             "exposed comm alone", "exposed together");
     for (int j = 0; j < n; j++) {
         const ColocateJob *jb = colocate_job(c, j);
-        fprintf(out, "%-4d %14.6f %14.6f %8.4fx %20.6f %18.6f\n", j + 1, ps_s(jb->alone),
-                ps_s(jb->together), slowdown(jb), ps_s(jb->alone_times.exposed),
-                ps_s(jb->together_times.exposed));
+        fprintf(out, "%-4d %14.6f %14.6f %8.4fx %20.6f %18.6f\n", j + 1, sim_time_s(jb->alone),
+                sim_time_s(jb->together), slowdown(jb), sim_time_s(jb->alone_times.exposed),
+                sim_time_s(jb->together_times.exposed));
     }
     fprintf(out,
             "\ntogether   every job starts one iteration at time 0; all ran at once for the "
             "first %.6f s\n",
-            ps_s(colocate_window(c)));
+            sim_time_s(colocate_window(c)));
     guint nl = colocate_links(c);
     if (nl == 0) {
         fputs("shared     no link carries traffic of two jobs: they do not meet on the fabric\n",
@@ -193,7 +163,7 @@ static void write_text(FILE *out, const Colocation *c, gboolean timing) {
             fprintf(out, "%-30s %-9s %9.6f", name,
                     topo_link_kind_name(topo_link_kind(topo, l->link)), l->busy_s);
             for (int j = 0; j < n; j++) {
-                human_bytes(b, sizeof b, l->bytes[j]);
+                report_human_bytes(b, sizeof b, l->bytes[j]);
                 fprintf(out, "  %11s", b);
             }
             fputc('\n', out);
