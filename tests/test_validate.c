@@ -106,12 +106,14 @@ END_TEST
 
 /* Rows run in-process give what `sim collective` and `sim SCENARIO` give. */
 START_TEST(test_run_rows) {
-    g_autofree char *text = g_strdup_printf(
-        HEADER "c,g,calibrate," COLL ",time_us,100,us,s,t,n\n"
-               "t,g,check,%s,tflops_per_gpu,50,TFLOP/s,s,t,n\n"
-               "r,g,check,%s ;; %s,ratio:iteration_time_s,1,ratio,s,t,n\n"
-               "m,g,check,%s,megatron_tflops_per_gpu,50,TFLOP/s,s,t,n\n",
-        scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"));
+    g_autofree char *text =
+        g_strdup_printf(HEADER "c,g,calibrate," COLL ",time_us,100,us,s,t,n\n"
+                               "t,g,check,%s,tflops_per_gpu,50,TFLOP/s,s,t,n\n"
+                               "r,g,check,%s ;; %s,ratio:iteration_time_s,1,ratio,s,t,n\n"
+                               "m,g,check,%s,megatron_tflops_per_gpu,50,TFLOP/s,s,t,n\n"
+                               "n,g,check,%s,neox2022_tflops_per_gpu,50,TFLOP/s,s,t,n\n",
+                        scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"),
+                        scen("1.3B_tp.yaml"), scen("1.3B_tp.yaml"));
     g_autofree char *path = NULL;
     g_autoptr(GError) err = NULL;
     g_autoptr(Validation) v = load_text(text, &path, &err);
@@ -136,6 +138,14 @@ START_TEST(test_run_rows) {
     /* Full recomputation: Megatron's count is 4/3 of model FLOPs up to the logit term. */
     double ratio = validate_row(v, 3)->predicted / s->predicted;
     ck_assert_msg(ratio > 1.30 && ratio < 1.34, "megatron / model FLOPs %g", ratio);
+    /* GPT-NeoX's count before its pull request #1044: B s (6 P + 60 s h l) per iteration */
+    double it = sim_time_s(sim_summary(run)->iteration), seq = sc->seq_len;
+    double neox = (double)sc->global_batch * seq *
+                  (6 * model_params(&sc->model, sc->seq_len, sc->tp) +
+                   60 * seq * sc->model.hidden * sc->model.layers) /
+                  it / sc->gpus / 1e12;
+    ck_assert_msg(fabs(validate_row(v, 4)->predicted - neox) < 1e-9 * neox, "neox2022 %g, want %g",
+                  validate_row(v, 4)->predicted, neox);
     g_unlink(path);
 }
 END_TEST

@@ -124,6 +124,7 @@ static const char *const scenario_metrics[] = {"iteration_time_s",
                                                "megatron_tflops_per_gpu",
                                                "megatron_peak_fraction",
                                                "memory_capacity_fraction",
+                                               "neox2022_tflops_per_gpu",
                                                NULL};
 static const char *const collective_metrics[] = {"time_us", "algbw_GBps", "busbw_GBps", NULL};
 
@@ -404,6 +405,21 @@ static double megatron_flops(const Scenario *sc) {
     return 24 * k * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
 }
 
+/* FLOPs of one iteration as GPT-NeoX logged them until its pull request #1044 (2023-09-25, which
+ * ported Megatron-DeepSpeed's count): megatron/logging.py get_flops, ff = 6 x total_params and
+ * attn = 60 s h l per token, times B s (the code quoted in EleutherAI/gpt-neox issue #981). This is
+ * the count behind GPT-NeoX-20B's published 117 TFLOP/s (Black et al. 2022, trained in 2021-22).
+ * total_params is get_total_params: every model-parallel rank's parameters summed, so norms and
+ * biases replicated over TP count tp times; here the model's own count (the difference is under
+ * 0.1% on GPT-NeoX-20B). */
+static double neox2022_flops(const Scenario *sc) {
+    const ModelConfig *m = &sc->model;
+    double B = (double)sc->global_batch, s = sc->seq_len;
+    double ff = 6.0 * model_params(m, sc->seq_len, sc->tp);
+    double attn = s * m->hidden * m->layers * 60.0;
+    return B * s * (ff + attn);
+}
+
 static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     g_auto(GStrv) sets = NULL;
     gboolean all_ranks = FALSE;
@@ -441,7 +457,8 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
                   it > 0 ? (double)s->critical.exposed / (double)s->iteration : 0,
                   mt,
                   mt * 1e12 / sc->topo.device.peak_flops[sc->precision],
-                  s->memory.total_bytes / sc->topo.device.hbm_capacity};
+                  s->memory.total_bytes / sc->topo.device.hbm_capacity,
+                  it > 0 ? neox2022_flops(sc) / it / sc->gpus / 1e12 : 0};
     G_STATIC_ASSERT(G_N_ELEMENTS(v) == G_N_ELEMENTS(scenario_metrics) - 1);
     memcpy(m->scen, v, sizeof v);
     m->device = g_strdup(sc->topo.device.name);
