@@ -62,11 +62,11 @@ static void reuse_plan(Builder *b, double *kept) {
  * - DeepSpeed's PartitionedParameterCoordinator (partitioned_param_coordinator.py,
  *   fetch_sub_module) prefetches from its recorded trace while fewer than
  *   stage3_max_live_parameters are available: front(j) is the oldest use such that the
- *   parameters of uses front(j)..j fit in that limit; with stage3_prefetch_bucket_size 0 nothing
- *   is prefetched and front(j) = j. Tensors under stage3_param_persistence_threshold are
- *   gathered once at start-up and stay whole (they count in the buffers, never in a gather).
- *   A use within stage3_max_reuse_distance of the unit's previous one gathers nothing
- *   (reuse_plan).
+ *   parameters of uses front(j)..j and those kept whole at j (reuse distance) fit in that
+ *   limit; with stage3_prefetch_bucket_size 0 nothing is prefetched and front(j) = j. Tensors
+ *   under stage3_param_persistence_threshold are gathered once at start-up and stay whole (they
+ *   count in the buffers, never in a gather). A use within stage3_max_reuse_distance of the
+ *   unit's previous one gathers nothing (reuse_plan).
  * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
  *   for its forward stays whole until its backward, which gathers nothing.
  * The gathered buffers peak at the largest window plus what is kept whole (FSDP SHARD_GRAD_OP:
@@ -115,8 +115,11 @@ void gathers_plan(Builder *b, const GArray *passes) {
             u->front = j > 0 ? j - 1 : 0;
             live = keep ? all : (j > 0 ? wp[j - 1] : 0) + params;
         } else {
+            /* DeepSpeed prefetches up to stage3_max_live_parameters less __n_available_params,
+             * which counts every fetched parameter not yet released, those the reuse distance
+             * keeps whole included (fetch_sub_module, __all_gather_params, __release_param) */
             live += wp[j];
-            while (first < j && live > sc->max_live_elems)
+            while (first < j && live + kept_live > sc->max_live_elems)
                 live -= wp[first++];
             if (sc->prefetch_elems <= 0) {
                 first = j;
