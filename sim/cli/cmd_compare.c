@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "json_scan.h"
 #include "outfile.h"
 
 #define COMPARE_MAX_DEPTH 64 /* a report nests 4 deep; json-glib's parser recurses per level */
@@ -43,40 +44,6 @@ static void keydiff_clear(gpointer p) {
     g_free(d->b);
 }
 
-/* Refuse nesting deeper than COMPARE_MAX_DEPTH and NUL bytes, with their line and column, before
- * json-glib parses (100,000 '[' overflowed its recursive parser's stack). O(bytes). */
-static gboolean prescan(const char *path, const char *s, gsize len, GError **err) {
-    int depth = 0, line = 1;
-    gsize line_start = 0;
-    gboolean in_str = FALSE;
-    for (gsize i = 0; i < len; i++) {
-        char c = s[i];
-        const char *what = NULL;
-        if (c == '\0')
-            what = "a NUL byte";
-        else if (c == '\n') {
-            line++;
-            line_start = i + 1;
-        } else if (in_str) {
-            if (c == '"')
-                in_str = FALSE;
-            else if (c == '\\')
-                i++;
-        } else if (c == '"')
-            in_str = TRUE;
-        else if ((c == '[' || c == '{') && ++depth > COMPARE_MAX_DEPTH)
-            what = "objects and arrays nested too deep for a report";
-        else if (c == ']' || c == '}')
-            depth--;
-        if (what) {
-            g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%d:%d: %s", path, line,
-                        (int)(i - line_start) + 1, what);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 /* The report in path, parsed; NULL and err naming the file (and the place json-glib gives). */
 static JsonParser *load_report(const char *path, GError **err) {
     g_autofree char *text = NULL;
@@ -86,7 +53,8 @@ static JsonParser *load_report(const char *path, GError **err) {
         g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s", e->message);
         return NULL;
     }
-    if (!prescan(path, text, len, err))
+    if (!json_prescan(path, text, len, COMPARE_MAX_DEPTH, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                      "a report holds none", err))
         return NULL;
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
     if (!json_parser_load_from_data(parser, text, (gssize)len, &e)) {

@@ -12,6 +12,7 @@
 
 #include "conf.h"
 #include "import_internal.h"
+#include "json_scan.h"
 
 static void item_free(gpointer p) {
     ImportItem *it = p;
@@ -136,73 +137,6 @@ static void json_walk(JsonObject *o, const char *prefix, const char *path, GPtrA
     }
 }
 
-/* What json-glib cannot be given, refused with its line and column before it parses:
- * - nesting deeper than CONF_MAX_DEPTH (as the YAML reader): json-glib's parser recurses once a
- *   level, and 100,000 '[' (a 200 KB file) overflowed the stack (SIGSEGV);
- * - a NUL, raw or as the escape \u0000 (RFC 8259 section 7 allows the escape), which json-glib
- *   hands back in a C string cut short: "train_batch_size\u0000junk" was read as
- *   train_batch_size;
- * - a whole number past int64, which json-glib wraps (9223372036854775808 became negative).
- * One pass over the text, O(bytes); strings and their escapes are followed so that a bracket or
- * "\\u0000" inside a string counts for nothing. */
-static gboolean json_prescan(const char *path, const char *s, gsize len, GError **err) {
-    int depth = 0, line = 1;
-    gsize line_start = 0;
-    gboolean in_str = FALSE;
-    for (gsize i = 0; i < len; i++) {
-        char c = s[i];
-        const char *what = NULL;
-        if (c == '\0') {
-            what = "a NUL byte";
-        } else if (c == '\n') {
-            line++;
-            line_start = i + 1;
-        } else if (in_str) {
-            if (c == '"') {
-                in_str = FALSE;
-            } else if (c == '\\' && i + 1 < len) {
-                if (s[i + 1] == 'u' && i + 5 < len && strncmp(s + i + 2, "0000", 4) == 0)
-                    what = "a NUL character (\\u0000) in a string";
-                i++; /* the escaped character, whatever it is */
-            }
-        } else if (c == '"') {
-            in_str = TRUE;
-        } else if (c == '[' || c == '{') {
-            if (++depth > CONF_MAX_DEPTH) {
-                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
-                            "%s:%d:%d: objects and arrays nested more than %d deep", path, line,
-                            (int)(i - line_start) + 1, CONF_MAX_DEPTH);
-                return FALSE;
-            }
-        } else if (c == ']' || c == '}') {
-            depth--;
-        } else if (c == '-' || g_ascii_isdigit(c)) {
-            /* an integer past int64 came back from json-glib wrapped: hidden_size
-             * 9223372036854775808 was echoed as -9223372036854775808 */
-            gsize n = 0;
-            while (i + n < len && (g_ascii_isdigit(s[i + n]) || strchr("-+.eE", s[i + n])))
-                n++;
-            g_autofree char *num = g_strndup(s + i, n);
-            const char *digits = num + (num[0] == '-');
-            gboolean integer = *digits && strspn(digits, "0123456789") == strlen(digits);
-            if (integer && !g_ascii_string_to_signed(num, 10, G_MININT64, G_MAXINT64, NULL, NULL)) {
-                g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
-                            "%s:%d:%d: the whole number %s is past what 64 bits hold", path, line,
-                            (int)(i - line_start) + 1, num);
-                return FALSE;
-            }
-            i += n - 1;
-        }
-        if (what) {
-            g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
-                        "%s:%d:%d: %s; a configuration holds none", path, line,
-                        (int)(i - line_start) + 1, what);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 static gboolean read_json(const char *path, GPtrArray *items, GError **err) {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -211,7 +145,8 @@ static gboolean read_json(const char *path, GPtrArray *items, GError **err) {
         g_set_error(err, CONF_ERROR, CONF_ERROR_IO, "%s", jerr->message);
         return FALSE;
     }
-    if (!json_prescan(path, text, len, err))
+    if (!json_prescan(path, text, len, CONF_MAX_DEPTH, CONF_ERROR, CONF_ERROR_PARSE,
+                      "a configuration holds none", err))
         return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, text, (gssize)len, &jerr)) {
