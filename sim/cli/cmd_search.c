@@ -138,7 +138,7 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
         const SimSummary *s = &r->sum;
-        double it = (double)s->iteration / SIM_PS_PER_S, pct = it > 0 ? 100.0 / it : 0;
+        double it = sim_time_s(s->iteration), pct = it > 0 ? 100.0 / it : 0;
         g_autofree char *name = sweep_point_name(sw, r->point);
         g_auto(GStrv) kv = g_strsplit(name, ", ", -1); /* tp=.., pp=.., ... in search_keys order */
         const char *v[7];
@@ -158,10 +158,9 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
                 "%7.1f%% %7.1f%% %7.1f%%\n",
                 k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it,
                 s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu, 100 * s->mfu,
-                s->memory.total_bytes / 1073741824.0,
-                (double)s->critical.compute / SIM_PS_PER_S * pct, r->exposed_dim_s[DIM_TP] * pct,
-                r->exposed_dim_s[DIM_DP] * pct, r->exposed_dim_s[DIM_PP] * pct,
-                (double)s->critical.bubble / SIM_PS_PER_S * pct);
+                s->memory.total_bytes / 1073741824.0, sim_time_s(s->critical.compute) * pct,
+                r->exposed_dim_s[DIM_TP] * pct, r->exposed_dim_s[DIM_DP] * pct,
+                r->exposed_dim_s[DIM_PP] * pct, sim_time_s(s->critical.bubble) * pct);
     }
     fprintf(out,
             "(percentages of the iteration on the critical rank: compute, exposed communication "

@@ -73,7 +73,7 @@ static void run_point(gpointer data, gpointer user) {
     g_autoptr(GError) err = NULL;
     g_autoptr(Scenario) sc = scenario_load(p->scenario, (char **)sets->pdata, &err);
     g_autoptr(SimRun) run = sc ? sim_run(sc, -1, &err) : NULL;
-    p->iteration = run ? (double)sim_summary(run)->iteration / (double)SIM_PS_PER_S : NAN;
+    p->iteration = run ? sim_time_s(sim_summary(run)->iteration) : NAN;
     if (!run)
         p->error = g_strdup(err->message);
 }

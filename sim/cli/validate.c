@@ -388,7 +388,7 @@ static gboolean run_collective(int argc, char **argv, Measures *m, GError **err)
     topo_spec_clear(&spec);
     if (t < 0)
         return FALSE;
-    double secs = (double)t / (double)SIM_PS_PER_S;
+    double secs = sim_time_s(t);
     m->time_us = secs * 1e6;
     m->algbw_GBps = secs > 0 ? bytes / secs / 1e9 : 0;
     m->busbw_GBps = m->algbw_GBps * coll_busbw_factor(op, op == COLL_SEND ? 2 : ranks);
@@ -443,15 +443,15 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
     if (!run)
         return FALSE;
     const SimSummary *s = sim_summary(run);
-    double it = (double)s->iteration / (double)SIM_PS_PER_S;
+    double it = sim_time_s(s->iteration);
     double mt = it > 0 ? megatron_flops(sc) / it / sc->gpus / 1e12 : 0;
     double v[] = {it,
                   s->tflops_per_gpu,
                   s->mfu,
-                  (double)s->critical.compute / (double)SIM_PS_PER_S,
-                  (double)s->critical.comm / (double)SIM_PS_PER_S,
-                  (double)s->critical.exposed / (double)SIM_PS_PER_S,
-                  (double)s->critical.bubble / (double)SIM_PS_PER_S,
+                  sim_time_s(s->critical.compute),
+                  sim_time_s(s->critical.comm),
+                  sim_time_s(s->critical.exposed),
+                  sim_time_s(s->critical.bubble),
                   s->overlap,
                   it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0,
                   it > 0 ? (double)s->critical.exposed / (double)s->iteration : 0,

@@ -110,7 +110,7 @@ static double tiled_compute_s(const DeviceSpec *d, int64_t batch, int64_t m, int
                        (unit_rate * t->efficiency);
             if (split > 1) /* and a second kernel that reduces them */
                 s += 2.0 * split * (double)batch * (double)m * (double)n * 4.0 / partial_bw +
-                     (double)d->launch_overhead / (double)SIM_PS_PER_S;
+                     sim_time_s(d->launch_overhead);
             if (s < best) {
                 best = s;
                 c->tile_rows = t->rows;
@@ -202,9 +202,9 @@ DeviceOpCost device_op_cost(const DeviceSpec *d, const ModelOp *op, Precision pr
     }
     double body = fmax(c.compute_s, c.memory_s);
     c.time = sim_time_add(sim_time_from_s(body), d->launch_overhead);
-    double t = (double)c.time / (double)SIM_PS_PER_S;
+    double t = sim_time_s(c.time);
     c.bound = c.compute_s >= c.memory_s ? DEVICE_BOUND_COMPUTE : DEVICE_BOUND_MEMORY;
-    if ((double)d->launch_overhead / (double)SIM_PS_PER_S > body)
+    if (sim_time_s(d->launch_overhead) > body)
         c.bound = DEVICE_BOUND_LAUNCH;
     c.efficiency = t > 0 ? c.flops / t / d->peak_flops[prec] : 0.0;
     c.bandwidth = t > 0 ? op->bytes / t : 0.0;
@@ -238,7 +238,7 @@ typedef struct {
 /* One kernel; share_of: the time its share is of (the layer, or the embedding or head). */
 static void write_row(FILE *out, const char *pass, const ModelOp *op, const DeviceOpCost *c,
                       double share_of, gboolean csv) {
-    double t = (double)c->time / (double)SIM_PS_PER_S;
+    double t = sim_time_s(c->time);
     char shape[64] = "", tile[32] = "";
     if (op->kind != OP_ELEMENTWISE && op->kind != OP_REDUCTION) {
         if (op->batch > 1)
@@ -280,8 +280,7 @@ static void write_row(FILE *out, const char *pass, const ModelOp *op, const Devi
 static double list_s(const DeviceSpec *d, const GArray *ops, Precision prec) {
     double s = 0;
     for (guint i = 0; i < ops->len; i++)
-        s +=
-            (double)device_op_time(d, &g_array_index(ops, ModelOp, i), prec) / (double)SIM_PS_PER_S;
+        s += sim_time_s(device_op_time(d, &g_array_index(ops, ModelOp, i), prec));
     return s;
 }
 
@@ -366,8 +365,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
         const GArray *fa = seg_ops[SEG_ATTN][PASS_FWD];
         for (guint i = 0; i < fa->len; i++)
             if (g_array_index(fa, ModelOp, i).attn_core)
-                sel_s += (double)device_op_time(d, &g_array_index(fa, ModelOp, i), prec) /
-                         (double)SIM_PS_PER_S;
+                sel_s += sim_time_s(device_op_time(d, &g_array_index(fa, ModelOp, i), prec));
         layer_s += sel_s;
         pass_s[1] += sel_s;
     }
@@ -401,7 +399,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
             const ModelOp *op = &g_array_index(ops, ModelOp, j);
             DeviceOpCost c = device_op_cost(d, op, prec);
             write_row(out, layer[i].pass, op, &c, layer_s, csv);
-            by_kind[op->kind].time_s += (double)c.time / (double)SIM_PS_PER_S;
+            by_kind[op->kind].time_s += sim_time_s(c.time);
             by_kind[op->kind].flops += c.flops;
         }
     }
@@ -413,7 +411,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
                 continue;
             DeviceOpCost c = device_op_cost(d, op, prec);
             write_row(out, "rec", op, &c, layer_s, csv);
-            by_kind[op->kind].time_s += (double)c.time / (double)SIM_PS_PER_S;
+            by_kind[op->kind].time_s += sim_time_s(c.time);
             by_kind[op->kind].flops += c.flops;
         }
     }
@@ -470,7 +468,7 @@ gboolean device_write_ops(FILE *out, const DeviceSpec *d, const ModelConfig *m, 
     DeviceOpCost oc = {0};
     oc.align = 1.0;
     oc.time = device_optimizer_time(d, opt_params, prec);
-    oc.memory_s = (double)oc.time / (double)SIM_PS_PER_S;
+    oc.memory_s = sim_time_s(oc.time);
     oc.bound = DEVICE_BOUND_MEMORY;
     oc.bandwidth = opt.bytes / oc.memory_s;
     if (!csv)

@@ -459,8 +459,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         report_kv_num(out, i3, "volume_bytes", r->volume_bytes, FALSE);
         report_kv_num(out, i3, "total_volume_bytes", r->total_volume_bytes, FALSE);
         report_kv_num(out, i3, "time_s", sim_time_s(r->time), FALSE);
-        report_kv_num(out, i3, "exposed_s", r->exposed / (double)SIM_PS_PER_S, FALSE);
-        report_kv_num(out, i3, "hidden_s", r->hidden / (double)SIM_PS_PER_S, FALSE);
+        report_kv_num(out, i3, "exposed_s", sim_time_s(r->exposed), FALSE);
+        report_kv_num(out, i3, "hidden_s", sim_time_s(r->hidden), FALSE);
         fprintf(out, "%s\"sizes\": [", i3);
         for (guint k = 0; k < r->sizes->len; k++) {
             const SizeCount *c = &g_array_index(r->sizes, SizeCount, k);
@@ -643,7 +643,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             report_human_bytes(b3, sizeof b3, r->total_volume_bytes);
             fprintf(out, "%-15s %-*s %10.1f %12s %12s %12s %10.6f %10.6f\n", coll_op_name(r->op),
                     dw, layout_dim_name(r->dim), r->calls, b1, b2, b3, sim_time_s(r->time),
-                    r->exposed / (double)SIM_PS_PER_S);
+                    sim_time_s(r->exposed));
         }
         fputc('\n', out);
     }

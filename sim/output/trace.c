@@ -320,7 +320,7 @@ gboolean trace_finish(Trace *t, const SimRun *run, GError **err) {
             ", \"gpus\": %d, \"ranks_simulated\": %d, \"ranks_traced\": %u, "
             "\"iteration_time_s\": %s}\n}\n",
             sc->gpus, sum->ranks_simulated, t->ranks->len,
-            report_format_number((double)sum->iteration / SIM_PS_PER_S, it));
+            report_format_number(sim_time_s(sum->iteration), it));
     OutFile *f = g_steal_pointer(&t->file);
     t->out = NULL;
     return outfile_commit(f, err);

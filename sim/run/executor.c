@@ -279,10 +279,10 @@ HostWork exec_host_work(const TopologySpec *ts, const Program *pg) {
                 w.step_s += (double)ts->host_step;
         }
     }
-    w.dispatch_s /= SIM_PS_PER_S;
-    w.hooks_s /= SIM_PS_PER_S;
-    w.comm_s /= SIM_PS_PER_S;
-    w.step_s /= SIM_PS_PER_S;
+    w.dispatch_s = sim_time_s(w.dispatch_s);
+    w.hooks_s = sim_time_s(w.hooks_s);
+    w.comm_s = sim_time_s(w.comm_s);
+    w.step_s = sim_time_s(w.step_s);
     return w;
 }
 
@@ -779,7 +779,7 @@ gboolean exec_run(Executor *ex, GError **err) {
         !engine_overflowed(ex->eng)) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
                     "the iteration lasts past %.6f s (the horizon it was run to)",
-                    (double)ex->horizon / (double)SIM_PS_PER_S);
+                    sim_time_s(ex->horizon));
         return FALSE;
     }
     engine_run(ex->eng);

@@ -121,7 +121,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
                      ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
                      : 0.0;
     s->model_flops = workload_model_flops(run->wl);
-    double secs = (double)s->iteration / (double)SIM_PS_PER_S;
+    double secs = sim_time_s(s->iteration);
     s->tflops_per_gpu = secs > 0 ? s->model_flops / secs / sc->gpus / 1e12 : 0.0;
     s->mfu = s->tflops_per_gpu * 1e12 / sc->topo.device.peak_flops[sc->precision];
     s->neox_flops = workload_neox_flops(run->wl);
