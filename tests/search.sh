@@ -32,4 +32,19 @@ same_top frontier-8-top12-json "$s/13B_tp8.yaml" --nodes 8 "${small[@]}" -k 12 -
 # --all-ranks: every layout is run exactly with every rank, so every one is a candidate
 same_top frontier-all-ranks "$s/13B_tp8.yaml" --nodes 4 --all-ranks -k 5
 same_top dgx-a100-all-ranks "$s/13B_tp8.yaml" --nodes 2 --set topology=dgx-a100 --all-ranks -k 4
+# with training.token_budget the text table gains the days to train, budget / tokens per second:
+# each printed row's equals the CSV row's time_to_train_days for the same layout
+days=(--nodes 8 "${small[@]}" -k 3 -q --set training.token_budget=300B)
+"$sim" search "$s/13B_tp8.yaml" "${days[@]}" -j 2 >"$tmp/days.txt" 2>/dev/null
+"$sim" search "$s/13B_tp8.yaml" "${days[@]}" -j 2 -f csv >"$tmp/days.csv" 2>/dev/null
+if python3 - "$tmp/days.txt" "$tmp/days.csv" <<'PY'; then ok; else bad "search: days column"; fi
+import csv, sys
+text = [l.split() for l in open(sys.argv[1]) if l[:4].strip().isdigit()]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(text) == len(rows) == 3, (len(text), len(rows))
+assert open(sys.argv[1]).readline().split()[-1] == "days"
+for t, r in zip(text, rows):
+    want = float(r["time_to_train_days"])
+    assert abs(float(t[-1]) - want) <= 0.005 + 1e-9, (t[-1], want)
+PY
 finish search

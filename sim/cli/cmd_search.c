@@ -116,7 +116,11 @@ static const char *name_value(GStrv kv, const char *key) {
     return NULL;
 }
 
-static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity) {
+/* budget: training.token_budget (0: none); tokens: per iteration, the same for every layout (the
+ * search fixes the global batch), so with a budget the table gains the days to train
+ * (report_train_time's closed form). */
+static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity,
+                        double budget, double tokens) {
     /* the columns a search adds (search.c): virtual_stages under the interleaved schedule,
      * schedule under a zero-bubble one, sequence_parallel, tp_comm_overlap and cp when the
      * scenario turns them on */
@@ -129,11 +133,11 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     gboolean has_ov = name_value(first_kv, "tp_comm_overlap") != NULL;
     gboolean has_cp = name_value(first_kv, "cp") != NULL;
     fprintf(out,
-            "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s\n",
+            "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s%s\n",
             "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
             has_zb ? " schedule" : "", has_sp ? "    sp" : "", has_cp ? "  cp" : "",
             has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP",
-            "exp DP", "exp PP", "bubble");
+            "exp DP", "exp PP", "bubble", budget > 0 ? "     days" : "");
     int uneven = 0; /* rows marked ! */
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
@@ -155,17 +159,23 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
         uneven += s->uneven_sends > 0;
         fprintf(out,
                 "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f%c%8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
-                "%7.1f%% %7.1f%% %7.1f%%\n",
+                "%7.1f%% %7.1f%% %7.1f%%",
                 k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it,
                 s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu, 100 * s->mfu,
                 s->memory.total_bytes / 1073741824.0, sim_time_s(s->critical.compute) * pct,
                 r->exposed_dim_s[DIM_TP] * pct, r->exposed_dim_s[DIM_DP] * pct,
                 r->exposed_dim_s[DIM_PP] * pct, sim_time_s(s->critical.bubble) * pct);
+        if (budget > 0) /* budget / (tokens / it) seconds */
+            fprintf(out, " %8.2f", budget * it / tokens / 86400);
+        fputc('\n', out);
     }
     fprintf(out,
             "(percentages of the iteration on the critical rank: compute, exposed communication "
             "by dimension, bubble; GPU memory %.1f GiB)\n",
             capacity / 1073741824.0);
+    if (budget > 0)
+        fprintf(out, "(days: to train on training.token_budget %.4g tokens at that pace)\n",
+                budget);
     if (uneven > 0) /* UNEVEN COPIES in coll_streams.c */
         fprintf(out,
                 "(! %d of these layouts send pipeline activations for replicas whose paths are\n"
@@ -367,7 +377,8 @@ int cmd_search(int argc, char **argv) {
         for (guint k = 0; k < f.results->len && (int)k < top; k++)
             fputs(((SweepResult *)f.results->pdata[k])->row, out);
     } else {
-        print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity);
+        print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity, sc->token_budget,
+                    (double)space.global_batch * sc->seq_len);
     }
     g_ptr_array_unref(f.results);
     g_ptr_array_unref(f.pending);
