@@ -66,7 +66,7 @@ if cmp -s "$tmp/a" "$tmp/b"; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL inject-same: the file name changed the answer"; cat "$tmp/a" "$tmp/b"; fi
 expect_grep inject-comment '^# Imported by `sim import` from .*/y\\x0asim: {interference' "$tmp/inj.yaml"
 expect_grep inject-key '^#   we\\x0aird = x\\x0ay\\u2028z ' "$tmp/inj.yaml"
-expect_grep inject-name 'name: "y\\x0asim: .*\\"x' "$tmp/inj.yaml"
+expect_grep inject-name 'name: "y\\nsim: .*\\"x' "$tmp/inj.yaml"
 # a '"' in --topology named the topology, not a YAML parse error of text the user never wrote
 check topology-quote 2 "$sim" import "$d/hf_moe.json" --topology 'fron"tier'
 expect_grep topology-quote-text "topology 'fron\"tier' not found" "$tmp/err"
@@ -107,4 +107,15 @@ printf '{"hidden_size": 4096, "num_hidden_layers": -9223372036854775808, "num_at
 check json-int64-edge 2 "$sim" import "$tmp/edge.json"
 expect_grep json-int64-edge-text "num_hidden_layers = -9223372036854775808: expected a whole number" "$tmp/err"
 
+# scalars are written by libyaml's emitter (sim/input/yaml_out.c): a name with a quote, a
+# backslash, a tab and YAML's line breaks LS and NEL comes back as given, through sim import and
+# again through --print-scenario's output run as a scenario
+nm=$'q"b\\s\tt\xe2\x80\xa8l\xc2\x85n'
+check roundtrip-import 0 "$sim" import "$src/tests/import/hf_llama3_8b_config.json" --name "$nm" -o "$tmp/rt.yaml"
+"$sim" "$tmp/rt.yaml" --print-scenario >"$tmp/rt2.yaml" 2>/dev/null
+for f in rt rt2; do
+    got=$("$sim" "$tmp/$f.yaml" -f json --no-timing | python3 -c 'import json,sys; sys.stdout.write(json.load(sys.stdin)["model"]["name"])')
+    if [ "$got" = "$nm" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL roundtrip-$f: model name came back as '$got'"; fi
+done
 finish import_hostile

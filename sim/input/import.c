@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "import_internal.h"
 #include "scenario.h"
+#include "yaml_out.h"
 
 /* The first present setting among the NULL-terminated names; marks it read. NULL if none. */
 ImportItem *im_take(Im *im, ...) {
@@ -160,10 +161,10 @@ gboolean im_value_has(const ImportItem *it, const char *needle) {
  * libyaml reads): valid UTF-8 (other bytes become U+FFFD), and no character that YAML takes as a
  * line break or that a comment cannot hold: the C0 controls, DEL, and NEL, LS and PS (YAML 1.1
  * section 5.4, "Line Break Characters"), each written as an escape \xHH or \uHHHH. Unescaped, a
- * newline in a config file's name turned the rest of the name into live scenario keys. quote:
- * also escape '"' and '\\' for a double-quoted scalar (section 5.7, "Escape Sequences"). At
- * most max characters (0: all), then "...". */
-static char *yaml_safe(const char *s, gboolean quote, glong max) {
+ * newline in a config file's name turned the rest of the name into live scenario keys. For the
+ * comments the scenario carries; its scalars go through libyaml's emitter (yaml_out.c). At most
+ * max characters (0: all), then "...". */
+static char *yaml_safe(const char *s, glong max) {
     g_autofree char *valid = g_utf8_make_valid(s, -1);
     GString *out = g_string_new(NULL);
     glong n = 0;
@@ -177,8 +178,6 @@ static char *yaml_safe(const char *s, gboolean quote, glong max) {
             g_string_append_printf(out, "\\x%02x", c);
         else if (c == 0x85 || c == 0x2028 || c == 0x2029)
             g_string_append_printf(out, "\\u%04x", c);
-        else if (quote && (c == '"' || c == '\\'))
-            g_string_append_printf(out, "\\%c", (char)c);
         else
             g_string_append_unichar(out, c);
     }
@@ -186,8 +185,9 @@ static char *yaml_safe(const char *s, gboolean quote, glong max) {
 }
 
 char *im_yaml_quoted(const char *s) {
-    g_autofree char *esc = yaml_safe(s, TRUE, 0);
-    return g_strdup_printf("\"%s\"", esc);
+    GString *out = g_string_new(NULL);
+    yaml_out_quoted(out, s);
+    return g_string_free(out, FALSE);
 }
 
 char *import_scenario(const char *path, const ImportOptions *opt, GError **err) {
@@ -236,7 +236,7 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
 
     GString *out = g_string_new(NULL);
     g_autofree char *base = g_path_get_basename(path);
-    g_autofree char *path_c = yaml_safe(path, FALSE, 0);
+    g_autofree char *path_c = yaml_safe(path, 0);
     g_string_append_printf(out, "# Imported by `sim import` from %s (%s).\n", path_c,
                            import_format_name(fmt));
     g_string_append(out, "# Not mapped (no scenario key; left out):\n");
@@ -244,8 +244,8 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
     for (guint i = 0; i < items->len; i++) {
         ImportItem *it = items->pdata[i];
         if (!it->used) {
-            g_autofree char *k = yaml_safe(it->key, FALSE, 0), *v = yaml_safe(it->value, FALSE, 60),
-                            *w = yaml_safe(it->where, FALSE, 0);
+            g_autofree char *k = yaml_safe(it->key, 0), *v = yaml_safe(it->value, 60),
+                            *w = yaml_safe(it->where, 0);
             g_string_append_printf(out, "#   %s = %s  (%s)\n", k, v, w);
             unmapped++;
         }

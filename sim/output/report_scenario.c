@@ -3,11 +3,12 @@
  * `sim --print-scenario`: the output side of the report module, for the input.
  *
  * Block style throughout; a scalar is written plain when YAML reads it back as the same string
- * (letters, digits and . _ / + - : without ": " or a leading indicator), else double-quoted with
- * JSON-style escapes, which YAML accepts. */
+ * (letters, digits and . _ / + - : without ": " or a leading indicator), else double-quoted by
+ * libyaml's emitter (yaml_out.c). */
 #include <string.h>
 
 #include "report.h"
+#include "yaml_out.h"
 
 static gboolean plain_ok(const char *s) {
     if (!*s || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0]) || strstr(s, ": ") || strstr(s, " #") ||
@@ -23,7 +24,7 @@ static void scalar(GString *out, const ConfNode *n) {
     if (plain_ok(n->value))
         g_string_append(out, n->value);
     else
-        report_json_quote(out, n->value);
+        yaml_out_quoted(out, n->value);
     g_autofree char *where = conf_where(n);
     g_string_append_printf(out, "    # %s\n", where);
 }
@@ -42,7 +43,7 @@ static void write_node(GString *out, const ConfNode *n, int depth) {
             if (plain_ok(key))
                 g_string_append(out, key);
             else
-                report_json_quote(out, key);
+                yaml_out_quoted(out, key);
             g_string_append(out, ":");
         } else {
             g_string_append(out, "-");
