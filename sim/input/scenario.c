@@ -602,7 +602,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !scenario_check_cp(root, s, err))
         return FALSE;
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
-     * take gigabytes, and a stream's positions are counted in 29 bits (TASK_DEP_SEQ_BITS). */
+     * take gigabytes, and a stream's positions are counted in 28 bits (TASK_DEP_SEQ_BITS). */
     int64_t passes = (int64_t)s->grad_accum * (s->model.layers / s->pp);
     if (passes > (1 << 24))
         return conf_fail(err, CONF_ERROR_INVALID,

@@ -40,7 +40,8 @@ struct Trace {
 #define TRACE_HOST_TID STREAM_COUNT /* the host thread's track, after the streams */
 
 static const char *const stream_names[STREAM_COUNT] = {
-    "compute", "TP", "DP", "DP gather", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
+    "compute",     "TP",          "DP",          "DP gather",   "PP send fwd",
+    "PP recv fwd", "PP send bwd", "PP recv bwd", "DP allreduce"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 

@@ -19,12 +19,14 @@
 typedef enum {
     STREAM_COMPUTE,
     STREAM_TP,
-    STREAM_DP,          /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
-    STREAM_DP_GATHER,   /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
-    STREAM_PP_SEND_FWD, /* activations to the next stage */
-    STREAM_PP_RECV_FWD, /* activations from the previous stage */
-    STREAM_PP_SEND_BWD, /* gradients to the previous stage */
-    STREAM_PP_RECV_BWD, /* gradients from the next stage */
+    STREAM_DP,           /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
+    STREAM_DP_GATHER,    /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
+    STREAM_PP_SEND_FWD,  /* activations to the next stage */
+    STREAM_PP_RECV_FWD,  /* activations from the previous stage */
+    STREAM_PP_SEND_BWD,  /* gradients to the previous stage */
+    STREAM_PP_RECV_BWD,  /* gradients from the next stage */
+    STREAM_DP_ALLREDUCE, /* FSDP HYBRID_SHARD's all-reduce of each gradient shard across shard
+                            groups (torch's _all_reduce_stream, grads.c) */
     STREAM_COUNT
 } StreamId;
 
@@ -64,7 +66,7 @@ typedef struct {
 
 /* A dependency in Program.deps: the task at position seq of stream s, as TASK_DEP(s, seq) (a
  * stream's position is what a rank's progress counts, so checking one reads no task). */
-#define TASK_DEP_SEQ_BITS 29
+#define TASK_DEP_SEQ_BITS 28
 #define TASK_DEP(s, seq) ((guint32)(s) << TASK_DEP_SEQ_BITS | (guint32)(seq))
 #define TASK_DEP_STREAM(d) ((d) >> TASK_DEP_SEQ_BITS)
 #define TASK_DEP_POS(d) ((d) & ((1u << TASK_DEP_SEQ_BITS) - 1))
