@@ -80,6 +80,69 @@ static SimTime use_end(const Watch *w, int layer, gboolean backward) {
     return end;
 }
 
+/* FSDP's closed forms over rank 0's run, one micro-batch (test_fsdp_full_shard says them): its
+ * units, their uses (forward 0..U-1, backward U-1..0) and the gathers and reduce-scatters met so
+ * far. */
+typedef struct {
+    const Watch *w;
+    Dim dim; /* the group the allgathers and reduce-scatters run over */
+    int U, layer[64], use_unit[128];
+    gboolean use_bwd[128];
+    double params[64], P;    /* per unit, and their sum */
+    double peak;             /* the largest two consecutive uses, parameters */
+    int g, rs;               /* allgathers, reduce-scatters met */
+    SimTime last_g, last_rs; /* when the last of each ended */
+} FsdpCheck;
+
+static void fsdp_check_init(FsdpCheck *c, const Scenario *sc, const Watch *w, Dim dim) {
+    *c = (FsdpCheck){.w = w, .dim = dim};
+    c->U = units_of(sc, c->layer, c->params);
+    for (int j = 0; j < 2 * c->U; j++) {
+        c->use_unit[j] = j < c->U ? j : 2 * c->U - 1 - j;
+        c->use_bwd[j] = j >= c->U;
+    }
+    for (int u = 0; u < c->U; u++)
+        c->P += c->params[u];
+}
+
+/* r, an allgather or a reduce-scatter, against its closed form; FALSE for any other task. */
+static gboolean fsdp_check(FsdpCheck *c, const Ran *r) {
+    if (r->t.kind != TASK_COLL)
+        return FALSE;
+    if (r->t.op == COLL_ALLGATHER) {
+        ck_assert_int_lt(c->g, 2 * c->U);
+        int u = c->use_unit[c->g];
+        ck_assert_int_eq(r->t.dim, c->dim);
+        ck_assert_int_eq(r->t.stream, STREAM_DP_GATHER);
+        ck_assert_int_eq(r->t.layer, c->layer[u]);
+        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
+        SimTime want = c->last_g;
+        if (c->g >= 2)
+            want = MAX(want, use_end(c->w, c->layer[c->use_unit[c->g - 2]], c->use_bwd[c->g - 2]));
+        ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", c->g,
+                      (long long)r->begin, (long long)want);
+        if (c->g >= 1)
+            c->peak = MAX(c->peak, c->params[c->use_unit[c->g - 1]] + c->params[u]);
+        c->last_g = r->end;
+        c->g++;
+        return TRUE;
+    }
+    if (r->t.op == COLL_REDUCE_SCATTER) {
+        int u = c->U - 1 - c->rs;
+        ck_assert_int_eq(r->t.dim, c->dim);
+        ck_assert_int_eq(r->t.stream, STREAM_DP);
+        ck_assert_int_eq(r->t.layer, -2);
+        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
+        SimTime want = MAX(c->last_rs, use_end(c->w, c->layer[u], TRUE));
+        ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
+                      c->rs, (long long)r->begin, (long long)want);
+        c->last_rs = r->end;
+        c->rs++;
+        return TRUE;
+    }
+    return FALSE;
+}
+
 /* FSDP FULL_SHARD, one micro-batch: one allgather of each unit's flat parameters (fp16,
  * param_dtype) before its forward and again before its recomputation and backward, in program
  * order; the allgather of use j starts once use j - 2's compute ends (j - 1 is the use at whose
@@ -94,60 +157,21 @@ START_TEST(test_fsdp_full_shard) {
     ck_assert_int_eq(sc->grad_accum, 1);
     Watch w;
     g_autoptr(SimRun) run = watched(sc, &w);
-    int layer[64];
-    double params[64];
-    int U = units_of(sc, layer, params);
-    /* uses: forward 0..U-1, backward U-1..0 */
-    int use_unit[128];
-    gboolean use_bwd[128];
-    for (int j = 0; j < 2 * U; j++) {
-        use_unit[j] = j < U ? j : 2 * U - 1 - j;
-        use_bwd[j] = j >= U;
-    }
-    int g = 0, rs = 0;
-    SimTime last_g = 0, last_rs = 0;
-    double peak = 0;
+    FsdpCheck c;
+    fsdp_check_init(&c, sc, &w, DIM_DP);
     for (guint i = 0; i < w.ran->len; i++) {
         const Ran *r = &g_array_index(w.ran, Ran, i);
-        if (r->t.kind != TASK_COLL)
-            continue;
-        if (r->t.op == COLL_ALLGATHER) {
-            ck_assert_int_lt(g, 2 * U);
-            int u = use_unit[g];
-            ck_assert_int_eq(r->t.layer, layer[u]);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = last_g;
-            if (g >= 2)
-                want = MAX(want, use_end(&w, layer[use_unit[g - 2]], use_bwd[g - 2]));
-            ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", g,
-                          (long long)r->begin, (long long)want);
-            if (g >= 1)
-                peak = MAX(peak, params[use_unit[g - 1]] + params[u]);
-            last_g = r->end;
-            g++;
-        } else if (r->t.op == COLL_REDUCE_SCATTER) {
-            int u = U - 1 - rs;
-            ck_assert_int_eq(r->t.layer, -2);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = MAX(last_rs, use_end(&w, layer[u], TRUE));
-            ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
-                          rs, (long long)r->begin, (long long)want);
-            last_rs = r->end;
-            rs++;
-        } else {
+        if (r->t.kind == TASK_COLL && !fsdp_check(&c, r))
             ck_abort_msg("FSDP issued a %s", coll_op_name(r->t.op));
-        }
     }
-    ck_assert_int_eq(g, 2 * U);
-    ck_assert_int_eq(rs, U);
-    double P = 0, d = sc->dp;
-    for (int u = 0; u < U; u++)
-        P += params[u];
+    ck_assert_int_eq(c.g, 2 * c.U);
+    ck_assert_int_eq(c.rs, c.U);
+    double P = c.P, d = sc->dp;
     const ModelMemory *m = &sim_summary(run)->memory;
     ck_assert_double_eq_tol(m->params_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->grads_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / d, 1.0);
-    ck_assert_double_eq_tol(m->buffers_bytes, peak * E, 1.0);
+    ck_assert_double_eq_tol(m->buffers_bytes, c.peak * E, 1.0);
     g_array_unref(w.ran);
 }
 END_TEST
@@ -210,19 +234,10 @@ START_TEST(test_fsdp_hybrid_shard) {
                       intra[k]);
     for (int k = 0; k < N; k++)
         ck_assert_msg(inter[k] == k * gpn, "replicate group member %d is rank %d", k, inter[k]);
-    int layer[64];
-    double params[64], P = 0;
-    int U = units_of(sc, layer, params);
-    for (int u = 0; u < U; u++)
-        P += params[u];
-    int use_unit[128];
-    gboolean use_bwd[128];
-    for (int j = 0; j < 2 * U; j++) {
-        use_unit[j] = j < U ? j : 2 * U - 1 - j;
-        use_bwd[j] = j >= U;
-    }
-    int g = 0, rs = 0, ar = 0, at_once = 0;
-    SimTime last_g = 0, last_rs = 0, rs_end = -1, last_ar = 0, opt_begin = -1;
+    FsdpCheck c;
+    fsdp_check_init(&c, sc, &w, DIM_DP_INTRA);
+    int U = c.U, ar = 0, at_once = 0;
+    SimTime last_ar = 0, opt_begin = -1;
     SimTime late_rs_end = -1, last_ar_begin = -1; /* the last allreduce's */
     for (guint i = 0; i < w.ran->len; i++) {
         const Ran *r = &g_array_index(w.ran, Ran, i);
@@ -230,44 +245,23 @@ START_TEST(test_fsdp_hybrid_shard) {
             opt_begin = r->begin;
         if (r->t.kind != TASK_COLL)
             continue;
-        if (r->t.op == COLL_ALLGATHER) {
-            ck_assert_int_lt(g, 2 * U);
-            int u = use_unit[g];
-            ck_assert_int_eq(r->t.dim, DIM_DP_INTRA);
-            ck_assert_int_eq(r->t.stream, STREAM_DP_GATHER);
-            ck_assert_int_eq(r->t.layer, layer[u]);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = last_g;
-            if (g >= 2)
-                want = MAX(want, use_end(&w, layer[use_unit[g - 2]], use_bwd[g - 2]));
-            ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", g,
-                          (long long)r->begin, (long long)want);
-            if (g < U) { /* forward: alone on the node's links */
+        int g = c.g, rs = c.rs;
+        if (fsdp_check(&c, r)) {
+            if (r->t.op == COLL_ALLGATHER && g < U) { /* forward: alone on the node's links */
                 SimTime alone = coll_time_alone(sc, COLL_ALLGATHER, intra, q, r->t.bytes);
                 ck_assert_msg(r->end - r->begin == alone,
                               "forward allgather %d took %lld ps, alone over ranks 0..7 %lld", g,
                               (long long)(r->end - r->begin), (long long)alone);
             }
-            last_g = r->end;
-            g++;
-        } else if (r->t.op == COLL_REDUCE_SCATTER) {
-            int u = U - 1 - rs;
-            ck_assert_int_eq(r->t.dim, DIM_DP_INTRA);
-            ck_assert_int_eq(r->t.stream, STREAM_DP);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = MAX(last_rs, use_end(&w, layer[u], TRUE));
-            ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
-                          rs, (long long)r->begin, (long long)want);
-            ck_assert_msg(ar == rs, "reduce-scatter %d before allreduce %d", rs, ar);
-            last_rs = rs_end = r->end;
-            rs++;
+            if (r->t.op == COLL_REDUCE_SCATTER)
+                ck_assert_msg(ar == rs, "reduce-scatter %d before allreduce %d", rs, ar);
         } else if (r->t.op == COLL_ALLREDUCE) {
             int u = U - 1 - ar;
             ck_assert_int_eq(r->t.dim, DIM_DP_INTER);
             ck_assert_int_eq(r->t.stream, STREAM_DP_ALLREDUCE);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E / q, 1e-6);
+            ck_assert_double_eq_tol(r->t.bytes, c.params[u] * E / q, 1e-6);
             ck_assert_msg(ar + 1 == rs, "allreduce %d follows reduce-scatter %d", ar, rs - 1);
-            SimTime want = MAX(rs_end, last_ar);
+            SimTime rs_end = c.last_rs, want = MAX(rs_end, last_ar);
             ck_assert_msg(r->begin == want,
                           "allreduce %d began at %lld ps; its reduce-scatter ended at %lld, the "
                           "allreduce before at %lld",
@@ -281,8 +275,8 @@ START_TEST(test_fsdp_hybrid_shard) {
             ck_abort_msg("FSDP HYBRID_SHARD issued a %s", coll_op_name(r->t.op));
         }
     }
-    ck_assert_int_eq(g, 2 * U);
-    ck_assert_int_eq(rs, U);
+    ck_assert_int_eq(c.g, 2 * U);
+    ck_assert_int_eq(c.rs, U);
     ck_assert_int_eq(ar, U);
     /* which of the two: the shard of a layer (2 x 1/8 of 50 M parameters over the NICs) is
      * all-reduced before the next unit's backward and reduce-scatter end, so every allreduce but
@@ -292,9 +286,10 @@ START_TEST(test_fsdp_hybrid_shard) {
     ck_assert_msg(late_rs_end < last_ar_begin,
                   "the embedding's allreduce began at %lld ps, its reduce-scatter ended at %lld",
                   (long long)last_ar_begin, (long long)late_rs_end);
-    ck_assert_msg(opt_begin >= last_ar && opt_begin >= last_rs,
+    ck_assert_msg(opt_begin >= last_ar && opt_begin >= c.last_rs,
                   "the optimizer began at %lld ps, the last allreduce ended at %lld",
                   (long long)opt_begin, (long long)last_ar);
+    double P = c.P;
     const ModelMemory *m = &sim_summary(run)->memory;
     ck_assert_double_eq_tol(m->params_bytes, 4 * P / q, 1.0);
     ck_assert_double_eq_tol(m->grads_bytes, 4 * P / q, 1.0);
