@@ -31,6 +31,8 @@ check bad-format 2 "$sim" --format xml "$s/20B_tp8.yaml"
 check missing-file 2 "$sim" "$tmp/nope.yaml"
 check bad-set 2 "$sim" "$s/20B_tp8.yaml" --set parallel.tp=3
 expect_grep bad-set-text "does not divide the 64 attention heads" "$tmp/err"
+check bad-hybrid-shard 2 "$sim" "$s/1.3B_zero3.yaml" --set parallel.hybrid_shard=true
+expect_grep bad-hybrid-shard-text "training.framework: pytorch" "$tmp/err"
 check text 0 "$sim" "$s/20B_tp8.yaml"
 expect_grep text-breakdown "exposed comm" "$tmp/out"
 check json 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-timing -o "$tmp/a.json"

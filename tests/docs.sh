@@ -37,10 +37,10 @@ for md in README.md docs/*.md; do
 done
 
 # Every key of the JSON reports of scenarios that between them turn on every optional block
-# (MoE, ZeRO++, interleaved, sequence parallelism, TP overlap, a what-if knob), in backquotes in
-# docs/report.md, alone, as a part of a dotted path (`.moe_layers`, `sim.events`, `comm[].op`) or
-# as the object holding one (`memory.`).
-for sc in 20B_tp8 1.3B_zeropp 1.3B_interleaved 13B_tp8_sp 1.3B_tp_overlap mixtral_8x7b_frontier; do
+# (MoE, ZeRO++, FSDP's hybrid shard, interleaved, sequence parallelism, TP overlap, a what-if
+# knob), in backquotes in docs/report.md, alone, as a part of a dotted path (`.moe_layers`,
+# `sim.events`, `comm[].op`) or as the object holding one (`memory.`).
+for sc in 20B_tp8 1.3B_zeropp 1.3B_hsdp 1.3B_interleaved 13B_tp8_sp 1.3B_tp_overlap mixtral_8x7b_frontier; do
     "$sim" "scenarios/$sc.yaml" --format json --set topology.node.nics.bandwidth=50GB/s
 done 2>"$tmp/err" | grep -o '"[a-z_][a-z0-9_]*":' | tr -d '":' | sort -u >"$tmp/keys"
 [ -s "$tmp/keys" ] || { fail=$((fail + 1)); echo "FAIL json-keys: no report"; cat "$tmp/err"; }

@@ -375,6 +375,31 @@ START_TEST(test_nul) {
 }
 END_TEST
 
+/* parallel.hybrid_shard (FSDP HYBRID_SHARD) where it means nothing: refused at the key, with the
+ * fix. */
+START_TEST(test_hybrid_shard_rules) {
+#define HS_PT "training:\n  framework: pytorch\n"
+    const char *fw[] = {"%s:6:17:", "PyTorch FSDP's HYBRID_SHARD", "deepspeed",
+                        "framework: pytorch", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\n  hybrid_shard: true\ntraining: {}\n", NULL, fw);
+    const char *z[] = {"%s:6:17:", "parallel.zero 3 (HYBRID_SHARD) or 2", "zero is 0", NULL};
+    expect_error(BASE "parallel:\n  zero: 0\n  hybrid_shard: true\n" HS_PT, NULL, z);
+    const char *d[] = {"%s:6:17:", "shard group of 3", "does not divide DP 16", "node: 8", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\n  hybrid_shard: 3\n" HS_PT, NULL, d);
+    const char *one[] = {"%s:6:17:", "shard group of 1", "shards nothing", NULL};
+    expect_error(BASE "parallel:\n  zero: 2\n  hybrid_shard: 1\n" HS_PT, NULL, one);
+    const char *node[] = {"%s:7:17:", "true shards over the data-parallel ranks of one node",
+                          "TP 8", "there is 1", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\n  tp: 8\n  hybrid_shard: true\n" HS_PT, NULL, node);
+    const char *v[] = {"%s:6:17:", "hybrid_shard", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\n  hybrid_shard: node\n" HS_PT, NULL, v);
+    const char *moe[] = {"--set parallel.hybrid_shard=true", "mixture-of-experts", NULL};
+    const char *sets[] = {"model=deepspeed-moe-1.3b-128", "parallel.hybrid_shard=true", NULL};
+    expect_error(BASE "parallel:\n  zero: 2\n" HS_PT, sets, moe);
+#undef HS_PT
+}
+END_TEST
+
 /* A model, topology or device named by a device path: refused, never read until memory runs out
  * (it hung; its input is kept as tests/fuzz/regressions/scenario/dev-zero-model). */
 START_TEST(test_device_path) {
@@ -451,6 +476,7 @@ int main(void) {
     tcase_add_test(tc, test_nul);
     tcase_add_test(tc, test_infinite_quantity);
     tcase_add_test(tc, test_device_path);
+    tcase_add_test(tc, test_hybrid_shard_rules);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -1,6 +1,7 @@
 /* How the frameworks' calls block and gather, pinned on closed forms: PyTorch FSDP's one flat
  * allgather per wrap unit issued as the unit before it starts, its reduce-scatter per unit as the
- * unit's backward ends, SHARD_GRAD_OP's single gather per unit, their memory; the Python hooks
+ * unit's backward ends, SHARD_GRAD_OP's single gather per unit, HYBRID_SHARD's groups and the
+ * all-reduce after each reduce-scatter, their memory; the Python hooks
  * DeepSpeed's ZeRO-3 and FSDP run per module (per unit) and what they cost the host; DeepSpeed's
  * communication logger, which synchronises around every call; pipeline sends the compute stream
  * waits for. */
@@ -79,6 +80,69 @@ static SimTime use_end(const Watch *w, int layer, gboolean backward) {
     return end;
 }
 
+/* FSDP's closed forms over rank 0's run, one micro-batch (test_fsdp_full_shard says them): its
+ * units, their uses (forward 0..U-1, backward U-1..0) and the gathers and reduce-scatters met so
+ * far. */
+typedef struct {
+    const Watch *w;
+    Dim dim; /* the group the allgathers and reduce-scatters run over */
+    int U, layer[64], use_unit[128];
+    gboolean use_bwd[128];
+    double params[64], P;    /* per unit, and their sum */
+    double peak;             /* the largest two consecutive uses, parameters */
+    int g, rs;               /* allgathers, reduce-scatters met */
+    SimTime last_g, last_rs; /* when the last of each ended */
+} FsdpCheck;
+
+static void fsdp_check_init(FsdpCheck *c, const Scenario *sc, const Watch *w, Dim dim) {
+    *c = (FsdpCheck){.w = w, .dim = dim};
+    c->U = units_of(sc, c->layer, c->params);
+    for (int j = 0; j < 2 * c->U; j++) {
+        c->use_unit[j] = j < c->U ? j : 2 * c->U - 1 - j;
+        c->use_bwd[j] = j >= c->U;
+    }
+    for (int u = 0; u < c->U; u++)
+        c->P += c->params[u];
+}
+
+/* r, an allgather or a reduce-scatter, against its closed form; FALSE for any other task. */
+static gboolean fsdp_check(FsdpCheck *c, const Ran *r) {
+    if (r->t.kind != TASK_COLL)
+        return FALSE;
+    if (r->t.op == COLL_ALLGATHER) {
+        ck_assert_int_lt(c->g, 2 * c->U);
+        int u = c->use_unit[c->g];
+        ck_assert_int_eq(r->t.dim, c->dim);
+        ck_assert_int_eq(r->t.stream, STREAM_DP_GATHER);
+        ck_assert_int_eq(r->t.layer, c->layer[u]);
+        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
+        SimTime want = c->last_g;
+        if (c->g >= 2)
+            want = MAX(want, use_end(c->w, c->layer[c->use_unit[c->g - 2]], c->use_bwd[c->g - 2]));
+        ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", c->g,
+                      (long long)r->begin, (long long)want);
+        if (c->g >= 1)
+            c->peak = MAX(c->peak, c->params[c->use_unit[c->g - 1]] + c->params[u]);
+        c->last_g = r->end;
+        c->g++;
+        return TRUE;
+    }
+    if (r->t.op == COLL_REDUCE_SCATTER) {
+        int u = c->U - 1 - c->rs;
+        ck_assert_int_eq(r->t.dim, c->dim);
+        ck_assert_int_eq(r->t.stream, STREAM_DP);
+        ck_assert_int_eq(r->t.layer, -2);
+        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
+        SimTime want = MAX(c->last_rs, use_end(c->w, c->layer[u], TRUE));
+        ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
+                      c->rs, (long long)r->begin, (long long)want);
+        c->last_rs = r->end;
+        c->rs++;
+        return TRUE;
+    }
+    return FALSE;
+}
+
 /* FSDP FULL_SHARD, one micro-batch: one allgather of each unit's flat parameters (fp16,
  * param_dtype) before its forward and again before its recomputation and backward, in program
  * order; the allgather of use j starts once use j - 2's compute ends (j - 1 is the use at whose
@@ -93,60 +157,21 @@ START_TEST(test_fsdp_full_shard) {
     ck_assert_int_eq(sc->grad_accum, 1);
     Watch w;
     g_autoptr(SimRun) run = watched(sc, &w);
-    int layer[64];
-    double params[64];
-    int U = units_of(sc, layer, params);
-    /* uses: forward 0..U-1, backward U-1..0 */
-    int use_unit[128];
-    gboolean use_bwd[128];
-    for (int j = 0; j < 2 * U; j++) {
-        use_unit[j] = j < U ? j : 2 * U - 1 - j;
-        use_bwd[j] = j >= U;
-    }
-    int g = 0, rs = 0;
-    SimTime last_g = 0, last_rs = 0;
-    double peak = 0;
+    FsdpCheck c;
+    fsdp_check_init(&c, sc, &w, DIM_DP);
     for (guint i = 0; i < w.ran->len; i++) {
         const Ran *r = &g_array_index(w.ran, Ran, i);
-        if (r->t.kind != TASK_COLL)
-            continue;
-        if (r->t.op == COLL_ALLGATHER) {
-            ck_assert_int_lt(g, 2 * U);
-            int u = use_unit[g];
-            ck_assert_int_eq(r->t.layer, layer[u]);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = last_g;
-            if (g >= 2)
-                want = MAX(want, use_end(&w, layer[use_unit[g - 2]], use_bwd[g - 2]));
-            ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", g,
-                          (long long)r->begin, (long long)want);
-            if (g >= 1)
-                peak = MAX(peak, params[use_unit[g - 1]] + params[u]);
-            last_g = r->end;
-            g++;
-        } else if (r->t.op == COLL_REDUCE_SCATTER) {
-            int u = U - 1 - rs;
-            ck_assert_int_eq(r->t.layer, -2);
-            ck_assert_double_eq_tol(r->t.bytes, params[u] * E, 1e-6);
-            SimTime want = MAX(last_rs, use_end(&w, layer[u], TRUE));
-            ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
-                          rs, (long long)r->begin, (long long)want);
-            last_rs = r->end;
-            rs++;
-        } else {
+        if (r->t.kind == TASK_COLL && !fsdp_check(&c, r))
             ck_abort_msg("FSDP issued a %s", coll_op_name(r->t.op));
-        }
     }
-    ck_assert_int_eq(g, 2 * U);
-    ck_assert_int_eq(rs, U);
-    double P = 0, d = sc->dp;
-    for (int u = 0; u < U; u++)
-        P += params[u];
+    ck_assert_int_eq(c.g, 2 * c.U);
+    ck_assert_int_eq(c.rs, c.U);
+    double P = c.P, d = sc->dp;
     const ModelMemory *m = &sim_summary(run)->memory;
     ck_assert_double_eq_tol(m->params_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->grads_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / d, 1.0);
-    ck_assert_double_eq_tol(m->buffers_bytes, peak * E, 1.0);
+    ck_assert_double_eq_tol(m->buffers_bytes, c.peak * E, 1.0);
     g_array_unref(w.ran);
 }
 END_TEST
@@ -171,6 +196,139 @@ START_TEST(test_fsdp_shard_grad_op) {
                             2 * P * E * (d - 1) / d, 1.0);
     ck_assert_double_eq_tol(sim_summary(run)->memory.buffers_bytes, P * E, 1.0);
     ck_assert_double_eq_tol(sim_summary(run)->memory.params_bytes, 4 * P / d, 1.0);
+}
+END_TEST
+
+/* FSDP HYBRID_SHARD (parallel.hybrid_shard: true) on 2 Frontier nodes, one micro-batch: the shard
+ * group is rank 0's node (ranks 0..7, dim dp_intra), the replicate group the same GCD of each node
+ * ({0, 8}, dp_inter). Every unit's allgather runs over the shard group, at FULL_SHARD's closed form
+ * of test_fsdp_full_shard, and in forward (nothing else on the node's links) takes exactly the
+ * time of an allgather over ranks 0..7 alone on the machine. Each unit's gradient is
+ * reduce-scattered over the shard group as its backward ends (or the reduce-scatter before it
+ * does), and the shard of it, a 1/8, is all-reduced over the replicate group on its own stream
+ * (torch's _all_reduce_stream): starting the picosecond its reduce-scatter ends, or the
+ * allreduce before it does, whichever is later (here the first for every unit but the
+ * embedding, the last). The optimizer starts once the last allreduce
+ * ends. Memory: FULL_SHARD's 16 bytes per parameter over the 8 of the shard group, not the 16 of
+ * dp. Volumes: 3Pe(q-1)/q in the group, 2(Pe/q)(N-1)/N across. Deduplicated and every rank
+ * agree. */
+START_TEST(test_fsdp_hybrid_shard) {
+    const char *sets[] = {"training.framework=pytorch", "parallel.hybrid_shard=true", OFF, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    int gpn = sc->topo.gpus_per_node, q = gpn, N = sc->nodes;
+    ck_assert_int_eq(sc->nodes, 2);
+    ck_assert_int_eq(sc->dp, 16);
+    ck_assert_int_eq(sc->fsdp_shard, q);
+    ck_assert_int_eq(sc->grad_accum, 1);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    /* the groups: rank 0's node, and GCD 0 of every node */
+    const Layout *lay = workload_layout(sim_workload(run));
+    int intra[16], inter[16];
+    ck_assert_int_eq(layout_group_size(lay, DIM_DP_INTRA), q);
+    ck_assert_int_eq(layout_group_size(lay, DIM_DP_INTER), N);
+    layout_group(lay, DIM_DP_INTRA, 0, intra);
+    layout_group(lay, DIM_DP_INTER, 0, inter);
+    for (int k = 0; k < q; k++)
+        ck_assert_msg(intra[k] == k && intra[k] / gpn == 0, "shard group member %d is rank %d", k,
+                      intra[k]);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(inter[k] == k * gpn, "replicate group member %d is rank %d", k, inter[k]);
+    FsdpCheck c;
+    fsdp_check_init(&c, sc, &w, DIM_DP_INTRA);
+    int U = c.U, ar = 0, at_once = 0;
+    SimTime last_ar = 0, opt_begin = -1;
+    SimTime late_rs_end = -1, last_ar_begin = -1; /* the last allreduce's */
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind == TASK_COMPUTE && r->t.phase == PHASE_OPTIMIZER)
+            opt_begin = r->begin;
+        if (r->t.kind != TASK_COLL)
+            continue;
+        int g = c.g, rs = c.rs;
+        if (fsdp_check(&c, r)) {
+            if (r->t.op == COLL_ALLGATHER && g < U) { /* forward: alone on the node's links */
+                SimTime alone = coll_time_alone(sc, COLL_ALLGATHER, intra, q, r->t.bytes);
+                ck_assert_msg(r->end - r->begin == alone,
+                              "forward allgather %d took %lld ps, alone over ranks 0..7 %lld", g,
+                              (long long)(r->end - r->begin), (long long)alone);
+            }
+            if (r->t.op == COLL_REDUCE_SCATTER)
+                ck_assert_msg(ar == rs, "reduce-scatter %d before allreduce %d", rs, ar);
+        } else if (r->t.op == COLL_ALLREDUCE) {
+            int u = U - 1 - ar;
+            ck_assert_int_eq(r->t.dim, DIM_DP_INTER);
+            ck_assert_int_eq(r->t.stream, STREAM_DP_ALLREDUCE);
+            ck_assert_double_eq_tol(r->t.bytes, c.params[u] * E / q, 1e-6);
+            ck_assert_msg(ar + 1 == rs, "allreduce %d follows reduce-scatter %d", ar, rs - 1);
+            SimTime rs_end = c.last_rs, want = MAX(rs_end, last_ar);
+            ck_assert_msg(r->begin == want,
+                          "allreduce %d began at %lld ps; its reduce-scatter ended at %lld, the "
+                          "allreduce before at %lld",
+                          ar, (long long)r->begin, (long long)rs_end, (long long)last_ar);
+            at_once += r->begin == rs_end;
+            late_rs_end = rs_end;
+            last_ar_begin = r->begin;
+            last_ar = r->end;
+            ar++;
+        } else {
+            ck_abort_msg("FSDP HYBRID_SHARD issued a %s", coll_op_name(r->t.op));
+        }
+    }
+    ck_assert_int_eq(c.g, 2 * U);
+    ck_assert_int_eq(c.rs, U);
+    ck_assert_int_eq(ar, U);
+    /* which of the two: the shard of a layer (2 x 1/8 of 50 M parameters over the NICs) is
+     * all-reduced before the next unit's backward and reduce-scatter end, so every allreduce but
+     * the last starts the picosecond its reduce-scatter ends; the embedding's backward is short
+     * and its allreduce (the last) waits for layer 0's */
+    ck_assert_int_eq(at_once, U - 1);
+    ck_assert_msg(late_rs_end < last_ar_begin,
+                  "the embedding's allreduce began at %lld ps, its reduce-scatter ended at %lld",
+                  (long long)last_ar_begin, (long long)late_rs_end);
+    ck_assert_msg(opt_begin >= last_ar && opt_begin >= c.last_rs,
+                  "the optimizer began at %lld ps, the last allreduce ended at %lld",
+                  (long long)opt_begin, (long long)last_ar);
+    double P = c.P;
+    const ModelMemory *m = &sim_summary(run)->memory;
+    ck_assert_double_eq_tol(m->params_bytes, 4 * P / q, 1.0);
+    ck_assert_double_eq_tol(m->grads_bytes, 4 * P / q, 1.0);
+    ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / q, 1.0);
+    const Stats *st = sim_stats(run);
+    ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLGATHER, DIM_DP_INTRA),
+                            2 * P * E * (q - 1) / q, 1.0);
+    ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_REDUCE_SCATTER, DIM_DP_INTRA),
+                            P * E * (q - 1) / q, 1.0);
+    ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLREDUCE, DIM_DP_INTER),
+                            2 * (P * E / q) * (N - 1) / N, 1.0);
+    ck_assert(stats_rank_calls(st, 0, COLL_ALLGATHER, DIM_DP) == 0);
+    g_autoptr(SimRun) all = run_ok(sc, DEDUP_OFF);
+    assert_same_inventory(run, all);
+    g_array_unref(w.ran);
+}
+END_TEST
+
+/* hybrid_shard: false, and a shard group of every data-parallel rank, are FULL_SHARD and
+ * SHARD_GRAD_OP exactly: the same iteration, communication rows and memory as without the key
+ * (test_fsdp_full_shard pins those on their closed forms). */
+START_TEST(test_fsdp_hybrid_shard_off) {
+    const char *values[] = {"parallel.hybrid_shard=false", "parallel.hybrid_shard=16"};
+    for (int zero = 2; zero <= 3; zero++) {
+        g_autofree char *z = g_strdup_printf("parallel.zero=%d", zero);
+        const char *plain[] = {"training.framework=pytorch", z, NULL};
+        g_autoptr(Scenario) s0 = load_ok("1.3B_zero3.yaml", plain);
+        g_autoptr(SimRun) r0 = run_ok(s0, -1);
+        for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+            const char *sets[] = {"training.framework=pytorch", z, values[v], NULL};
+            g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+            ck_assert_int_eq(sc->fsdp_shard, 0);
+            g_autoptr(SimRun) run = run_ok(sc, -1);
+            assert_same_inventory(run, r0);
+            ck_assert(memcmp(&sim_summary(run)->memory, &sim_summary(r0)->memory,
+                             sizeof(ModelMemory)) == 0);
+            ck_assert(stats_rank_calls(sim_stats(run), 0, COLL_ALLREDUCE, DIM_DP_INTER) == 0);
+        }
+    }
 }
 END_TEST
 
@@ -472,6 +630,8 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fsdp_full_shard);
     tcase_add_test(tc, test_fsdp_shard_grad_op);
+    tcase_add_test(tc, test_fsdp_hybrid_shard);
+    tcase_add_test(tc, test_fsdp_hybrid_shard_off);
     tcase_add_test(tc, test_gather_hooks);
     tcase_add_test(tc, test_comms_logger);
     tcase_add_test(tc, test_pipeline_send_blocks);

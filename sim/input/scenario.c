@@ -420,6 +420,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "persistence_threshold",
                                            "max_reuse_distance",
                                            "zeropp",
+                                           "hybrid_shard",
                                            "ep",
                                            "cp",
                                            "cp_comm",
@@ -602,7 +603,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !scenario_check_cp(root, s, err))
         return FALSE;
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
-     * take gigabytes, and a stream's positions are counted in 29 bits (TASK_DEP_SEQ_BITS). */
+     * take gigabytes, and a stream's positions are counted in 28 bits (TASK_DEP_SEQ_BITS). */
     int64_t passes = (int64_t)s->grad_accum * (s->model.layers / s->pp);
     if (passes > (1 << 24))
         return conf_fail(err, CONF_ERROR_INVALID,
@@ -648,7 +649,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");
-    if (!scenario_load_zeropp(par, s, err))
+    if (!scenario_load_zeropp(par, s, err) || !scenario_load_hybrid_shard(par, s, err))
         return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),

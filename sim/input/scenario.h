@@ -70,6 +70,10 @@ typedef struct {
     double persist_elems;     /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
                                  tensors stay whole on every rank (DeepSpeed) */
     ZeroPP zpp;               /* ZeRO++ switches (all off by default) */
+    int fsdp_shard;           /* parallel.hybrid_shard: data-parallel ranks of one FSDP shard
+                                 group (HYBRID_SHARD, _HYBRID_SHARD_ZERO2; divides dp, at least 2,
+                                 less than dp); 0: off, one group of every DP rank (FULL_SHARD,
+                                 SHARD_GRAD_OP) */
     gboolean comms_logger;    /* DeepSpeed's comms_logger: a device-wide synchronize after every
                                  deepspeed.comm call (workload.c) */
     gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
@@ -142,6 +146,9 @@ gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **e
 /* parallel.zeropp (scenario_zeropp.c): the block par (may hold no zeropp key) into s->zpp,
  * checked against the layout already in s (zero, dp, tp, GPUs per node). */
 gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err);
+/* scenario_zeropp.c: parallel.hybrid_shard from the block par into s->fsdp_shard (after the
+ * framework, zero and the layout are known). */
+gboolean scenario_load_hybrid_shard(const ConfNode *par, Scenario *s, GError **err);
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);

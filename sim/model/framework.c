@@ -38,7 +38,10 @@
  *   as unit j - 1 starts (GATHER_FLAT_UNIT). _post_backward_hook reduce-scatters the unit's flat
  *   gradient as soon as its backward ends, every micro-batch. FULL_SHARD reshards after forward
  *   and gathers again for backward; SHARD_GRAD_OP keeps the unit whole from forward to backward.
- *   There is no FSDP ZeRO-1 (torch's ZeroRedundancyOptimizer is not modelled). */
+ *   HYBRID_SHARD and _HYBRID_SHARD_ZERO2 (parallel.hybrid_shard) do the same within a shard group
+ *   and all-reduce each gradient shard across the groups after its reduce-scatter, on a stream
+ *   of its own (gathers.c, grads.c hybrid_shard_reduce). There is no FSDP ZeRO-1 (torch's
+ *   ZeroRedundancyOptimizer is not modelled). */
 #include "framework.h"
 
 const char *const framework_names[] = {"deepspeed", "megatron", "pytorch", NULL};

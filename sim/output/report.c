@@ -371,6 +371,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "tp", sc->tp, FALSE);
     report_kv_num(out, i2, "pp", sc->pp, FALSE);
     report_kv_num(out, i2, "zero", sc->zero, FALSE);
+    if (sc->fsdp_shard > 0) /* only with HYBRID_SHARD: other reports unchanged */
+        report_kv_num(out, i2, "hybrid_shard_group", sc->fsdp_shard, FALSE);
     if (m->moe.experts > 0)
         report_kv_num(out, i2, "ep", sc->ep, FALSE);
     if (sc->cp > 1) { /* only with context parallelism: other reports unchanged */
@@ -543,6 +545,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     else if (sc->cp > 1)
         g_snprintf(ep_text, sizeof ep_text, " x CP %d (%s)", sc->cp,
                    scenario_cp_comm_name(sc->cp_comm));
+    else if (sc->fsdp_shard > 0) /* FSDP HYBRID_SHARD: shard groups x replicas of them */
+        g_snprintf(ep_text, sizeof ep_text, " (FSDP hybrid shard %d x replicate %d)",
+                   sc->fsdp_shard, sc->dp / sc->fsdp_shard);
     fprintf(out, "machine    %s, %d node%s x %d %s = %d GPU%s\n", sc->topo.name, sc->nodes,
             sc->nodes == 1 ? "" : "s", sc->topo.gpus_per_node, sc->topo.device.name, sc->gpus,
             sc->gpus == 1 ? "" : "s");

@@ -40,7 +40,8 @@ struct Trace {
 #define TRACE_HOST_TID STREAM_COUNT /* the host thread's track, after the streams */
 
 static const char *const stream_names[STREAM_COUNT] = {
-    "compute", "TP", "DP", "DP gather", "PP send fwd", "PP recv fwd", "PP send bwd", "PP recv bwd"};
+    "compute",     "TP",          "DP",          "DP gather",   "PP send fwd",
+    "PP recv fwd", "PP send bwd", "PP recv bwd", "DP allreduce"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 
@@ -87,7 +88,8 @@ Trace *trace_new(const Scenario *sc, int dedup, const char *path, const char *ra
     t->sc = sc;
     t->lay = layout_new(workload_layout_shape(sc));
     t->path = g_strdup(path);
-    t->dedup = (dedup < 0 ? (int)sc->dedup_replicas : dedup) != DEDUP_OFF;
+    /* as the run decides it: every rank where representatives cannot stand for the others */
+    t->dedup = sim_dedup_mode(sc, dedup) != DEDUP_OFF;
     t->ranks = g_array_new(FALSE, TRUE, sizeof(RankTrace));
     t->slot_of = g_new(int, sc->gpus);
     g_autofree guint8 *want = g_new0(guint8, sc->gpus);

@@ -31,7 +31,7 @@ typedef struct {
     guint32 next[STREAM_COUNT];
     guint32 done[STREAM_COUNT];
     uint8_t busy[STREAM_COUNT];
-    uint8_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
+    uint16_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
     uint8_t finished;
     guint32 stage;       /* pipeline stage: which program it runs */
     guint32 next_sync;   /* index in the stage's sync list of the next synchronisation */
@@ -101,7 +101,7 @@ struct Executor {
 
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
-G_STATIC_ASSERT(STREAM_COUNT <= 8);        /* RankState.waiting: a bit per stream */
+G_STATIC_ASSERT(STREAM_COUNT <= 16);       /* RankState.waiting: a bit per stream */
 
 /* --- representatives ------------------------------------------------------------------------
  * Which ranks a run simulates (the layout gives the coordinates). */
@@ -370,7 +370,7 @@ static void complete(Executor *ex, int i, int s) {
     const Program *pg = program_of(ex, i);
     guint32 at = ++rs->next[s];
     if (at < pg->nstream[s])
-        rs->waiting |= (uint8_t)(1u << s);
+        rs->waiting |= (uint16_t)(1u << s);
     /* the task after the next one in this stream: by the time it is due, its record and its
      * launch time are in cache (a Megatron-style pipeline's programs, read by every rank's cursor
      * at once, outgrow the caches; docs/speed.md, "Memory") */
@@ -683,7 +683,7 @@ static void try_advance(Executor *ex, int i) {
             ex->obs->host(ex->obs->ctx, ex->job_rank[i], t, issued - (cum[k + 1] - cum[k]), issued);
         }
         rs->busy[s] = 1;
-        rs->waiting &= (uint8_t) ~(1u << s);
+        rs->waiting &= (uint16_t) ~(1u << s);
         switch (t->kind) {
         case TASK_COMPUTE:
             if (rs->ready_since >= 0) {
@@ -742,7 +742,7 @@ static void start_ranks(Executor *ex) {
         rs->stage = (guint32)layout_stage(ex->lay, ex->job_rank[i]);
         for (int s = 0; s < STREAM_COUNT; s++)
             if (ex->prog[rs->stage]->nstream[s] > 0)
-                rs->waiting |= (uint8_t)(1u << s);
+                rs->waiting |= (uint16_t)(1u << s);
         engine_timer_init(&rs->comp, on_compute_done, ex, (uint64_t)i);
         engine_timer_init(&rs->wake, on_wake, ex, (uint64_t)i);
     }

@@ -34,8 +34,27 @@ static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, dou
     }
 }
 
+/* FSDP HYBRID_SHARD's reduction of one unit's flat gradient of `bytes` (framework.c), as torch
+ * 2.1-2.4's _runtime_utils.py _reduce_grad (from _post_backward_hook) issues it: a
+ * reduce_scatter_tensor over the shard group (state.process_group: DIM_DP_INTRA) on the
+ * post-backward stream; then _all_reduce_stream.wait_stream(_post_backward_stream) and, on that
+ * stream, an all_reduce of the shard it produced (new_sharded_grad: 1/q of the gradient, in the
+ * reduce dtype) over the replicate group (state._inter_node_pg: DIM_DP_INTER). The all-reduce
+ * stream is torch's own (_init_streams: "Stream to run HSDP's all-reduce as async"), so the next
+ * unit's reduce-scatter does not wait for it; torch gives the unshard and post-backward streams a
+ * higher priority under limit_all_gathers, which the executor's streams do not model. */
+static void hybrid_shard_reduce(Builder *b, double bytes, guint32 ready, int micro) {
+    guint32 rs =
+        collective(b, COLL_REDUCE_SCATTER, DIM_DP_INTRA, bytes, PHASE_GRADS, -2, micro, ready);
+    int q = layout_group_size(b->lay, DIM_DP_INTRA);
+    guint32 ar = collective_on(b, STREAM_DP_ALLREDUCE, COLL_ALLREDUCE, DIM_DP_INTER, bytes / q,
+                               PHASE_GRADS, -2, micro, rs);
+    if (ar != NO_TASK)
+        b->last_hsdp = ar;
+}
+
 /* Close the open gradient bucket: one DP collective over its gradients (DeepSpeed ZeRO-1/2: one
- * reduce per partition owner). */
+ * reduce per partition owner; FSDP HYBRID_SHARD: a reduce-scatter and an all-reduce). */
 void grads_flush(Builder *b, int micro) {
     if (b->bucket_params <= 0)
         return;
@@ -46,6 +65,8 @@ void grads_flush(Builder *b, int micro) {
             int n = zeropp_grad_steps(b->sc, b->dev, bt->n, bt->width, steps);
             emit_steps(b, STREAM_DP, steps, n, PHASE_GRADS, -2, micro, b->bucket_ready);
         }
+    } else if (b->sc->fsdp_shard > 0) {
+        hybrid_shard_reduce(b, b->bucket_params * b->ge, b->bucket_ready, micro);
     } else if (per_owner(b) && layout_group_size(b->lay, DIM_DP) > 1) /* dp x cp */
         reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
                          micro);

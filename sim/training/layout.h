@@ -30,10 +30,11 @@
  * DIM_EDP: expert data parallelism, the dp/ep ranks that hold the same experts (same ep_idx,
  * every dpo): Megatron-LM's expert-data-parallel group, DeepSpeed's expert_data_parallel_group,
  * over which expert gradients are reduced.
- * DIM_DP_INTRA and DIM_DP_INTER split data parallelism for ZeRO++ (zeropp.h): blocks of dp_local
- * consecutive DP replicas, which share a node (hpZ's secondary partition, qgZ's first all-to-all),
- * and the replicas at the same place in every block (qgZ's second all-to-all). Their traffic is
- * data-parallel traffic on the links (layout_dim_class). */
+ * DIM_DP_INTRA and DIM_DP_INTER split data parallelism for ZeRO++ (zeropp.h) and FSDP's
+ * HYBRID_SHARD (grads.c): blocks of dp_local consecutive DP replicas, which share a node (hpZ's
+ * secondary partition, qgZ's first all-to-all; FSDP's shard group, which may span nodes), and the
+ * replicas at the same place in every block (qgZ's second all-to-all; FSDP's replicate group).
+ * Their traffic is data-parallel traffic on the links (layout_dim_class). */
 typedef enum {
     DIM_DP,
     DIM_TP,
@@ -53,8 +54,8 @@ Dim layout_dim_class(Dim d);
 typedef struct {
     int tp, cp, dp, ep, pp; /* sizes; ep divides dp */
     int vpp;                /* virtual pipeline stages (model chunks) per rank, >= 1 */
-    int dp_local;           /* DP replicas of a DIM_DP_INTRA block (ZeRO++), divides dp; 0 or 1:
-                               none (blocks of one, DIM_DP_INTER = DIM_DP) */
+    int dp_local;           /* DP replicas of a DIM_DP_INTRA block (ZeRO++, FSDP HYBRID_SHARD),
+                               divides dp; 0 or 1: none (blocks of one, DIM_DP_INTER = DIM_DP) */
 } LayoutShape;
 
 typedef struct {

@@ -320,6 +320,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .pg = pg,
                  .stage = stage,
                  .last_dp = NO_TASK,
+                 .last_hsdp = NO_TASK,
                  .last_compute = NO_TASK,
                  .p2p_block = NO_TASK,
                  .bucket_ready = NO_TASK,
@@ -403,14 +404,18 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                           k + 1 == passes->len);
     }
 
-    /* Optimizer step over the local (ZeRO: partitioned) parameters, once gradients are reduced;
-     * the host synchronises before it (executor.c: the overflow check). */
+    /* Optimizer step over the local (ZeRO: partitioned; FSDP HYBRID_SHARD: within the shard
+     * group) parameters, once gradients are reduced: FSDP's _post_backward_final_callback
+     * (_runtime_utils.py) makes the compute stream wait for the post-backward stream and, with
+     * HSDP, for _all_reduce_stream. The host synchronises before it (executor.c: the overflow
+     * check). */
     b.sync_next = TRUE;
-    double opt_params = sc->zero >= 1
-                            ? (pg->params - expert_params) / dpc + expert_params / (sc->dp / sc->ep)
-                            : pg->params;
+    int shard = sc->fsdp_shard > 0 ? sc->fsdp_shard : dpc;
+    double opt_params =
+        sc->zero >= 1 ? (pg->params - expert_params) / shard + expert_params / (sc->dp / sc->ep)
+                      : pg->params;
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
-                            PHASE_OPTIMIZER, -2, -1, b.last_dp, NO_TASK);
+                            PHASE_OPTIMIZER, -2, -1, b.last_dp, b.last_hsdp);
     gboolean fsdp2 = sc->zero == 2 && b.fw->zero2_gathers_in_forward; /* gathers in forward */
     if ((sc->zero == 1 || sc->zero == 2) && !fsdp2) { /* the updated parameters, in buckets */
         double open = 0;
@@ -488,19 +493,32 @@ const Program *workload_program(const Workload *wl, int stage) {
     return &wl->programs[stage];
 }
 
-/* The DP replicas simulated together when replicas are deduplicated (one DIM_DP_INTRA block).
- * ZeRO++ names its own (one node's replicas). With pipeline parallelism, replicas that share a
- * node send their activations through the same node links and NICs, which one replica standing
- * for the others would leave idle: then one node's worth of replicas is simulated, all of them
- * where a node's share does not divide dp (ranks fill nodes in layout order, layout.h). */
-static int replica_span(const Scenario *sc) {
-    int z = zeropp_replica_span(sc), width = sc->tp * sc->cp; /* a replica's ranks of a stage */
-    if (z > 1 || sc->pp == 1 || sc->topo.gpus_per_node <= width)
-        return z;
+/* The DP replicas of a stage that must be simulated together for one block of them to stand for
+ * the others under pipeline parallelism: replicas that share a node send their activations
+ * through the same node links and NICs, which one replica standing for the others would leave
+ * idle. So one node's worth of replicas, all of them where a node's share does not divide dp
+ * (ranks fill nodes in layout order, layout.h); 1 without pipelines or where a replica's stage
+ * fills a node. */
+static int pipeline_span(const Scenario *sc) {
+    int width = sc->tp * sc->cp; /* a replica's ranks of a stage */
+    if (sc->pp == 1 || sc->topo.gpus_per_node <= width)
+        return 1;
     int per_node = sc->topo.gpus_per_node / width; /* replicas of a stage a node can hold */
     if (sc->topo.gpus_per_node % width != 0 || per_node >= sc->dp || sc->dp % per_node != 0)
         return sc->dp;
     return per_node;
+}
+
+/* The DP replicas simulated together when replicas are deduplicated (one DIM_DP_INTRA block).
+ * ZeRO++ names its own (one node's replicas), and so does FSDP's HYBRID_SHARD (its shard group,
+ * which workload_replicas_exact checks against pipeline_span); else pipeline_span. */
+static int replica_span(const Scenario *sc) {
+    int z = sc->fsdp_shard > 1 ? sc->fsdp_shard : zeropp_replica_span(sc);
+    return z > 1 ? z : pipeline_span(sc);
+}
+
+gboolean workload_replicas_exact(const Scenario *sc) {
+    return sc->fsdp_shard <= 1 || sc->fsdp_shard % pipeline_span(sc) == 0;
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {
@@ -592,7 +610,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .pp = sc->pp,
                          .vpp = sc->virtual_stages,
                          .stage = s,
-                         .dp = sc->dp * sc->cp, /* ZeRO's partitions (layout.h) */
+                         /* ZeRO's partitions (layout.h); FSDP HYBRID_SHARD's shard group */
+                         .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : sc->dp * sc->cp,
                          .cp = sc->cp,
                          /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
                             copy is in the gathered buffers */

@@ -19,12 +19,14 @@
 typedef enum {
     STREAM_COMPUTE,
     STREAM_TP,
-    STREAM_DP,          /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
-    STREAM_DP_GATHER,   /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
-    STREAM_PP_SEND_FWD, /* activations to the next stage */
-    STREAM_PP_RECV_FWD, /* activations from the previous stage */
-    STREAM_PP_SEND_BWD, /* gradients to the previous stage */
-    STREAM_PP_RECV_BWD, /* gradients from the next stage */
+    STREAM_DP,           /* gradient reductions; ZeRO-1/2 parameter allgathers after the step */
+    STREAM_DP_GATHER,    /* ZeRO-3 parameter allgathers (DeepSpeed's separate allgather stream) */
+    STREAM_PP_SEND_FWD,  /* activations to the next stage */
+    STREAM_PP_RECV_FWD,  /* activations from the previous stage */
+    STREAM_PP_SEND_BWD,  /* gradients to the previous stage */
+    STREAM_PP_RECV_BWD,  /* gradients from the next stage */
+    STREAM_DP_ALLREDUCE, /* FSDP HYBRID_SHARD's all-reduce of each gradient shard across shard
+                            groups (torch's _all_reduce_stream, grads.c) */
     STREAM_COUNT
 } StreamId;
 
@@ -64,7 +66,7 @@ typedef struct {
 
 /* A dependency in Program.deps: the task at position seq of stream s, as TASK_DEP(s, seq) (a
  * stream's position is what a rank's progress counts, so checking one reads no task). */
-#define TASK_DEP_SEQ_BITS 29
+#define TASK_DEP_SEQ_BITS 28
 #define TASK_DEP(s, seq) ((guint32)(s) << TASK_DEP_SEQ_BITS | (guint32)(seq))
 #define TASK_DEP_STREAM(d) ((d) >> TASK_DEP_SEQ_BITS)
 #define TASK_DEP_POS(d) ((d) & ((1u << TASK_DEP_SEQ_BITS) - 1))
@@ -94,6 +96,11 @@ const Program *workload_program(const Workload *wl, int stage);
 const Layout *workload_layout(const Workload *wl);
 /* The layout's shape a scenario asks for. */
 LayoutShape workload_layout_shape(const Scenario *sc);
+/* Whether one block of DP replicas (DIM_DP_INTRA) may stand for the others: not where FSDP's
+ * HYBRID_SHARD groups are smaller than, or straddle, the blocks of replicas a node's pipeline
+ * stages share (their sends would load node links and NICs the block leaves idle); then every
+ * rank is simulated (sim_dedup_mode). */
+gboolean workload_replicas_exact(const Scenario *sc);
 
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);

@@ -98,6 +98,7 @@ struct Builder {
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
     guint32 last_dp;       /* last task on the DP reduction stream */
+    guint32 last_hsdp;     /* last task on STREAM_DP_ALLREDUCE (FSDP HYBRID_SHARD), NO_TASK: none */
     guint32 last_compute;  /* last compute task emitted */
     guint32 p2p_block;     /* a pipeline send the next compute task waits for (NO_TASK: none) */
     guint32 *loss;         /* per micro-batch on the last stage: the task that ends the loss */
