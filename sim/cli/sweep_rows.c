@@ -203,7 +203,7 @@ char *sweep_rows_format(const Sweep *sw, const Point *p, const SimRun *run, cons
         {NUM, s->overlap, NULL},
         {NUM, s->tflops_per_gpu, NULL},
         {NUM, s->mfu, NULL},
-        {NUM, it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0, NULL},
+        {NUM, tt.tokens_per_s, NULL},
         {NUM, s->memory.total_bytes, NULL},
         {BOOL, s->memory.total_bytes <= sc->topo.device.hbm_capacity, NULL},
         {NUM, (double)s->events, NULL},

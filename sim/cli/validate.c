@@ -453,7 +453,7 @@ static gboolean run_scenario(int argc, char **argv, Measures *m, GError **err) {
                   sim_time_s(s->critical.exposed),
                   sim_time_s(s->critical.bubble),
                   s->overlap,
-                  it > 0 ? (double)sc->global_batch * sc->seq_len / it : 0,
+                  report_train_time(run).tokens_per_s,
                   it > 0 ? (double)s->critical.exposed / (double)s->iteration : 0,
                   mt,
                   mt * 1e12 / sc->topo.device.peak_flops[sc->precision],
