@@ -429,8 +429,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
         "recompute",   "framework",  "synchronize_each_layer", "comms_logger", "token_budget",
         NULL};
-    static const char *const sim_keys[] = {"dedup_replicas", "contention",   "collectives",
-                                           "host",           "interference", NULL};
+    static const char *const sim_keys[] = {"dedup_replicas", "contention",    "collectives", "host",
+                                           "interference",   "group_in_step", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
@@ -454,6 +454,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->contention = TRUE;
     s->host = TRUE;
     s->interference = TRUE;
+    s->group_in_step = TRUE;
     int coll_mode = 0;
     s->bucket_bytes = -1;
     s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
@@ -520,6 +521,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
          !conf_bool(sim, "contention", FALSE, &s->contention, err) ||
          !conf_bool(sim, "host", FALSE, &s->host, err) ||
          !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
+         !conf_bool(sim, "group_in_step", FALSE, &s->group_in_step, err) ||
          !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;

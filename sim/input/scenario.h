@@ -89,12 +89,13 @@ typedef struct {
                                  report's resolved_scenario */
     Precision precision;
     Recompute recompute;
-    Dedup dedup_replicas;  /* simulate one data-parallel replica and count it dp times */
-    gboolean contention;   /* links shared max-min fairly (else each flow alone) */
-    gboolean detailed;     /* collectives step by step (else one aggregated flow) */
-    gboolean host;         /* host dispatch modelled (topology node.host); off: kernels start
-                              when their GPU dependencies allow */
-    gboolean interference; /* compute slowed while communication runs (device interference) */
+    Dedup dedup_replicas;   /* simulate one data-parallel replica and count it dp times */
+    gboolean contention;    /* links shared max-min fairly (else each flow alone) */
+    gboolean group_in_step; /* tensor-parallel ranks in step run as one (GROUPS IN STEP, gang.c) */
+    gboolean detailed;      /* collectives step by step (else one aggregated flow) */
+    gboolean host;          /* host dispatch modelled (topology node.host); off: kernels start
+                               when their GPU dependencies allow */
+    gboolean interference;  /* compute slowed while communication runs (device interference) */
 } Scenario;
 
 /* The scenario's tree with the sets applied and the model, topology and device files it names

@@ -21,79 +21,11 @@
  * the larger of those in flight). Work left is rescaled at each change and the completion timer
  * moved (engine_timer_set), so a task of C alone, overlapped for D by a communication that starts
  * with it, ends at C + sigma D / (1 + sigma) when D < C (1 + sigma). */
-#include "executor.h"
+#include "exec_internal.h"
 
 #include <math.h>
 
 #include "bigmem.h"
-
-typedef struct {
-    guint32 next[STREAM_COUNT];
-    guint32 done[STREAM_COUNT];
-    uint8_t busy[STREAM_COUNT];
-    uint16_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
-    uint8_t finished;
-    guint32 stage;       /* pipeline stage: which program it runs */
-    guint32 next_sync;   /* index in the stage's sync list of the next synchronisation */
-    guint32 completed;   /* tasks finished, all streams */
-    guint32 host_first;  /* first task the host issued since its last synchronisation */
-    SimTime host_base;   /* when it began issuing that task, ps */
-    SimTime ready_since; /* compute head ready on the GPU but not yet issued since, ps; -1 none */
-    int comm_intra;      /* communications moving data, within the node */
-    int comm_inter;      /* ... and across nodes */
-    double sigma;        /* current slowdown of compute: time x (1 + sigma) */
-    double work_left;    /* running compute task's work left, ps at full speed */
-    SimTime run_since;   /* when work_left was last brought up to date, ps */
-    SimTime comp_start;  /* when the running compute task started, ps */
-    EngineTimer comp;    /* the running compute task's completion */
-    EngineTimer wake;    /* the next issue a stream head is waiting for */
-} RankState;
-
-/* p2p channel at a receiver, one per direction: who has arrived */
-typedef struct {
-    uint8_t send_arrived, recv_arrived;
-} Channel;
-
-struct Executor {
-    Engine *eng;
-    Collectives *coll;
-    const Workload *wl;
-    const Scenario *sc;
-    const Layout *lay;
-    Stats *st;
-    gboolean dedup;
-    gboolean dedup_tp; /* one rank per tensor-parallel group too (exec_tp_interchangeable) */
-    int nsim;
-    int *job_rank; /* simulated index -> job rank */
-    int *sim_of;   /* job rank -> simulated index, -1 when another stands for it (rep_index) */
-    RankState *rs;
-    int *arrived[STREAM_COUNT][DIM_COUNT]; /* per collective stream and dimension, per group:
-                                              members arrived at the stream's current call
-                                              (allocated at the pair's first collective) */
-    int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
-    const CollGroup **cgroup[DIM_COUNT]; /* per dimension, per group: its collectives' group
-                                            (coll_group; found at its first collective) */
-    const CollGroup **p2p_group[2];      /* per simulated receiver, per direction: its sends' */
-    int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
-    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;            /* scratch, largest group */
-    const ExecObserver *obs; /* NULL: nobody is watching */
-    gboolean host;           /* host dispatch modelled */
-    gboolean interference;   /* compute slowed by communication */
-    gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
-    SimTime horizon;         /* exec_set_horizon; SIM_TIME_MAX: none */
-    int nfinished;           /* ranks that finished their program */
-    gboolean prefetch;       /* the programs outgrow the caches: see complete() */
-    const Program **prog;    /* per stage */
-    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    SimTime *host_cum_all;   /* the arrays of host_cum, one after another */
-    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
-
-    /* exec_set_gpus: job rank -> machine GPU, NULL where GPU r runs rank r; and with it a
-       scratch array for a group's machine GPUs (machine_gpus) */
-    const int *gpu;
-    int *mapped;
-};
 
 /* Programs (tasks and launch times) larger than this are read ahead (complete()); smaller ones
  * stay in cache, where reading ahead only costs instructions. */
@@ -102,62 +34,6 @@ struct Executor {
 G_DEFINE_QUARK(sim - exec - error - quark, exec_error)
 G_STATIC_ASSERT(DIM_COUNT <= NET_CLASSES); /* collectives tag their traffic with their dim */
 G_STATIC_ASSERT(STREAM_COUNT <= 16);       /* RankState.waiting: a bit per stream */
-
-/* --- representatives ------------------------------------------------------------------------
- * Which ranks a run simulates (the layout gives the coordinates). */
-
-gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
-    const TopologySpec *ts = &sc->topo;
-    int tp = layout_group_size(lay, DIM_TP), pp = layout_group_size(lay, DIM_PP);
-    /* no DP, and no context parallelism: tp x pp are all the ranks */
-    if (tp <= 1 || layout_group_size(lay, DIM_DP) != 1 || layout_ranks(lay) != tp * pp ||
-        ts->gpus_per_node % tp != 0)
-        return FALSE;
-    if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
-        return FALSE;
-    if (sc->nodes > 1) {
-        if (ts->nics != ts->gpus_per_node ||
-            (ts->fabric != FABRIC_FAT_TREE && ts->fabric != FABRIC_FLAT))
-            return FALSE;
-        for (int k = 0; k < ts->nics; k++)
-            if (ts->nic_gpu[k] != k)
-                return FALSE;
-    }
-    return TRUE;
-}
-
-/* exec_rep_index with exec_tp_interchangeable's answer given (tp_rep). */
-static int rep_index(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank) {
-    if (!dedup)
-        return rank;
-    /* with dedup: one DIM_DP_INTRA block of DP replicas (replica 0 without ZeRO++), every CP rank
-     * of them (their groups differ) */
-    if (layout_index(lay, DIM_DP_INTER, rank) > 0)
-        return -1;
-    if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
-        return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
-    /* one rank per DIM_DP_INTER group: the DP replicas of block 0 (replica 0 without ZeRO++, where
-     * DIM_DP_INTER is DIM_DP) */
-    return layout_group_of(lay, DIM_DP_INTER, rank);
-}
-
-int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank) {
-    return rep_index(lay, dedup, dedup && exec_tp_interchangeable(sc, lay), rank);
-}
-
-int exec_sim_count(const Scenario *sc, const Layout *lay, gboolean dedup, int *weight) {
-    if (!dedup) {
-        *weight = 1;
-        return sc->gpus;
-    }
-    if (exec_tp_interchangeable(sc, lay)) {
-        *weight = sc->dp * sc->tp;
-        return layout_group_size(lay, DIM_PP);
-    }
-    /* each stands for dp / span replicas */
-    *weight = sc->dp / layout_group_size(lay, DIM_DP_INTRA);
-    return layout_group_count(lay, DIM_DP_INTER);
-}
 
 /* The machine GPUs of n job ranks, for the collectives layer, which knows GPUs, not ranks
  * (exec_set_gpus): ranks itself where GPU r runs rank r, else a scratch copy. Called at a group's
@@ -210,7 +86,7 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     ex->job_rank = bigmem_new0(ex->nsim, sizeof(int)); /* read on every event: huge pages */
     ex->sim_of = bigmem_new0(sc->gpus, sizeof(int));
     for (int r = 0, i = 0; r < sc->gpus; r++)
-        if ((ex->sim_of[r] = rep_index(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
+        if ((ex->sim_of[r] = exec_rep_index_given(ex->lay, dedup, ex->dedup_tp, r)) >= 0)
             ex->job_rank[i++] = r;
     /* per simulated rank: with every rank of a large machine, many MiB (bigmem.h) */
     ex->rs = bigmem_new0(ex->nsim, sizeof(RankState));
@@ -291,6 +167,7 @@ void exec_free(Executor *ex) {
         return;
     bigmem_free(ex->job_rank);
     bigmem_free(ex->sim_of);
+    gang_free(ex);
     bigmem_free(ex->rs);
     for (int s = 0; s < STREAM_COUNT; s++)
         for (int d = 0; d < DIM_COUNT; d++)
@@ -388,9 +265,13 @@ static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
     RankState *rs = &ex->rs[i];
     SimTime now = engine_now(eng);
     SimTime extra = now - rs->comp_start - head_task(ex, (int)i, STREAM_COMPUTE)->duration;
-    if (extra > 0)
-        stats_interference(ex->st, (int)i, extra);
-    stats_compute(ex->st, (int)i, FALSE, now);
+    if (gang_leads(ex, (int)i))
+        ex->gang_events += (uint64_t)ex->gang_size - 1;
+    GANG_EACH(ex, (int)i, j) { /* a tied group's members end together (gang.c) */
+        if (extra > 0)
+            stats_interference(ex->st, j, extra);
+        stats_compute(ex->st, j, FALSE, now);
+    }
     complete(ex, (int)i, STREAM_COMPUTE);
 }
 
@@ -438,15 +319,29 @@ static void on_coll_done(void *ctx, uint64_t arg) {
      * ex->members with another group (a rank's expert and dense buckets share a stream) */
     int *members = ex->done_members;
     int n = layout_group_members(ex->lay, dim, group, members);
+    int first = sim_index(ex, members[0]);
+    if (dim == DIM_TP && first >= 0 && gang_leads(ex, first)) { /* a tied group (gang.c) */
+        const Task *t = head_task(ex, first, s);
+        GANG_EACH(ex, first, j)
+        stats_comm(ex->st, j, t->op, dim, FALSE, now);
+        comm_change(ex, first, inter, -1);
+        complete(ex, first, s);
+        return;
+    }
     for (int k = 0; k < n; k++) {
         int i = sim_index(ex, members[k]);
         if (i < 0)
             continue;
-        const Program *pg = program_of(ex, i);
-        const Task *t = &pg->tasks[pg->streams[s][ex->rs[i].next[s]]];
+        gang_own(ex, i); /* another dimension's group: its members' TP groups may be tied */
+        const Task *t = head_task(ex, i, s);
         stats_comm(ex->st, i, t->op, dim, FALSE, now);
         comm_change(ex, i, inter, -1);
         complete(ex, i, s);
+    }
+    for (int k = 0; ex->gang_size > 0 && k < n; k++) { /* in step again? */
+        int i = sim_index(ex, members[k]);
+        if (i >= 0)
+            gang_settle(ex, i);
     }
 }
 
@@ -459,7 +354,10 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     int *arrived = ex->arrived[s][dim];
     if (!arrived)
         arrived = ex->arrived[s][dim] = g_new0(int, layout_group_count(ex->lay, dim));
-    if (++arrived[group] < expected) /* the members are listed once, by the last to arrive */
+    /* a tied group arrives at its TP collective as a whole (gang.c) */
+    int arriving = gang_leads(ex, i) ? ex->gang_size : 1;
+    g_assert(arriving == 1 || dim == DIM_TP);
+    if ((arrived[group] += arriving) < expected) /* the members are listed once, by the last */
         return;
     arrived[group] = 0;
     layout_group_members(ex->lay, dim, group, ex->members);
@@ -476,8 +374,15 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         int j = sim_index(ex, ex->members[k]);
         if (j < 0)
             continue;
+        /* a member of a tied group: its TP collective is the group's, counted on its first
+         * member's state; another dimension's concerns it alone */
+        gboolean stale = dim == DIM_TP && ex->rs[j].tied && ex->gang_lead[j] != j;
+        if (dim != DIM_TP)
+            gang_own(ex, j);
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
         stats_comm(ex->st, j, t->op, dim, TRUE, now);
+        if (stale)
+            continue;
         comm_change(ex, j, inter, +1);
         observe_begin(ex, j, s);
     }
@@ -519,6 +424,8 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
     gboolean inter = (gboolean)(arg >> 1 & 1);
     StreamId ss, rs;
     p2p_ends(ex, recv_i, dir, &send_i, &ss, &rs);
+    gang_own(ex, send_i);
+    gang_own(ex, recv_i);
     SimTime now = engine_now(ex->eng);
     stats_comm(ex->st, send_i, COLL_SEND, DIM_PP, FALSE, now);
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, FALSE, now);
@@ -526,6 +433,8 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
     comm_change(ex, recv_i, inter, -1);
     complete(ex, send_i, ss);
     complete(ex, recv_i, rs);
+    gang_settle(ex, send_i);
+    gang_settle(ex, recv_i);
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
@@ -559,6 +468,8 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         *g = coll_group(ex->coll, COLL_SEND, machine_gpus(ex, ends, 2), 2);
     }
     gboolean inter = coll_group_spans_nodes(*g);
+    gang_own(ex, send_i); /* the end that arrived first may be in a tied group again */
+    gang_own(ex, recv_i);
     comm_change(ex, send_i, inter, +1);
     comm_change(ex, recv_i, inter, +1);
     observe_begin(ex, send_i, ss);
@@ -593,9 +504,11 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
     Executor *ex = ctx;
     int i = (int)(arg >> 8);
     StreamId s = (StreamId)(arg & 0xffu);
+    gang_own(ex, i);
     const Task *t = head_task(ex, i, s);
     stats_comm(ex->st, i, t->op, t->dim, FALSE, engine_now(eng));
     complete(ex, i, s);
+    gang_settle(ex, i);
 }
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
@@ -629,7 +542,10 @@ static SimTime issue_time(const Executor *ex, int i, guint32 k) {
 
 static void on_wake(Engine *eng, void *ctx, uint64_t i) {
     (void)eng;
-    try_advance(ctx, (int)i);
+    Executor *ex = ctx;
+    if (gang_leads(ex, (int)i))
+        ex->gang_events += (uint64_t)ex->gang_size - 1;
+    try_advance(ex, (int)i);
 }
 
 /* Wake rank i at time `at` (absolute), unless it is woken earlier already. */
@@ -658,11 +574,38 @@ static void host_sync(Executor *ex, int i) {
     }
 }
 
+/* Whether a tied group (gang.c) runs task t as a whole: compute, and its TP collectives. */
+static gboolean group_task(const Task *t) {
+    return t->kind == TASK_COMPUTE || (t->kind == TASK_COLL && t->dim == DIM_TP);
+}
+
+/* Whether simulated rank i, the first member of a tied group, is about to start a task that is
+ * not the group's as a whole (a send, a kernel, another dimension's collective). */
+static gboolean about_to_part(const Executor *ex, int i) {
+    const RankState *rs = &ex->rs[i];
+    const Program *pg = program_of(ex, i);
+    for (unsigned m = rs->waiting; m; m &= m - 1) {
+        int s = __builtin_ctz(m);
+        guint32 k = pg->streams[s][rs->next[s]];
+        const Task *t = &pg->tasks[k];
+        if (!group_task(t) && deps_met(pg, rs, t) && issue_time(ex, i, k) <= engine_now(ex->eng))
+            return TRUE;
+    }
+    return FALSE;
+}
+
 static void try_advance(Executor *ex, int i) {
     RankState *rs = &ex->rs[i];
     const Program *pg = program_of(ex, i);
     SimTime now = engine_now(ex->eng);
     host_sync(ex, i);
+    if (rs->tied && about_to_part(ex, i)) { /* each member goes on alone, in member order */
+        gang_untie(ex, i);
+        for (int j = i; j >= 0; j = ex->gang_next[j])
+            try_advance(ex, j);
+        gang_settle(ex, i); /* still in step where each started the same at the same time */
+        return;
+    }
     /* the streams with a task waiting, in stream order (starting one changes no other's deps) */
     for (unsigned m = rs->waiting; m; m &= m - 1) {
         int s = __builtin_ctz(m);
@@ -686,11 +629,12 @@ static void try_advance(Executor *ex, int i) {
         rs->waiting &= (uint16_t) ~(1u << s);
         switch (t->kind) {
         case TASK_COMPUTE:
-            if (rs->ready_since >= 0) {
-                stats_host_wait(ex->st, i, now - rs->ready_since);
-                rs->ready_since = -1;
+            GANG_EACH(ex, i, j) {
+                if (rs->ready_since >= 0)
+                    stats_host_wait(ex->st, j, now - rs->ready_since);
+                stats_compute(ex->st, j, TRUE, now);
             }
-            stats_compute(ex->st, i, TRUE, now);
+            rs->ready_since = -1;
             observe_begin(ex, i, s);
             rs->work_left = (double)t->duration;
             rs->run_since = rs->comp_start = now;
@@ -713,8 +657,12 @@ static void try_advance(Executor *ex, int i) {
     }
     if (rs->completed == pg->ntasks && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
-        ex->nfinished++;
-        stats_finish(ex->st, i, engine_now(ex->eng));
+        GANG_EACH(ex, i, j) {
+            ex->nfinished++;
+            stats_finish(ex->st, j, engine_now(ex->eng));
+        }
+        if (rs->tied) /* every member's state says it finished */
+            gang_untie(ex, i);
     }
 }
 
@@ -736,6 +684,7 @@ size_t exec_state_bytes(const Executor *ex) {
 static void start_ranks(Executor *ex) {
     engine_hint(ex->eng, on_compute_done, hint_rank);
     engine_hint(ex->eng, on_wake, hint_rank);
+    gang_setup(ex);
     for (int i = 0; i < ex->nsim; i++) {
         RankState *rs = &ex->rs[i];
         rs->ready_since = -1;
@@ -746,8 +695,12 @@ static void start_ranks(Executor *ex) {
         engine_timer_init(&rs->comp, on_compute_done, ex, (uint64_t)i);
         engine_timer_init(&rs->wake, on_wake, ex, (uint64_t)i);
     }
+    for (int i = 0; ex->gang_size > 0 && i < ex->nsim; i++)
+        if (ex->gang_lead[i] == i) /* every group starts in step */
+            gang_try_tie(ex, i);
     for (int i = 0; i < ex->nsim; i++)
-        try_advance(ex, i);
+        if (!ex->rs[i].tied || ex->gang_lead[i] == i)
+            try_advance(ex, i);
 }
 
 /* After the engine ran dry: an overflow, or a rank that did not finish (a deadlock). */
