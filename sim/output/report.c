@@ -491,6 +491,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "solves", (double)s->solves, FALSE);
     report_kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
     report_kv_num(out, i2, "lane_events", (double)s->lane_events, FALSE);
+    report_kv_num(out, i2, "rank_events", (double)s->rank_events, FALSE);
     fprintf(out, "%s\"read_ahead\": %s,\n", i2, s->read_ahead ? "true" : "false");
     report_kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);
     report_kv_num(out, i2, "copy_sends", s->copy_sends, FALSE);
@@ -675,8 +676,10 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     }
     g_array_unref(links);
     write_text_what_if(out, run);
-    fprintf(out, "simulated  %" G_GUINT64_FORMAT " events, %d of %d ranks", s->events,
-            s->ranks_simulated, sc->gpus);
+    fprintf(out, "simulated  %" G_GUINT64_FORMAT " events", s->events);
+    if (s->rank_events != s->events) /* tensor-parallel groups in step (docs/speed.md) */
+        fprintf(out, " (%" G_GUINT64_FORMAT " rank-events)", s->rank_events);
+    fprintf(out, ", %d of %d ranks", s->ranks_simulated, sc->gpus);
     if (timing)
         fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
                 s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);

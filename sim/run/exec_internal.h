@@ -74,7 +74,7 @@ struct Executor {
        and the next member (-1 after the last); NULL where groups are not formed */
     int *gang_lead, *gang_next;
     int gang_size;        /* members of a group (tp); 0: groups not formed */
-    uint64_t gang_events; /* rank-events that events of tied groups stood for beyond their own */
+    int64_t gang_events;  /* rank-events that events of tied groups stood for beyond their own */
 
     /* exec_set_gpus: job rank -> machine GPU, NULL where GPU r runs rank r; and with it a
        scratch array for a group's machine GPUs (machine_gpus) */

@@ -214,6 +214,10 @@ int exec_ranks_simulated(const Executor *ex) {
     return ex->nsim;
 }
 
+uint64_t exec_group_events(const Executor *ex) {
+    return (uint64_t)ex->gang_events;
+}
+
 int exec_job_rank(const Executor *ex, int i) {
     return ex->job_rank[i];
 }
@@ -266,7 +270,7 @@ static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
     SimTime now = engine_now(eng);
     SimTime extra = now - rs->comp_start - head_task(ex, (int)i, STREAM_COMPUTE)->duration;
     if (gang_leads(ex, (int)i))
-        ex->gang_events += (uint64_t)ex->gang_size - 1;
+        ex->gang_events += ex->gang_size - 1;
     GANG_EACH(ex, (int)i, j) { /* a tied group's members end together (gang.c) */
         if (extra > 0)
             stats_interference(ex->st, j, extra);
@@ -544,7 +548,7 @@ static void on_wake(Engine *eng, void *ctx, uint64_t i) {
     (void)eng;
     Executor *ex = ctx;
     if (gang_leads(ex, (int)i))
-        ex->gang_events += (uint64_t)ex->gang_size - 1;
+        ex->gang_events += ex->gang_size - 1;
     try_advance(ex, (int)i);
 }
 

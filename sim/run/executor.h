@@ -103,6 +103,9 @@ int exec_ranks_simulated(const Executor *ex);
 /* The bytes of the simulated ranks' state and statistics: what its events read by rank. */
 size_t exec_state_bytes(const Executor *ex);
 int exec_job_rank(const Executor *ex, int i);
+/* Rank-events that events of tied tensor-parallel groups stood for beyond their own (GROUPS IN
+ * STEP, gang.c): a compute end or wake-up of a tied group of n counts n - 1 here. */
+uint64_t exec_group_events(const Executor *ex);
 
 /* Start every rank and run the engine to the end. Fails (EXEC_ERROR) if the time overflows or a
  * rank could not finish (a schedule that deadlocks, which is a bug). */

@@ -99,7 +99,10 @@ void gang_try_tie(Executor *ex, int lead) {
     for (int j = ex->gang_next[lead]; j >= 0; j = ex->gang_next[j]) {
         RankState *f = &ex->rs[j];
         f->tied = 1;
-        engine_timer_cancel(&f->comp); /* the first member's fire for all */
+        /* the first member's fire for all; a cancelled timer's entry still pops as an event,
+         * which stands for the rank-event the group's event counts for it (exec_group_events) */
+        ex->gang_events -= (int64_t)f->comp.armed + (int64_t)f->wake.armed;
+        engine_timer_cancel(&f->comp);
         engine_timer_cancel(&f->wake);
     }
 }
