@@ -12,7 +12,9 @@
  * sends in the same flow (coll_start_copies, COLL_REP_IMAGES). Where the GPUs of a node are
  * interchangeable (exec_tp_interchangeable), only tensor-parallel rank 0 of each group is simulated
  * as well: a TP collective starts when it arrives and loads every member's links, and its pipeline
- * sends carry its peers' in the same flow (coll_start_copies). */
+ * sends carry its peers' in the same flow (coll_start_copies). Where TP ranks are all simulated,
+ * a TP group's ranks in step run as one until something concerns one of them alone (GROUPS IN
+ * STEP, gang.c). */
 #ifndef SIM_EXECUTOR_H
 #define SIM_EXECUTOR_H
 
