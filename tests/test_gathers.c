@@ -80,29 +80,64 @@ static SimTime use_end(const Watch *w, int layer, gboolean backward) {
     return end;
 }
 
-/* FSDP's closed forms over rank 0's run, one micro-batch (test_fsdp_full_shard says them): its
- * units, their uses (forward 0..U-1, backward U-1..0) and the gathers and reduce-scatters met so
- * far. */
+/* FSDP's closed forms over rank 0's run, one micro-batch with one stage (test_fsdp_full_shard
+ * says them): the uses in program order (forward: the root's, which the embedding starts, each
+ * layer's, the head's; backward: the head's, each layer's, the embedding's), what each gathers
+ * (nothing where the root is still whole) and at whose start, and the reduce-scatters (each
+ * layer's in backward order, then the root's) met so far. */
 typedef struct {
     const Watch *w;
     Dim dim; /* the group the allgathers and reduce-scatters run over */
-    int U, layer[64], use_unit[128];
-    gboolean use_bwd[128];
-    double params[64], P;    /* per unit, and their sum */
-    double peak;             /* the largest two consecutive uses, parameters */
-    int g, rs;               /* allgathers, reduce-scatters met */
-    SimTime last_g, last_rs; /* when the last of each ended */
+    int U, layer[64];
+    double params[64], P, root; /* per unit, their sum, the root's (embedding and head) */
+    int nuse, use_layer[132], front[132];
+    gboolean use_bwd[132];
+    double gathers[132];                     /* parameters use j gathers; 0: none */
+    int ngather, nrs, rs_layer[64];          /* the reduce-scatters: the unit whose backward */
+    double rs_params[64];                    /* ends before each, and its parameters */
+    double peak;                             /* the gathered buffers' most, parameters */
+    int g, rs, next;                         /* allgathers, reduce-scatters met; next use */
+    SimTime first_g, last_g, last_rs, rs_at; /* when the first allgather began, the last of each
+                                                ended, the root's reduce-scatter began */
 } FsdpCheck;
 
+static void fsdp_use(FsdpCheck *c, int layer, gboolean bwd, double gathers, int front) {
+    int j = c->nuse++;
+    c->use_layer[j] = layer;
+    c->use_bwd[j] = bwd;
+    c->gathers[j] = gathers;
+    c->front[j] = front;
+    c->ngather += gathers > 0;
+}
+
 static void fsdp_check_init(FsdpCheck *c, const Scenario *sc, const Watch *w, Dim dim) {
-    *c = (FsdpCheck){.w = w, .dim = dim};
+    *c = (FsdpCheck){.w = w, .dim = dim, .first_g = -1, .rs_at = -1};
     c->U = units_of(sc, c->layer, c->params);
-    for (int j = 0; j < 2 * c->U; j++) {
-        c->use_unit[j] = j < c->U ? j : 2 * c->U - 1 - j;
-        c->use_bwd[j] = j >= c->U;
-    }
-    for (int u = 0; u < c->U; u++)
+    int U = c->U, L = U - 2;
+    for (int u = 0; u < U; u++)
         c->P += c->params[u];
+    c->root = c->params[0] + c->params[U - 1];
+    fsdp_use(c, -1, FALSE, c->root, 0); /* issued as the forward starts, nothing before it */
+    for (int k = 0; k < L; k++)
+        fsdp_use(c, k, FALSE, c->params[1 + k], c->nuse - 1);
+    fsdp_use(c, L, FALSE, 0, 0); /* the head: the root is whole */
+    fsdp_use(c, L, TRUE, 0, 0);
+    for (int k = L - 1; k >= 0; k--) {
+        fsdp_use(c, k, TRUE, c->params[1 + k], c->nuse - 1);
+        c->rs_layer[c->nrs] = k;
+        c->rs_params[c->nrs++] = c->params[1 + k];
+    }
+    fsdp_use(c, -1, TRUE, 0, 0);
+    c->rs_layer[c->nrs] = -1; /* the root's, once the embedding's backward ends */
+    c->rs_params[c->nrs++] = c->root;
+    /* the root whole throughout, and the two layers of each window */
+    double layers = 0;
+    for (int j = 1; j < c->nuse; j++) {
+        double a = c->use_layer[j - 1] >= 0 && c->use_layer[j - 1] < L ? c->gathers[j - 1] : 0;
+        double b = c->use_layer[j] >= 0 && c->use_layer[j] < L ? c->gathers[j] : 0;
+        layers = MAX(layers, a + b);
+    }
+    c->peak = c->root + layers;
 }
 
 /* r, an allgather or a reduce-scatter, against its closed form; FALSE for any other task. */
@@ -110,32 +145,44 @@ static gboolean fsdp_check(FsdpCheck *c, const Ran *r) {
     if (r->t.kind != TASK_COLL)
         return FALSE;
     if (r->t.op == COLL_ALLGATHER) {
-        ck_assert_int_lt(c->g, 2 * c->U);
-        int u = c->use_unit[c->g];
+        while (c->next < c->nuse && c->gathers[c->next] == 0)
+            c->next++;
+        ck_assert_msg(c->next < c->nuse, "allgather %d past the %d closed-form ones", c->g,
+                      c->ngather);
+        int j = c->next++;
         ck_assert_int_eq(r->t.dim, c->dim);
         ck_assert_int_eq(r->t.stream, STREAM_DP_GATHER);
-        ck_assert_int_eq(r->t.layer, c->layer[u]);
-        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
+        ck_assert_int_eq(r->t.layer, c->use_layer[j]);
+        ck_assert_msg(fabs(r->t.bytes - c->gathers[j] * E) < 1e-6,
+                      "allgather %d (layer %d) of %.0f bytes, closed form %.0f", c->g,
+                      c->use_layer[j], r->t.bytes, c->gathers[j] * E);
+        /* issued as use front(j) starts: after the compute of the use before it */
         SimTime want = c->last_g;
-        if (c->g >= 2)
-            want = MAX(want, use_end(c->w, c->layer[c->use_unit[c->g - 2]], c->use_bwd[c->g - 2]));
+        if (c->front[j] >= 1)
+            want = MAX(want,
+                       use_end(c->w, c->use_layer[c->front[j] - 1], c->use_bwd[c->front[j] - 1]));
         ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", c->g,
                       (long long)r->begin, (long long)want);
-        if (c->g >= 1)
-            c->peak = MAX(c->peak, c->params[c->use_unit[c->g - 1]] + c->params[u]);
+        if (c->g == 0)
+            c->first_g = r->begin;
         c->last_g = r->end;
         c->g++;
         return TRUE;
     }
     if (r->t.op == COLL_REDUCE_SCATTER) {
-        int u = c->U - 1 - c->rs;
+        ck_assert_int_lt(c->rs, c->nrs);
+        int k = c->rs;
         ck_assert_int_eq(r->t.dim, c->dim);
         ck_assert_int_eq(r->t.stream, STREAM_DP);
         ck_assert_int_eq(r->t.layer, -2);
-        ck_assert_double_eq_tol(r->t.bytes, c->params[u] * E, 1e-6);
-        SimTime want = MAX(c->last_rs, use_end(c->w, c->layer[u], TRUE));
-        ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld",
-                      c->rs, (long long)r->begin, (long long)want);
+        ck_assert_msg(fabs(r->t.bytes - c->rs_params[k] * E) < 1e-6,
+                      "reduce-scatter %d of %.0f bytes, closed form %.0f", k, r->t.bytes,
+                      c->rs_params[k] * E);
+        SimTime want = MAX(c->last_rs, use_end(c->w, c->rs_layer[k], TRUE));
+        ck_assert_msg(r->begin == want, "reduce-scatter %d began at %lld ps, closed form %lld", k,
+                      (long long)r->begin, (long long)want);
+        if (k == c->nrs - 1)
+            c->rs_at = r->begin;
         c->last_rs = r->end;
         c->rs++;
         return TRUE;
@@ -143,14 +190,20 @@ static gboolean fsdp_check(FsdpCheck *c, const Ran *r) {
     return FALSE;
 }
 
-/* FSDP FULL_SHARD, one micro-batch: one allgather of each unit's flat parameters (fp16,
- * param_dtype) before its forward and again before its recomputation and backward, in program
- * order; the allgather of use j starts once use j - 2's compute ends (j - 1 is the use at whose
- * start it is issued) or the gather before it on the stream ends, whichever is later; one
- * reduce-scatter of each unit's gradients in backward order, starting once the unit's backward
- * ends or the one before it does. Memory: fp32 parameters, gradients and AdamW's 8 bytes, all
- * sharded over the 8 GCDs; the gathered buffers hold two units at most: the largest sum of two
- * consecutive uses. */
+/* FSDP FULL_SHARD, one micro-batch, as FSDP1 runs a model whose layers are wrapped
+ * (transformer_auto_wrap_policy): the embedding, final norm and head are the root's one flat
+ * parameter, allgathered (fp16, param_dtype) once as the forward starts, first thing, at 0 ps;
+ * the root does not reshard after forward (_post_forward_reshard), so the head's forward and
+ * backward and the embedding's backward gather nothing; each layer's flat parameter is
+ * allgathered before its forward and again before its recomputation and backward. The allgather
+ * of a layer's use starts once the compute of the use two before it ends (the one before is the
+ * use at whose start it is issued), or the gather before it on the stream ends, whichever is
+ * later: for 24 layers 1 + 24 + 24 = 49 allgathers. One reduce-scatter of each layer's gradients
+ * in backward order, starting once the layer's backward ends or the one before it does; then
+ * the root's, of the embedding's and head's gradients together, once the embedding's backward
+ * (its last use) ends or layer 0's reduce-scatter does: 25. Memory: fp32 parameters, gradients
+ * and AdamW's 8 bytes, all sharded over the 8 GCDs; the gathered buffers hold the root
+ * throughout and two layers at most. */
 START_TEST(test_fsdp_full_shard) {
     const char *sets[] = {FSDP, OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
@@ -164,21 +217,35 @@ START_TEST(test_fsdp_full_shard) {
         if (r->t.kind == TASK_COLL && !fsdp_check(&c, r))
             ck_abort_msg("FSDP issued a %s", coll_op_name(r->t.op));
     }
-    ck_assert_int_eq(c.g, 2 * c.U);
-    ck_assert_int_eq(c.rs, c.U);
+    int L = sc->model.layers;
+    ck_assert_int_eq(L, 24);
+    ck_assert_int_eq(c.ngather, 2 * L + 1);
+    ck_assert_int_eq(c.g, 2 * L + 1);
+    ck_assert_int_eq(c.rs, L + 1);
+    ck_assert_msg(c.first_g == 0, "the root's allgather began at %lld ps", (long long)c.first_g);
+    SimTime emb = use_end(&w, -1, TRUE);
+    ck_assert_msg(c.rs_at >= emb,
+                  "the root's reduce-scatter began at %lld ps, before the "
+                  "embedding's backward ended at %lld",
+                  (long long)c.rs_at, (long long)emb);
     double P = c.P, d = sc->dp;
     const ModelMemory *m = &sim_summary(run)->memory;
     ck_assert_double_eq_tol(m->params_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->grads_bytes, 4 * P / d, 1.0);
     ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / d, 1.0);
-    ck_assert_double_eq_tol(m->buffers_bytes, c.peak * E, 1.0);
+    ck_assert_double_eq_tol(c.peak, c.root + 2 * c.params[1], 1e-6); /* equal layers */
+    ck_assert_msg(fabs(m->buffers_bytes - c.peak * E) <= 1.0,
+                  "gathered buffers %.0f bytes, closed form (root + 2 layers) %.0f",
+                  m->buffers_bytes, c.peak * E);
     g_array_unref(w.ran);
 }
 END_TEST
 
-/* FSDP SHARD_GRAD_OP (zero 2), two micro-batches: each unit gathered once per micro-batch, for
- * its forward, and kept whole through its recomputation and backward; a reduce-scatter per unit
- * every micro-batch; no allgather after the optimizer; every unit whole in the buffers. */
+/* FSDP SHARD_GRAD_OP (zero 2), two micro-batches: each flat parameter (each layer's, and the
+ * root's: the embedding and head together) gathered once per micro-batch, for its forward, and
+ * kept whole through its recomputation and backward; a reduce-scatter of each every micro-batch
+ * (the root's after the embedding's backward); no allgather after the optimizer; every unit
+ * whole in the buffers. */
 START_TEST(test_fsdp_shard_grad_op) {
     const char *sets[] = {FSDP, OFF, "parallel.zero=2", "training.grad_accum=2", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
@@ -189,8 +256,8 @@ START_TEST(test_fsdp_shard_grad_op) {
     for (int u = 0; u < U; u++)
         P += params[u];
     const Stats *st = sim_stats(run);
-    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_ALLGATHER, DIM_DP), 2 * U);
-    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_REDUCE_SCATTER, DIM_DP), 2 * U);
+    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_ALLGATHER, DIM_DP), 2 * (U - 1));
+    ck_assert_double_eq(stats_rank_calls(st, 0, COLL_REDUCE_SCATTER, DIM_DP), 2 * (U - 1));
     double d = sc->dp;
     ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLGATHER, DIM_DP),
                             2 * P * E * (d - 1) / d, 1.0);
@@ -201,17 +268,18 @@ END_TEST
 
 /* FSDP HYBRID_SHARD (parallel.hybrid_shard: true) on 2 Frontier nodes, one micro-batch: the shard
  * group is rank 0's node (ranks 0..7, dim dp_intra), the replicate group the same GCD of each node
- * ({0, 8}, dp_inter). Every unit's allgather runs over the shard group, at FULL_SHARD's closed form
- * of test_fsdp_full_shard, and in forward (nothing else on the node's links) takes exactly the
- * time of an allgather over ranks 0..7 alone on the machine. Each unit's gradient is
- * reduce-scattered over the shard group as its backward ends (or the reduce-scatter before it
- * does), and the shard of it, a 1/8, is all-reduced over the replicate group on its own stream
- * (torch's _all_reduce_stream): starting the picosecond its reduce-scatter ends, or the
- * allreduce before it does, whichever is later (here the first for every unit but the
- * embedding, the last). The optimizer starts once the last allreduce
- * ends. Memory: FULL_SHARD's 16 bytes per parameter over the 8 of the shard group, not the 16 of
- * dp. Volumes: 3Pe(q-1)/q in the group, 2(Pe/q)(N-1)/N across. Deduplicated and every rank
- * agree. */
+ * ({0, 8}, dp_inter). Every allgather runs over the shard group, at FULL_SHARD's closed form
+ * of test_fsdp_full_shard (the root gathered once and kept, as HYBRID_SHARD is in
+ * RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES like FULL_SHARD and _post_forward_reshard spares the
+ * root under either), and in forward (nothing else on the node's links) takes exactly the
+ * time of an allgather over ranks 0..7 alone on the machine. Each layer's gradient, then the
+ * root's, is reduce-scattered over the shard group as its backward ends (or the reduce-scatter
+ * before it does), and the shard of it, a 1/8, is all-reduced over the replicate group on its own
+ * stream (torch's _all_reduce_stream): starting the picosecond its reduce-scatter ends, or the
+ * allreduce before it does, whichever is later (here the first for every one). The optimizer
+ * starts once the last allreduce ends. Memory: FULL_SHARD's 16 bytes per parameter over the 8 of
+ * the shard group, not the 16 of dp; the buffers FULL_SHARD's. Volumes: (3P - root)e(q-1)/q in
+ * the group, 2(Pe/q)(N-1)/N across. Deduplicated and every rank agree. */
 START_TEST(test_fsdp_hybrid_shard) {
     const char *sets[] = {"training.framework=pytorch", "parallel.hybrid_shard=true", OFF, NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
@@ -236,7 +304,7 @@ START_TEST(test_fsdp_hybrid_shard) {
         ck_assert_msg(inter[k] == k * gpn, "replicate group member %d is rank %d", k, inter[k]);
     FsdpCheck c;
     fsdp_check_init(&c, sc, &w, DIM_DP_INTRA);
-    int U = c.U, ar = 0, at_once = 0;
+    int ar = 0, at_once = 0;
     SimTime last_ar = 0, opt_begin = -1;
     SimTime late_rs_end = -1, last_ar_begin = -1; /* the last allreduce's */
     for (guint i = 0; i < w.ran->len; i++) {
@@ -247,7 +315,7 @@ START_TEST(test_fsdp_hybrid_shard) {
             continue;
         int g = c.g, rs = c.rs;
         if (fsdp_check(&c, r)) {
-            if (r->t.op == COLL_ALLGATHER && g < U) { /* forward: alone on the node's links */
+            if (r->t.op == COLL_ALLGATHER && g < c.U - 1) { /* forward: alone on the links */
                 SimTime alone = coll_time_alone(sc, COLL_ALLGATHER, intra, q, r->t.bytes);
                 ck_assert_msg(r->end - r->begin == alone,
                               "forward allgather %d took %lld ps, alone over ranks 0..7 %lld", g,
@@ -256,10 +324,10 @@ START_TEST(test_fsdp_hybrid_shard) {
             if (r->t.op == COLL_REDUCE_SCATTER)
                 ck_assert_msg(ar == rs, "reduce-scatter %d before allreduce %d", rs, ar);
         } else if (r->t.op == COLL_ALLREDUCE) {
-            int u = U - 1 - ar;
+            ck_assert_int_lt(ar, c.nrs);
             ck_assert_int_eq(r->t.dim, DIM_DP_INTER);
             ck_assert_int_eq(r->t.stream, STREAM_DP_ALLREDUCE);
-            ck_assert_double_eq_tol(r->t.bytes, c.params[u] * E / q, 1e-6);
+            ck_assert_double_eq_tol(r->t.bytes, c.rs_params[ar] * E / q, 1e-6);
             ck_assert_msg(ar + 1 == rs, "allreduce %d follows reduce-scatter %d", ar, rs - 1);
             SimTime rs_end = c.last_rs, want = MAX(rs_end, last_ar);
             ck_assert_msg(r->begin == want,
@@ -275,16 +343,16 @@ START_TEST(test_fsdp_hybrid_shard) {
             ck_abort_msg("FSDP HYBRID_SHARD issued a %s", coll_op_name(r->t.op));
         }
     }
-    ck_assert_int_eq(c.g, 2 * U);
-    ck_assert_int_eq(c.rs, U);
-    ck_assert_int_eq(ar, U);
+    ck_assert_int_eq(c.g, c.ngather);
+    ck_assert_int_eq(c.rs, c.nrs);
+    ck_assert_int_eq(ar, c.nrs);
     /* which of the two: the shard of a layer (2 x 1/8 of 50 M parameters over the NICs) is
-     * all-reduced before the next unit's backward and reduce-scatter end, so every allreduce but
-     * the last starts the picosecond its reduce-scatter ends; the embedding's backward is short
-     * and its allreduce (the last) waits for layer 0's */
-    ck_assert_int_eq(at_once, U - 1);
-    ck_assert_msg(late_rs_end < last_ar_begin,
-                  "the embedding's allreduce began at %lld ps, its reduce-scatter ended at %lld",
+     * all-reduced before the next unit's backward and reduce-scatter end, so every allreduce
+     * starts the picosecond its reduce-scatter ends; the root's too: its reduce-scatter (the
+     * embedding's and head's gradients, four layers' worth) outlasts layer 0's allreduce */
+    ck_assert_int_eq(at_once, c.nrs);
+    ck_assert_msg(late_rs_end == last_ar_begin,
+                  "the root's allreduce began at %lld ps, its reduce-scatter ended at %lld",
                   (long long)last_ar_begin, (long long)late_rs_end);
     ck_assert_msg(opt_begin >= last_ar && opt_begin >= c.last_rs,
                   "the optimizer began at %lld ps, the last allreduce ended at %lld",
@@ -294,9 +362,10 @@ START_TEST(test_fsdp_hybrid_shard) {
     ck_assert_double_eq_tol(m->params_bytes, 4 * P / q, 1.0);
     ck_assert_double_eq_tol(m->grads_bytes, 4 * P / q, 1.0);
     ck_assert_double_eq_tol(m->optimizer_bytes, 8 * P / q, 1.0);
+    ck_assert_double_eq_tol(m->buffers_bytes, c.peak * E, 1.0);
     const Stats *st = sim_stats(run);
     ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLGATHER, DIM_DP_INTRA),
-                            2 * P * E * (q - 1) / q, 1.0);
+                            (2 * P - c.root) * E * (q - 1) / q, 1.0);
     ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_REDUCE_SCATTER, DIM_DP_INTRA),
                             P * E * (q - 1) / q, 1.0);
     ck_assert_double_eq_tol(stats_rank_volume(st, 0, COLL_ALLREDUCE, DIM_DP_INTER),
@@ -334,7 +403,8 @@ END_TEST
 
 /* The hooks each use runs: DeepSpeed's ZeRO-3 a fetch and a release around every module of the
  * unit in every pass (12 modules per GPT-NeoX layer, 3 in the embedding and in the head), FSDP a
- * pre- and post- hook per unit and pass; with full recomputation a layer has three passes
+ * pre- and post- hook per wrapped layer and pass, and one pair per pass for the root (the
+ * embedding and the head together); with full recomputation a layer has three passes
  * (forward, recomputation, backward), the embedding and head two. The host pays host.hook for
  * each (exec_host_cost), and where the host is the bottleneck (GPT-NeoX 19M, 128 tokens on one
  * node) every hook lengthens the iteration by that, but for the first unit's, which may run while
@@ -363,9 +433,10 @@ START_TEST(test_gather_hooks) {
             if (first < 0 && pg->tasks[k].kind == TASK_COMPUTE)
                 first = pg->tasks[k].hooks;
         }
-        /* per pass: a layer's and the embedding's or head's */
-        int L = sc->model.layers, per = f == 0 ? 2 * 12 : 2, ends = f == 0 ? 2 * 3 : 2;
-        ck_assert_int_eq(hooks, (3 * L * per + 2 * 2 * ends) * sc->grad_accum);
+        /* per pass, a layer's; the embedding's and head's over their forward and backward
+         * (FSDP: the root's pair in each pass) */
+        int L = sc->model.layers, per = f == 0 ? 2 * 12 : 2, ends = f == 0 ? 2 * 2 * 2 * 3 : 2 * 2;
+        ck_assert_int_eq(hooks, (3 * L * per + ends) * sc->grad_accum);
         HostWork hw = exec_host_work(&sc->topo, pg);
         ck_assert_double_eq_tol(hw.hooks_s, (double)hooks * sc->topo.host_hook / SIM_PS_PER_S,
                                 1e-12);

@@ -38,6 +38,9 @@
  *   as unit j - 1 starts (GATHER_FLAT_UNIT). _post_backward_hook reduce-scatters the unit's flat
  *   gradient as soon as its backward ends, every micro-batch. FULL_SHARD reshards after forward
  *   and gathers again for backward; SHARD_GRAD_OP keeps the unit whole from forward to backward.
+ *   The root's one flat parameter (the embedding, final norm and head) is not resharded after
+ *   forward under any strategy (_post_forward_reshard skips the root): gathered once per
+ *   micro-batch, kept to the embedding's backward, reduce-scattered once then (gathers.c).
  *   HYBRID_SHARD and _HYBRID_SHARD_ZERO2 (parallel.hybrid_shard) do the same within a shard group
  *   and all-reduce each gradient shard across the groups after its reduce-scatter, on a stream
  *   of its own (gathers.c, grads.c hybrid_shard_reduce). There is no FSDP ZeRO-1 (torch's

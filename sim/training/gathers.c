@@ -56,6 +56,70 @@ static void reuse_plan(Builder *b, double *kept) {
     }
 }
 
+/* --- FSDP's root unit ----------------------------------------------------------------------- */
+
+/* PyTorch FSDP1 (torch 2.0-2.4, torch/distributed/fsdp) wraps what the auto-wrap policy names
+ * (transformer_auto_wrap_policy: each layer) in FullyShardedDataParallel instances of their own;
+ * the parameters left over (the embedding, the final norm and the head, tied or not) belong to
+ * the instance wrapping the whole model, which flattens its module's parameters less the nested
+ * instances' FlatParameters (_init_utils.py _init_param_handle_from_module ->
+ * _get_orig_params: "any FlatParameter s (which may be present due to nested FSDP wrapping)"
+ * are skipped) and which _runtime_utils.py _lazy_init makes the root (state._is_root). They are
+ * one FlatParameter: one allgather, one reduce-scatter. Per stage: the stage's units that are
+ * not layers (both with one stage; the embedding or the head alone at the ends of a pipeline). */
+static void root_prepare(Builder *b) {
+    const Scenario *sc = b->sc;
+    gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
+    b->fsdp_root = b->fw->gather == GATHER_FLAT_UNIT && b->unit_buckets && (sc->zero == 3 || keep);
+    b->root_units = 0;
+    b->root_params = 0;
+    for (guint i = 0; b->fsdp_root && i < b->units->len; i++) {
+        const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+        if (u->kind == UNIT_LAYER)
+            continue;
+        if (b->root_units++ == 0)
+            b->root_first = i;
+        b->root_params += gathered_params(b, u);
+    }
+    g_assert(b->root_units <= 2);
+}
+
+/* When the root's flat parameter is whole, over the stage's uses (whole[j]: during use j):
+ * - _runtime_utils.py _pre_forward_unshard gathers it at the root's forward (its first unit's),
+ *   issued there: nothing prefetches it (forward_prefetch False), and _root_pre_forward first
+ *   makes the unshard stream wait for the compute stream (_wait_for_computation_stream), so its
+ *   allgather starts after the compute before it (front = itself).
+ * - _post_forward_reshard does not free it: free_unsharded_flat_param is `not state._is_root and
+ *   handle._sharding_strategy in RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES` ("Do not free the
+ *   root's parameters in the post-forward for FULL_SHARD with the intention that they are
+ *   immediately used for backward computation"), under FULL_SHARD and HYBRID_SHARD alike, so the
+ *   head's forward, the head's backward and the embedding's backward gather nothing
+ *   (FlatParamHandle.unshard returns at once when not needs_unshard(), _flat_param.py).
+ * - Its _post_backward_hook runs once its gradient is whole, after the last of its units'
+ *   backward (the embedding's with one stage): _post_backward_reshard frees it, since
+ *   _should_free_in_backward is `state._sync_gradients or ... ` (FSDP syncs every micro-batch
+ *   here), and _reduce_grad reduce-scatters it (grads.c grads_unit).
+ * - A backward use that finds it sharded (the next micro-batch's backward after the previous
+ *   one's reshard: GPipe, or pipelines with several micro-batches in flight) gathers it in its
+ *   _pre_backward_hook, prefetched by the use before under BACKWARD_PRE when that one is a
+ *   backward of the same micro-batch (front j - 1), else issued there (front j). */
+static void root_plan(Builder *b, gboolean *whole) {
+    gboolean on = FALSE; /* the root's unsharded flat parameter exists */
+    for (guint j = 0; j < b->uses->len; j++) {
+        UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+        if (u->root) {
+            const UnitUse *p = j > 0 ? &g_array_index(b->uses, UnitUse, j - 1) : NULL;
+            gboolean prefetched = u->bwd && p && p->bwd && !p->root && p->micro == u->micro;
+            u->kept = on;
+            u->front = on || prefetched ? (j > 0 ? j - 1 : 0) : j;
+            on = TRUE;
+        }
+        whole[j] = on;
+        if (u->root && u->bwd && u->unit == b->root_first)
+            on = FALSE; /* the post-backward reshard */
+    }
+}
+
 /* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
  * and its recomputation and backward (one use), in program order. The gathers of use j are issued
  * when use front(j) starts (after the compute before it):
@@ -68,12 +132,15 @@ static void reuse_plan(Builder *b, double *kept) {
  *   count in the buffers, never in a gather). A use within stage3_max_reuse_distance of the
  *   unit's previous one gathers nothing (reuse_plan).
  * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
- *   for its forward stays whole until its backward, which gathers nothing.
+ *   for its forward stays whole until its backward, which gathers nothing. The embedding and
+ *   the head are the root's one flat parameter, whole from the micro-batch's forward to its
+ *   last backward (root_plan).
  * The gathered buffers peak at the largest window plus what is kept whole (FSDP SHARD_GRAD_OP:
- * every unit). */
+ * every unit; FULL_SHARD: the root over the micro-batch). */
 void gathers_plan(Builder *b, const GArray *passes) {
     const Scenario *sc = b->sc;
     gboolean keep = sc->zero == 2 && b->fw->zero2_gathers_in_forward;
+    root_prepare(b);
     if ((sc->zero != 3 && !keep) || sc->dp <= 1)
         return;
     b->uses = g_array_new(FALSE, FALSE, sizeof(UnitUse));
@@ -83,9 +150,13 @@ void gathers_plan(Builder *b, const GArray *passes) {
             continue;
         guint lo = b->chunk_first[pr->chunk], hi = b->chunk_first[pr->chunk + 1];
         for (guint k = lo; k < hi; k++) {
-            UnitUse use = {.unit = pr->fwd ? k : hi - 1 - (k - lo),
+            guint unit = pr->fwd ? k : hi - 1 - (k - lo);
+            UnitUse use = {.unit = unit,
                            .micro = pr->micro,
+                           .bwd = !pr->fwd,
                            .kept = keep && !pr->fwd,
+                           .root = b->fsdp_root &&
+                                   g_array_index(b->units, ParamUnit, unit).kind != UNIT_LAYER,
                            .gathered = NO_TASK};
             g_array_append_val(b->uses, use);
         }
@@ -101,19 +172,29 @@ void gathers_plan(Builder *b, const GArray *passes) {
     /* wp[j]: what use j gathers; kept[j]: a difference array of the parameters DeepSpeed keeps
      * whole between two uses of a unit (reuse distance, below) */
     g_autofree double *wp = g_new0(double, n), *kept = g_new0(double, n + 1);
+    g_autofree gboolean *whole = g_new0(gboolean, n); /* FSDP's root, during each use */
     if (b->fw->gather == GATHER_COORDINATOR)
         reuse_plan(b, kept);
+    if (b->fsdp_root)
+        root_plan(b, whole);
     double kept_live = 0;
     for (guint j = 0; j < n; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
         u->again = seen[u->unit];
         seen[u->unit] = TRUE;
         double params = gathered_params(b, &g_array_index(b->units, ParamUnit, u->unit));
+        if (u->root) /* the root's gather is all its units' */
+            params = b->root_params;
         wp[j] = u->kept ? 0 : params;
         kept_live += kept[j];
         if (b->fw->gather == GATHER_FLAT_UNIT) {
-            u->front = j > 0 ? j - 1 : 0;
-            live = keep ? all : (j > 0 ? wp[j - 1] : 0) + params;
+            /* use j's gather is issued as use j - 1 starts: the two in the buffers then, the
+             * root's counted apart while whole in either (root_plan) */
+            if (!u->root)
+                u->front = j > 0 ? j - 1 : 0;
+            const UnitUse *p = j > 0 ? &g_array_index(b->uses, UnitUse, j - 1) : NULL;
+            double root = whole[j] || (p && whole[j - 1]) ? b->root_params : 0;
+            live = keep ? all : (p && !p->root ? wp[j - 1] : 0) + (u->root ? 0 : params) + root;
         } else {
             /* DeepSpeed prefetches up to stage3_max_live_parameters less __n_available_params,
              * which counts every fetched parameter not yet released, those the reuse distance
@@ -168,6 +249,10 @@ guint32 gathers_use(Builder *b) {
         if (u->kept)
             continue;
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
+        if (u->root) { /* FSDP's root: one flat parameter over its units */
+            u->gathered = gather_call(b, u, pu, b->root_params, after);
+            continue;
+        }
         double sizes[32], open = 0;
         int n = gathered_tensors(b, pu, sizes, 32);
         for (int k = 0; k < n; k++) {
@@ -184,11 +269,15 @@ guint32 gathers_use(Builder *b) {
 
 /* ZeRO-3's (FSDP's) Python hooks for one use of unit u (framework_gather_hooks) go to the first
  * compute task the use emitted, from task index `from` on: the host runs them as it issues the
- * unit's work (Task.hooks, executor.c). */
+ * unit's work (Task.hooks, executor.c). FSDP's root runs its pair once per pass over all its
+ * units (_pre_forward / _post_forward around the root's forward, _pre_backward_hook and
+ * _post_backward_hook around its backward): one on each of its two units, both on a lone one. */
 void gathers_hooks(Builder *b, const ParamUnit *u, guint32 from) {
     if (!b->uses)
         return;
     int hooks = framework_gather_hooks(b->sc->framework, model_unit_modules(&b->sc->model, u));
+    if (b->fsdp_root && u->kind != UNIT_LAYER)
+        hooks /= b->root_units;
     for (guint32 i = from; i < b->tasks.n; i++) {
         Task *t = &((Task *)b->tasks.v)[i];
         if (t->kind == TASK_COMPUTE) {

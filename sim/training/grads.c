@@ -159,6 +159,29 @@ void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_t
                 add_grad(b, sizes[k], widths[k], seg_task[segs[k]], micro);
 }
 
+/* Unit i's gradients exist (seg_task, grads_ready) in a pass that reduces them; FSDP
+ * reduce-scatters each unit's flat gradient there (_post_backward_hook). The root's flat
+ * parameter (gathers.c root_prepare) spans the stage's embedding and head: autograd hands its
+ * AccumulateGrad the gradient once every use of it has one, so its _post_backward_hook, and the
+ * one reduce-scatter of all its units' gradients, come after its last unit's backward (the
+ * first unit's, the embedding's with one stage); the head's wait until then. */
+void grads_unit(Builder *b, guint i, int micro, const guint32 *seg_task) {
+    const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
+    if (b->fsdp_root && u->kind != UNIT_LAYER) {
+        if (i != b->root_first)
+            return; /* its gradients join the root's last unit's */
+        guint32 none[SEG_COUNT];
+        for (int s = 0; s < SEG_COUNT; s++)
+            none[s] = NO_TASK;
+        for (guint k = i + 1; k < b->units->len; k++) /* ready before this unit's */
+            if (g_array_index(b->units, ParamUnit, k).kind != UNIT_LAYER)
+                grads_ready(b, &g_array_index(b->units, ParamUnit, k), micro, none);
+    }
+    grads_ready(b, u, micro, seg_task);
+    if (b->unit_buckets)
+        grads_flush(b, micro);
+}
+
 /* DeepSpeed ZeRO-1/2 register a hook on every parameter's gradient accumulator
  * (stage_1_and_2.py create_reduce_and_remove_grad_hooks) that runs in every backward, after the
  * kernel that produced the gradient: it copies the gradient into the IPG bucket (or accumulates

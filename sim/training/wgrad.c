@@ -107,9 +107,7 @@ void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean 
         if (b->hooks)
             grads_hooks(b, u, seg_task);
         if (overlap)
-            grads_ready(b, u, micro, seg_task);
-        if (overlap && b->unit_buckets)
-            grads_flush(b, micro);
+            grads_unit(b, (guint)i, micro, seg_task);
     }
     if (overlap) {
         grads_flush(b, micro);

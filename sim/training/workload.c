@@ -252,9 +252,7 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         if (b->hooks && !b->split)
             grads_hooks(b, u, seg_task);
         if (overlap) /* gradient hooks fire inside the layer's backward */
-            grads_ready(b, u, micro, seg_task);
-        if (overlap && b->unit_buckets)
-            grads_flush(b, micro);
+            grads_unit(b, (guint)i, micro, seg_task);
         b->sync_next |= ckpt; /* ... and on exit */
     }
     if (overlap) {

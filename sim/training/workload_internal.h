@@ -21,9 +21,13 @@ typedef struct {
     guint unit;       /* index in Builder.units */
     int micro;        /* micro-batch */
     guint front;      /* the use at whose start these parameters are gathered (<= this one) */
+    gboolean bwd;     /* the recomputation and backward, not the forward */
     gboolean again;   /* not the unit's first use of the iteration (ZeRO++ hpZ: secondary) */
-    gboolean kept;    /* its parameters are still whole from the forward (FSDP SHARD_GRAD_OP's
-                         backward): nothing to gather */
+    gboolean kept;    /* its parameters are still whole from an earlier use (FSDP SHARD_GRAD_OP's
+                         backward; FSDP's root between its gather and its reshard): nothing to
+                         gather */
+    gboolean root;    /* a use of FSDP's root flat parameter (Builder.fsdp_root): what it gathers
+                         is the whole root's */
     guint32 gathered; /* its last allgather task, once emitted */
 } UnitUse;
 
@@ -92,6 +96,14 @@ struct Builder {
     Buf bucket_tensors;       /* BucketTensor: its tensors, in order (qgZ takes them one by one) */
     guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
     int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
+    /* FSDP (gathers.c): the stage's units outside the wrapped transformer layers (embedding,
+     * head with the final norm) are the root FullyShardedDataParallel's one flat parameter:
+     * gathered once per micro-batch, kept to its last use in backward, reduce-scattered once */
+    gboolean fsdp_root;
+    guint root_first;   /* the root's first unit in forward order (its backward is the root's
+                           last use in a micro-batch); meaningful when root_units > 0 */
+    int root_units;     /* units in the root: 0 (a middle pipeline stage), 1 or 2 */
+    double root_params; /* their parameters, gathered and reduce-scattered together */
     /* DeepSpeed ZeRO-1/2's reduce per partition owner (framework.c): the stage's dense parameters
      * flattened in forward order and split into dp partitions of part_params each; gradients
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
@@ -162,6 +174,9 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
  * (zero 0); close the open bucket, the open expert bucket. */
 gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro);
 void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task);
+/* grads.c: unit i's gradients exist in a backward (or W pass) that reduces them: grads_ready
+ * and, FSDP, the reduce-scatter of its flat gradient (the root's after its last unit). */
+void grads_unit(Builder *b, guint i, int micro, const guint32 *seg_task);
 void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task);
 void grads_after_backward(Builder *b, int micro);
 void grads_flush(Builder *b, int micro);
@@ -179,8 +194,9 @@ void wgrad_prepare(Builder *b, const DeviceSpec *dev);
 void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean last_pass);
 
 /* gathers.c: ZeRO-3 / FSDP parameters. Plan the stage's uses from its passes (nothing without
- * ZeRO-3 or FSDP); the program reaches its next use: issue the gathers due and return the one the
- * use waits for (NO_TASK: none); the use's hooks onto its first compute task from task `from`. */
+ * ZeRO-3 or FSDP; it also sets Builder's FSDP root fields); the program reaches its next use:
+ * issue the gathers due and return the one the use waits for (NO_TASK: none); the use's hooks
+ * onto its first compute task from task `from`. */
 void gathers_plan(Builder *b, const GArray *passes);
 guint32 gathers_use(Builder *b);
 void gathers_hooks(Builder *b, const ParamUnit *u, guint32 from);
