@@ -73,8 +73,9 @@ struct Executor {
     /* GROUPS IN STEP (gang.c): per simulated rank, the first member of its tensor-parallel group
        and the next member (-1 after the last); NULL where groups are not formed */
     int *gang_lead, *gang_next;
-    int gang_size;        /* members of a group (tp); 0: groups not formed */
-    int64_t gang_events;  /* rank-events that events of tied groups stood for beyond their own */
+    uint8_t *gang_pending; /* per first member: a settling event is queued (on_settle) */
+    int gang_size;         /* members of a group (tp); 0: groups not formed */
+    int64_t gang_events;   /* rank-events that events of tied groups stood for beyond their own */
 
     /* exec_set_gpus: job rank -> machine GPU, NULL where GPU r runs rank r; and with it a
        scratch array for a group's machine GPUs (machine_gpus) */
@@ -94,13 +95,13 @@ static inline void gang_own(Executor *ex, int i) {
         gang_untie(ex, i);
 }
 /* The group of first member `lead`, untied, runs as one from now on if its members' states are
- * equal. */
-void gang_try_tie(Executor *ex, int lead);
+ * equal; `changed`, the member whose state changed last, is compared first. */
+void gang_try_tie(Executor *ex, int lead, int changed);
 /* At the end of an event that changed rank i's state alone: its group, untied, ties if its
  * members are in step again. */
 static inline void gang_settle(Executor *ex, int i) {
     if (ex->gang_size > 0 && !ex->rs[i].tied)
-        gang_try_tie(ex, ex->gang_lead[i]);
+        gang_try_tie(ex, ex->gang_lead[i], i);
 }
 /* Whether rank i is a tied group's first member, standing for the group. */
 static inline gboolean gang_leads(const Executor *ex, int i) {

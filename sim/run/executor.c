@@ -239,8 +239,9 @@ static void observe_begin(const Executor *ex, int i, int s) {
         ex->obs->begin(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
 }
 
-/* The task at the head of stream s of rank i has finished. */
-static void complete(Executor *ex, int i, int s) {
+/* The task at the head of stream s of rank i has finished: its bookkeeping (complete() goes
+ * on to start what it enabled). */
+static void finish_task(Executor *ex, int i, int s) {
     RankState *rs = &ex->rs[i];
     g_assert(rs->busy[s]);
     if (ex->obs)
@@ -261,7 +262,48 @@ static void complete(Executor *ex, int i, int s) {
         if (ex->host)
             __builtin_prefetch(&ex->host_cum[rs->stage][k + 1]);
     }
+}
+
+/* The task at the head of stream s of rank i has finished: start what it enabled. */
+static void complete(Executor *ex, int i, int s) {
+    finish_task(ex, i, s);
     try_advance(ex, i);
+}
+
+/* After the ends of rank i's own tasks at one picosecond: its TP group ties if its members'
+ * states are equal, before any of them starts what the ends enabled (so that no member's compute
+ * is timed only to be cancelled by the tie), and goes on as one or each alone. */
+static void on_settle(Engine *eng, void *ctx, uint64_t lead) {
+    (void)eng;
+    Executor *ex = ctx;
+    ex->gang_pending[lead] = 0;
+    ex->gang_events--; /* an event of its own, standing for no rank-event */
+    if (!ex->rs[lead].tied)
+        gang_try_tie(ex, (int)lead, (int)lead);
+    if (ex->rs[lead].tied) {
+        try_advance(ex, (int)lead);
+        return;
+    }
+    for (int j = (int)lead; j >= 0; j = ex->gang_next[j])
+        try_advance(ex, j);
+    gang_settle(ex, (int)lead);
+}
+
+/* complete() for the end of a task of rank i's own (its send, its kernel, its collective other
+ * than a tied group's): where TP groups are formed, what it enabled starts in a settling event
+ * after the other ends at this picosecond (engine order: a new event at now runs after those
+ * queued), one per group (GROUPS IN STEP, gang.c). */
+static void complete_own(Executor *ex, int i, int s) {
+    if (ex->gang_size == 0) {
+        complete(ex, i, s);
+        return;
+    }
+    finish_task(ex, i, s);
+    int lead = ex->gang_lead[i];
+    if (!ex->gang_pending[lead]) {
+        ex->gang_pending[lead] = 1;
+        engine_schedule(ex->eng, 0, on_settle, ex, (uint64_t)lead);
+    }
 }
 
 static void on_compute_done(Engine *eng, void *ctx, uint64_t i) {
@@ -340,12 +382,7 @@ static void on_coll_done(void *ctx, uint64_t arg) {
         const Task *t = head_task(ex, i, s);
         stats_comm(ex->st, i, t->op, dim, FALSE, now);
         comm_change(ex, i, inter, -1);
-        complete(ex, i, s);
-    }
-    for (int k = 0; ex->gang_size > 0 && k < n; k++) { /* in step again? */
-        int i = sim_index(ex, members[k]);
-        if (i >= 0)
-            gang_settle(ex, i);
+        complete_own(ex, i, s);
     }
 }
 
@@ -435,10 +472,8 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
     stats_comm(ex->st, recv_i, COLL_RECV, DIM_PP, FALSE, now);
     comm_change(ex, send_i, inter, -1);
     comm_change(ex, recv_i, inter, -1);
-    complete(ex, send_i, ss);
-    complete(ex, recv_i, rs);
-    gang_settle(ex, send_i);
-    gang_settle(ex, recv_i);
+    complete_own(ex, send_i, ss);
+    complete_own(ex, recv_i, rs);
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
@@ -511,8 +546,7 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
     gang_own(ex, i);
     const Task *t = head_task(ex, i, s);
     stats_comm(ex->st, i, t->op, t->dim, FALSE, engine_now(eng));
-    complete(ex, i, s);
-    gang_settle(ex, i);
+    complete_own(ex, i, s);
 }
 
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
@@ -701,7 +735,7 @@ static void start_ranks(Executor *ex) {
     }
     for (int i = 0; ex->gang_size > 0 && i < ex->nsim; i++)
         if (ex->gang_lead[i] == i) /* every group starts in step */
-            gang_try_tie(ex, i);
+            gang_try_tie(ex, i, i);
     for (int i = 0; i < ex->nsim; i++)
         if (!ex->rs[i].tied || ex->gang_lead[i] == i)
             try_advance(ex, i);

@@ -40,6 +40,7 @@ void gang_setup(Executor *ex) {
         return;
     ex->gang_lead = bigmem_new0(ex->nsim, sizeof(int));
     ex->gang_next = bigmem_new0(ex->nsim, sizeof(int));
+    ex->gang_pending = bigmem_new0(ex->nsim, sizeof(uint8_t));
     for (int i = 0; i < ex->nsim; i++)
         ex->gang_lead[i] = -1;
     int *m = g_new(int, tp);
@@ -69,6 +70,7 @@ void gang_setup(Executor *ex) {
 void gang_free(Executor *ex) {
     bigmem_free(ex->gang_lead);
     bigmem_free(ex->gang_next);
+    bigmem_free(ex->gang_pending);
 }
 
 /* Whether two members' states are equal (their timers due at the same times). */
@@ -77,7 +79,7 @@ static gboolean timer_eq(const EngineTimer *a, const EngineTimer *b) {
 }
 
 static gboolean state_eq(const RankState *a, const RankState *b) {
-    return memcmp(a->next, b->next, sizeof a->next) == 0 &&
+    return a->completed == b->completed && memcmp(a->next, b->next, sizeof a->next) == 0 &&
            memcmp(a->done, b->done, sizeof a->done) == 0 &&
            memcmp(a->busy, b->busy, sizeof a->busy) == 0 && a->waiting == b->waiting &&
            a->finished == b->finished && a->stage == b->stage && a->next_sync == b->next_sync &&
@@ -89,9 +91,11 @@ static gboolean state_eq(const RankState *a, const RankState *b) {
            timer_eq(&a->wake, &b->wake);
 }
 
-void gang_try_tie(Executor *ex, int lead) {
+void gang_try_tie(Executor *ex, int lead, int changed) {
     const RankState *l = &ex->rs[lead];
     g_assert(ex->gang_lead[lead] == lead && !l->tied);
+    if (changed != lead && !state_eq(l, &ex->rs[changed])) /* the likeliest to differ, first */
+        return;
     for (int j = ex->gang_next[lead]; j >= 0; j = ex->gang_next[j])
         if (!state_eq(l, &ex->rs[j]))
             return;
