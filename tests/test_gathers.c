@@ -1,6 +1,7 @@
 /* How the frameworks' calls block and gather, pinned on closed forms: PyTorch FSDP's one flat
  * allgather per wrap unit issued as the unit before it starts, its reduce-scatter per unit as the
- * unit's backward ends, SHARD_GRAD_OP's single gather per unit, HYBRID_SHARD's groups and the
+ * unit's backward ends, where FSDP's backward_prefetch, forward_prefetch and limit_all_gathers
+ * move those gathers, SHARD_GRAD_OP's single gather per unit, HYBRID_SHARD's groups and the
  * all-reduce after each reduce-scatter, their memory; the Python hooks
  * DeepSpeed's ZeRO-3 and FSDP run per module (per unit) and what they cost the host; DeepSpeed's
  * communication logger, which synchronises around every call; pipeline sends the compute stream
