@@ -400,6 +400,28 @@ START_TEST(test_hybrid_shard_rules) {
 }
 END_TEST
 
+/* FSDP's prefetch settings where they mean nothing (another framework, or no sharded stage):
+ * refused at the key, with the fix; a value that is not one of theirs, at the key. */
+START_TEST(test_fsdp_setting_rules) {
+    const char *fw[] = {"%s:7:27:", "fsdp_backward_prefetch is PyTorch FSDP's setting", "deepspeed",
+                        "training.framework: pytorch", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  fsdp_backward_prefetch: post\n", NULL,
+                 fw);
+    const char *z[] = {"%s:8:26:", "fsdp_forward_prefetch", "parallel.zero 3", "zero is 0", NULL};
+    expect_error(BASE "parallel:\n  zero: 0\ntraining:\n  framework: pytorch\n"
+                      "  fsdp_forward_prefetch: true\n",
+                 NULL, z);
+    const char *l[] = {"--set training.fsdp_limit_all_gathers=false", "megatron", NULL};
+    const char *sets[] = {"training.framework=megatron", "training.fsdp_limit_all_gathers=false",
+                          NULL};
+    expect_error(BASE "parallel: {}\ntraining: {}\n", sets, l);
+    const char *v[] = {"%s:8:27:", "fsdp_backward_prefetch", NULL};
+    expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  framework: pytorch\n"
+                      "  fsdp_backward_prefetch: early\n",
+                 NULL, v);
+}
+END_TEST
+
 /* A model, topology or device named by a device path: refused, never read until memory runs out
  * (it hung; its input is kept as tests/fuzz/regressions/scenario/dev-zero-model). */
 START_TEST(test_device_path) {
@@ -477,6 +499,7 @@ int main(void) {
     tcase_add_test(tc, test_infinite_quantity);
     tcase_add_test(tc, test_device_path);
     tcase_add_test(tc, test_hybrid_shard_rules);
+    tcase_add_test(tc, test_fsdp_setting_rules);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -1,6 +1,7 @@
 /* How the frameworks' calls block and gather, pinned on closed forms: PyTorch FSDP's one flat
  * allgather per wrap unit issued as the unit before it starts, its reduce-scatter per unit as the
- * unit's backward ends, SHARD_GRAD_OP's single gather per unit, HYBRID_SHARD's groups and the
+ * unit's backward ends, where FSDP's backward_prefetch, forward_prefetch and limit_all_gathers
+ * move those gathers, SHARD_GRAD_OP's single gather per unit, HYBRID_SHARD's groups and the
  * all-reduce after each reduce-scatter, their memory; the Python hooks
  * DeepSpeed's ZeRO-3 and FSDP run per module (per unit) and what they cost the host; DeepSpeed's
  * communication logger, which synchronises around every call; pipeline sends the compute stream
@@ -89,10 +90,13 @@ typedef struct {
     const Watch *w;
     Dim dim; /* the group the allgathers and reduce-scatters run over */
     int U, layer[64];
-    double params[64], P, root; /* per unit, their sum, the root's (embedding and head) */
-    int nuse, use_layer[132], front[132];
-    gboolean use_bwd[132];
-    double gathers[132];                     /* parameters use j gathers; 0: none */
+    double params[64], P, root;           /* per unit, their sum, the root's (embedding and head) */
+    int nuse, use_layer[132], front[132]; /* front: 0, no compute before the gather */
+    gboolean use_bwd[132], wait_rs[132];  /* wait_rs: the gather follows the reduce-scatter of
+                                             the use before (backward_prefetch none) */
+    int dflt[132];       /* front under FSDP's defaults, to count the gathers the settings move */
+    int moved;           /* gathers whose closed form differs from the defaults' */
+    double gathers[132]; /* parameters use j gathers; 0: none */
     int ngather, nrs, rs_layer[64];          /* the reduce-scatters: the unit whose backward */
     double rs_params[64];                    /* ends before each, and its parameters */
     double peak;                             /* the gathered buffers' most, parameters */
@@ -110,6 +114,19 @@ static void fsdp_use(FsdpCheck *c, int layer, gboolean bwd, double gathers, int 
     c->ngather += gathers > 0;
 }
 
+/* The closed forms under the scenario's FSDP settings (gathers.c fsdp_order): layer use j's
+ * gather follows the end of use front(j) - 1's compute, or of nothing (front 0), or of the
+ * reduce-scatter before it.
+ * - defaults (BACKWARD_PRE, limit_all_gathers): front j - 1, forward and backward; two layers
+ *   whole at most;
+ * - forward_prefetch: in forward, front j - 2 from the third use on (the rate limiter waits for
+ *   the reshard two gathers back, and the gather is issued a unit earlier), else nothing; three
+ *   layers whole;
+ * - limit_all_gathers off: in forward, nothing: each gather as soon as the one before ends;
+ *   every layer of the forward whole at most (the plan's upper bound);
+ * - BACKWARD_POST: in backward, front j: the end of the use before's backward; one layer;
+ * - None: in backward, the end of the previous layer's reduce-scatter (the head's backward, which
+ *   issues none, before the last layer's); one layer. */
 static void fsdp_check_init(FsdpCheck *c, const Scenario *sc, const Watch *w, Dim dim) {
     *c = (FsdpCheck){.w = w, .dim = dim, .first_g = -1, .rs_at = -1};
     c->U = units_of(sc, c->layer, c->params);
@@ -118,26 +135,41 @@ static void fsdp_check_init(FsdpCheck *c, const Scenario *sc, const Watch *w, Di
         c->P += c->params[u];
     c->root = c->params[0] + c->params[U - 1];
     fsdp_use(c, -1, FALSE, c->root, 0); /* issued as the forward starts, nothing before it */
-    for (int k = 0; k < L; k++)
-        fsdp_use(c, k, FALSE, c->params[1 + k], c->nuse - 1);
+    for (int k = 0; k < L; k++) {
+        int j = c->nuse;
+        c->dflt[j] = j - 1;
+        fsdp_use(c, k, FALSE, c->params[1 + k],
+                 !sc->fsdp_limit_gathers ? 0
+                 : sc->fsdp_fwd_prefetch ? (j >= 3 ? j - 2 : 0)
+                                         : j - 1);
+    }
     fsdp_use(c, L, FALSE, 0, 0); /* the head: the root is whole */
     fsdp_use(c, L, TRUE, 0, 0);
     for (int k = L - 1; k >= 0; k--) {
-        fsdp_use(c, k, TRUE, c->params[1 + k], c->nuse - 1);
+        int j = c->nuse;
+        c->dflt[j] = j - 1;
+        c->wait_rs[j] = sc->fsdp_bwd_prefetch == FSDP_BWD_NONE && k < L - 1;
+        fsdp_use(c, k, TRUE, c->params[1 + k], sc->fsdp_bwd_prefetch == FSDP_BWD_PRE ? j - 1 : j);
         c->rs_layer[c->nrs] = k;
         c->rs_params[c->nrs++] = c->params[1 + k];
     }
     fsdp_use(c, -1, TRUE, 0, 0);
     c->rs_layer[c->nrs] = -1; /* the root's, once the embedding's backward ends */
     c->rs_params[c->nrs++] = c->root;
-    /* the root whole throughout, and the two layers of each window */
-    double layers = 0;
-    for (int j = 1; j < c->nuse; j++) {
-        double a = c->use_layer[j - 1] >= 0 && c->use_layer[j - 1] < L ? c->gathers[j - 1] : 0;
-        double b = c->use_layer[j] >= 0 && c->use_layer[j] < L ? c->gathers[j] : 0;
-        layers = MAX(layers, a + b);
-    }
-    c->peak = c->root + layers;
+    /* the root whole throughout, and each window's layers (the layers are alike) */
+    for (int k = 1; k < L; k++)
+        ck_assert_double_eq(c->params[1 + k], c->params[1]);
+    int fwd = !sc->fsdp_limit_gathers ? L : sc->fsdp_fwd_prefetch ? 3 : 2;
+    int bwd = sc->fsdp_bwd_prefetch == FSDP_BWD_PRE ? 2 : 1;
+    c->peak = c->root + MAX(fwd, bwd) * c->params[1];
+}
+
+/* When use j's gather may start by front f (0: nothing before it): after the gather before. */
+static SimTime fsdp_front_at(const FsdpCheck *c, int f) {
+    SimTime t = c->last_g;
+    if (f >= 1)
+        t = MAX(t, use_end(c->w, c->use_layer[f - 1], c->use_bwd[f - 1]));
+    return t;
 }
 
 /* r, an allgather or a reduce-scatter, against its closed form; FALSE for any other task. */
@@ -156,13 +188,19 @@ static gboolean fsdp_check(FsdpCheck *c, const Ran *r) {
         ck_assert_msg(fabs(r->t.bytes - c->gathers[j] * E) < 1e-6,
                       "allgather %d (layer %d) of %.0f bytes, closed form %.0f", c->g,
                       c->use_layer[j], r->t.bytes, c->gathers[j] * E);
-        /* issued as use front(j) starts: after the compute of the use before it */
-        SimTime want = c->last_g;
-        if (c->front[j] >= 1)
-            want = MAX(want,
-                       use_end(c->w, c->use_layer[c->front[j] - 1], c->use_bwd[c->front[j] - 1]));
-        ck_assert_msg(r->begin == want, "allgather %d began at %lld ps, closed form %lld", c->g,
-                      (long long)r->begin, (long long)want);
+        /* after the compute of the use before front(j), or the reduce-scatter before it */
+        SimTime want = fsdp_front_at(c, c->front[j]);
+        if (c->wait_rs[j]) {
+            ck_assert_msg(c->rs > 0 && c->rs_layer[c->rs - 1] == c->use_layer[j - 1],
+                          "allgather %d (layer %d) began before layer %d's reduce-scatter", c->g,
+                          c->use_layer[j], c->use_layer[j - 1]);
+            want = MAX(c->last_g, c->last_rs);
+        }
+        if (c->use_layer[j] >= 0 && c->use_layer[j] < c->U - 2) /* a layer's */
+            c->moved += want != fsdp_front_at(c, c->dflt[j]);
+        ck_assert_msg(r->begin == want,
+                      "allgather %d (layer %d) began at %lld ps, closed form %lld", c->g,
+                      c->use_layer[j], (long long)r->begin, (long long)want);
         if (c->g == 0)
             c->first_g = r->begin;
         c->last_g = r->end;
@@ -238,6 +276,75 @@ START_TEST(test_fsdp_full_shard) {
                   "gathered buffers %.0f bytes, closed form (root + 2 layers) %.0f",
                   m->buffers_bytes, c.peak * E);
     g_array_unref(w.ran);
+}
+END_TEST
+
+/* FULL_SHARD as test_fsdp_full_shard, under one of FSDP1's prefetch settings (set): every
+ * allgather and reduce-scatter at fsdp_check_init's closed form; `moved` of the layers' gathers
+ * start elsewhere than under the defaults (so the defaults' timing fails this test); the
+ * gathered buffers' peak, root + `layers` layers. */
+static void fsdp_setting(const char *set, int moved, int layers) {
+    const char *sets[] = {FSDP, OFF, set, NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero3.yaml", sets);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    FsdpCheck c;
+    fsdp_check_init(&c, sc, &w, DIM_DP);
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind == TASK_COLL && !fsdp_check(&c, r))
+            ck_abort_msg("FSDP issued a %s", coll_op_name(r->t.op));
+    }
+    int L = sc->model.layers;
+    ck_assert_int_eq(c.g, 2 * L + 1);
+    ck_assert_int_eq(c.rs, L + 1);
+    ck_assert_msg(c.moved == moved, "%s: %d gathers moved from the defaults' closed form, not %d",
+                  set, c.moved, moved);
+    double buf = sim_summary(run)->memory.buffers_bytes;
+    ck_assert_double_eq_tol(c.peak, c.root + layers * c.params[1], 1e-6);
+    ck_assert_msg(fabs(buf - c.peak * E) <= 1.0,
+                  "%s: gathered buffers %.0f bytes, closed form (root + %d layers) %.0f", set, buf,
+                  layers, c.peak * E);
+    g_array_unref(w.ran);
+}
+
+/* BACKWARD_POST (_post_backward_hook's _prefetch_handle, after the unit's gradient, before its
+ * reduce-scatter): layer i - 1's gather starts once layer i's backward ends (or the gather before
+ * it does), not as it starts (the last layer's once the head's backward ends): all 24
+ * backward ones move; the forward's are the defaults'. Its buffers hold one layer in backward, but
+ * the forward's two stay the peak. */
+START_TEST(test_fsdp_backward_post) {
+    fsdp_setting("training.fsdp_backward_prefetch=post", 24, 2);
+}
+END_TEST
+
+/* backward_prefetch None: each layer gathered in its own _pre_backward_hook, which NCCL runs
+ * after the reduce-scatter of the layer before (issued first, in that one's
+ * _post_backward_hook): layer i - 1's gather starts once layer i's reduce-scatter ends, never
+ * during layer i's backward; the last layer's (no layer before it in backward) once the head's
+ * backward ends. */
+START_TEST(test_fsdp_backward_none) {
+    fsdp_setting("training.fsdp_backward_prefetch=none", 24, 2);
+}
+END_TEST
+
+/* forward_prefetch: _pre_forward_unshard's _prefetch_handle issues the next layer's gather before
+ * the current layer's forward; the rate limiter then waits for the reshard two gathers back,
+ * one use earlier than without: layer k's forward gather (use k + 1) starts once use k - 2's
+ * compute ends, from layer 2 on (layers 0 and 1: once the gather before ends); 22 move. Three
+ * layers whole in the buffers. Backward is the defaults'. */
+START_TEST(test_fsdp_forward_prefetch) {
+    fsdp_setting("training.fsdp_forward_prefetch=true", 22, 3);
+}
+END_TEST
+
+/* limit_all_gathers false: nothing holds the forward's gathers back (the unshard stream waits
+ * for no compute): each starts the moment the one before ends, 22 forward ones ahead of the
+ * defaults' (layers 0 and 1 follow the gather before them either way); the plan counts every layer
+ * of the forward whole. Backward, where NCCL's order behind the reduce-scatters holds them, is the
+ * defaults'. */
+START_TEST(test_fsdp_no_gather_limit) {
+    fsdp_setting("training.fsdp_limit_all_gathers=false", 22, 24);
 }
 END_TEST
 
@@ -700,6 +807,10 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fsdp_full_shard);
+    tcase_add_test(tc, test_fsdp_backward_post);
+    tcase_add_test(tc, test_fsdp_backward_none);
+    tcase_add_test(tc, test_fsdp_forward_prefetch);
+    tcase_add_test(tc, test_fsdp_no_gather_limit);
     tcase_add_test(tc, test_fsdp_shard_grad_op);
     tcase_add_test(tc, test_fsdp_hybrid_shard);
     tcase_add_test(tc, test_fsdp_hybrid_shard_off);

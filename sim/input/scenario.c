@@ -426,9 +426,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "cp_comm",
                                            NULL};
     static const char *const train_keys[] = {
-        "micro_batch", "grad_accum", "global_batch",           "seq_len",      "precision",
-        "recompute",   "framework",  "synchronize_each_layer", "comms_logger", "token_budget",
-        NULL};
+        "micro_batch",  "grad_accum",   "global_batch",     "seq_len",
+        "precision",    "recompute",    "framework",        "synchronize_each_layer",
+        "comms_logger", "token_budget", SCENARIO_FSDP_KEYS, NULL};
     static const char *const sim_keys[] = {"dedup_replicas", "contention",    "collectives", "host",
                                            "interference",   "group_in_step", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
@@ -651,7 +651,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->bucket_bytes <= 0)
         return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");
-    if (!scenario_load_zeropp(par, s, err) || !scenario_load_hybrid_shard(par, s, err))
+    if (!scenario_load_zeropp(par, s, err) || !scenario_load_hybrid_shard(par, s, err) ||
+        !scenario_load_fsdp(tr, s, err))
         return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),

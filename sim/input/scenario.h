@@ -28,6 +28,9 @@ typedef struct {
  * gathered before attention (AttnFuncWithCPAndKVAllGather). */
 typedef enum { CP_COMM_P2P, CP_COMM_ALL_GATHER } CpComm;
 
+/* training.fsdp_backward_prefetch: PyTorch FSDP1's BackwardPrefetch (scenario_fsdp.c) */
+typedef enum { FSDP_BWD_PRE, FSDP_BWD_POST, FSDP_BWD_NONE } FsdpBackwardPrefetch;
+
 /* sim.dedup_replicas: which ranks a run simulates (the representatives of sim/run/executor.c).
  * The values are sim_run's `dedup` argument too. */
 typedef enum {
@@ -96,6 +99,12 @@ typedef struct {
     gboolean host;          /* host dispatch modelled (topology node.host); off: kernels start
                                when their GPU dependencies allow */
     gboolean interference;  /* compute slowed while communication runs (device interference) */
+
+    /* PyTorch FSDP1's prefetch settings (scenario_fsdp.c; what they change: gathers.c) */
+    FsdpBackwardPrefetch fsdp_bwd_prefetch; /* training.fsdp_backward_prefetch */
+    gboolean fsdp_fwd_prefetch;             /* training.fsdp_forward_prefetch */
+    gboolean fsdp_limit_gathers;            /* training.fsdp_limit_all_gathers: FSDP's rate
+                                               limiter, two unit gathers in flight */
 } Scenario;
 
 /* The scenario's tree with the sets applied and the model, topology and device files it names
@@ -150,6 +159,12 @@ gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err);
 /* scenario_zeropp.c: parallel.hybrid_shard from the block par into s->fsdp_shard (after the
  * framework, zero and the layout are known). */
 gboolean scenario_load_hybrid_shard(const ConfNode *par, Scenario *s, GError **err);
+/* scenario_fsdp.c: training.fsdp_backward_prefetch, fsdp_forward_prefetch and
+ * fsdp_limit_all_gathers from the block tr (after the framework and zero are known). */
+#define SCENARIO_FSDP_KEYS                                                                         \
+    "fsdp_backward_prefetch", "fsdp_forward_prefetch", "fsdp_limit_all_gathers"
+gboolean scenario_load_fsdp(const ConfNode *tr, Scenario *s, GError **err);
+const char *scenario_fsdp_bwd_prefetch_name(FsdpBackwardPrefetch p);
 
 const char *scenario_precision_name(Precision p);
 const char *scenario_recompute_name(Recompute r);

@@ -102,14 +102,21 @@ static void root_prepare(Builder *b) {
  * - A backward use that finds it sharded (the next micro-batch's backward after the previous
  *   one's reshard: GPipe, or pipelines with several micro-batches in flight) gathers it in its
  *   _pre_backward_hook, prefetched by the use before under BACKWARD_PRE when that one is a
- *   backward of the same micro-batch (front j - 1), else issued there (front j). */
+ *   backward of the same micro-batch (front j - 1), else issued there (front j: under
+ *   BACKWARD_POST the use before's post-backward hook issues it, at the same point; under None
+ *   its own pre-backward hook, after the reduce-scatter before it, as fsdp_order). */
 static void root_plan(Builder *b, gboolean *whole) {
     gboolean on = FALSE; /* the root's unsharded flat parameter exists */
+    FsdpBackwardPrefetch bp = b->sc->fsdp_bwd_prefetch;
     for (guint j = 0; j < b->uses->len; j++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, j);
         if (u->root) {
             const UnitUse *p = j > 0 ? &g_array_index(b->uses, UnitUse, j - 1) : NULL;
             gboolean prefetched = u->bwd && p && p->bwd && !p->root && p->micro == u->micro;
+            /* BACKWARD_POST prefetches it after the use before, as fsdp_order; None not at all */
+            prefetched = prefetched && bp == FSDP_BWD_PRE;
+            if (u->bwd && !on && bp == FSDP_BWD_NONE)
+                u->wait = WAIT_REDUCE;
             u->kept = on;
             u->front = on || prefetched ? (j > 0 ? j - 1 : 0) : j;
             on = TRUE;
@@ -118,6 +125,82 @@ static void root_plan(Builder *b, gboolean *whole) {
         if (u->root && u->bwd && u->unit == b->root_first)
             on = FALSE; /* the post-backward reshard */
     }
+}
+
+/* --- FSDP's prefetch settings --------------------------------------------------------------- */
+
+/* When FSDP1 (torch 2.0-2.4, torch/distributed/fsdp/_runtime_utils.py) gathers layer use j, and
+ * what that gather waits for (u->front, u->wait); returns the layer units whole in the buffers
+ * while it runs (their gathered parameters; the root's are counted apart). Every gather goes
+ * through _unshard on the unshard stream, which waits for no compute (but in _root_pre_forward's
+ * _wait_for_computation_stream, the root's gather); what holds it back is when the host issues
+ * it and, with limit_all_gathers, _unshard's `state._free_event_queue.dequeue_if_needed()` and
+ * `event.synchronize()`: the host blocks until the free event of the reshard two before it has
+ * passed (_limiter_utils.py _FreeEventQueue: _max_num_inflight_all_gathers 2; _reshard records
+ * the event on the compute stream after the unit's use). The executor's host does not block on
+ * a task's dependencies, so the model puts that wait on the gather itself.
+ * - Forward (_pre_forward_unshard gathers the unit unless prefetched, then _prefetch_handle in
+ *   _PrefetchMode.FORWARD, which with forward_prefetch gathers the next unit in the recorded
+ *   forward order before the current unit's forward runs): each gather waits for the reshard
+ *   two gathers back, so without forward_prefetch gather j follows the end of use j - 2's
+ *   compute (issued at use j - 1: the default, unchanged), with it the end of use j - 3's,
+ *   issued at use j - 1 before its compute: three units whole instead of two. Without
+ *   limit_all_gathers nothing waits: gather j is issued at use j (use j - 1 with
+ *   forward_prefetch) and runs once the gather stream is free, as far ahead of the compute as
+ *   the host is; the plan counts the pass's units up to j whole (an upper bound: how many are
+ *   whole at once depends on how far the gathers run ahead of the compute that frees them).
+ * - Backward (_pre_backward_hook gathers the unit unless prefetched, then _prefetch_handle in
+ *   BACKWARD_PRE state; _post_backward_hook -> _post_backward_reshard reshards it, then
+ *   _prefetch_handle in BACKWARD_POST state; _get_handle_to_prefetch picks the next unit in
+ *   backward order only when `state.backward_prefetch` matches that state). One process group's
+ *   NCCL collectives run one after another in issue order (api.py BackwardPrefetch: "contend
+ *   for the same per-device NCCL stream"), and the reduce-scatter of the unit before is issued
+ *   (_post_backward_hook, after its backward) before the gather is:
+ *   - BACKWARD_PRE: gather j is issued at use j - 1's pre-backward hook, behind use j - 2's
+ *     reduce-scatter, which starts as use j - 2's backward ends: front j - 1 after the compute
+ *     before it (the default, unchanged; the limiter holds nothing further back here, so
+ *     limit_all_gathers off changes nothing in backward). Two units whole.
+ *   - BACKWARD_POST: issued in use j - 1's post-backward hook, after its gradient exists and
+ *     before its reduce-scatter: gather j starts as use j - 1's backward ends (front j, after
+ *     the compute before it), sharing the links with that reduce-scatter; use j - 1 is
+ *     resharded first ("frees the current set of parameters before allocating memory for the
+ *     next set"): one unit whole.
+ *   - None: gathered in use j's own pre-backward hook, issued after use j - 1's reduce-scatter,
+ *     which NCCL runs first: gather j waits for that reduce-scatter (WAIT_REDUCE), and use j's
+ *     compute for the gather ("no overlap"). One unit whole.
+ * What is not modelled: the limiter's block of the host (the kernels issued after it wait too,
+ * which matters where the host is the bottleneck); the host's issue order without
+ * forward_prefetch (FSDP issues gather j after use j - 1's kernels, the model before them). */
+static double fsdp_order(Builder *b, guint j, const double *wp, double params) {
+    const Scenario *sc = b->sc;
+    UnitUse *u = &g_array_index(b->uses, UnitUse, j);
+    const UnitUse *p = j > 0 ? &g_array_index(b->uses, UnitUse, j - 1) : NULL;
+    double before = p && !p->root ? wp[j - 1] : 0; /* the default: use j - 1's and its own */
+    u->front = j > 0 ? j - 1 : 0;
+    if (!u->bwd && !sc->fsdp_limit_gathers) {
+        u->front = sc->fsdp_fwd_prefetch ? u->front : j;
+        u->wait = WAIT_NOTHING;
+        double live = params; /* the pass's forward uses up to j */
+        for (guint k = j; k > 0; k--) {
+            const UnitUse *q = &g_array_index(b->uses, UnitUse, k - 1);
+            if (q->bwd || q->micro != u->micro)
+                break;
+            live += q->root ? 0 : wp[k - 1];
+        }
+        return live;
+    }
+    if (!u->bwd && sc->fsdp_fwd_prefetch) {
+        u->wait = j >= 3 ? WAIT_USE : WAIT_NOTHING;
+        u->wait_use = j >= 3 ? j - 3 : 0;
+        const UnitUse *q = j > 1 ? &g_array_index(b->uses, UnitUse, j - 2) : NULL;
+        return before + (q && !q->root ? wp[j - 2] : 0) + params;
+    }
+    if (u->bwd && sc->fsdp_bwd_prefetch != FSDP_BWD_PRE) {
+        u->front = j;
+        u->wait = sc->fsdp_bwd_prefetch == FSDP_BWD_NONE ? WAIT_REDUCE : WAIT_ISSUE;
+        return params;
+    }
+    return before + params;
 }
 
 /* ZeRO-3's (and FSDP's) parameter uses, planned before the program is built: a unit's forward,
@@ -131,7 +214,8 @@ static void root_plan(Builder *b, gboolean *whole) {
  *   under stage3_param_persistence_threshold are gathered once at start-up and stay whole (they
  *   count in the buffers, never in a gather). A use within stage3_max_reuse_distance of the
  *   unit's previous one gathers nothing (reuse_plan).
- * - FSDP (framework.c): front(j) = j - 1, the unit before it; with SHARD_GRAD_OP a unit gathered
+ * - FSDP (framework.c): front(j) = j - 1, the unit before it (its defaults; fsdp_order: its
+ *   prefetch settings); with SHARD_GRAD_OP a unit gathered
  *   for its forward stays whole until its backward, which gathers nothing. The embedding and
  *   the head are the root's one flat parameter, whole from the micro-batch's forward to its
  *   last backward (root_plan).
@@ -157,7 +241,11 @@ void gathers_plan(Builder *b, const GArray *passes) {
                            .kept = keep && !pr->fwd,
                            .root = b->fsdp_root &&
                                    g_array_index(b->units, ParamUnit, unit).kind != UNIT_LAYER,
-                           .gathered = NO_TASK};
+                           .gathered = NO_TASK,
+                           .wait = WAIT_ISSUE,
+                           .done = NO_TASK,
+                           .dp0 = NO_TASK,
+                           .rs = NO_TASK};
             g_array_append_val(b->uses, use);
         }
     }
@@ -189,12 +277,13 @@ void gathers_plan(Builder *b, const GArray *passes) {
         kept_live += kept[j];
         if (b->fw->gather == GATHER_FLAT_UNIT) {
             /* use j's gather is issued as use j - 1 starts: the two in the buffers then, the
-             * root's counted apart while whole in either (root_plan) */
-            if (!u->root)
-                u->front = j > 0 ? j - 1 : 0;
+             * root's counted apart while whole in either (root_plan); FSDP's prefetch settings
+             * move it (fsdp_order) */
             const UnitUse *p = j > 0 ? &g_array_index(b->uses, UnitUse, j - 1) : NULL;
             double root = whole[j] || (p && whole[j - 1]) ? b->root_params : 0;
-            live = keep ? all : (p && !p->root ? wp[j - 1] : 0) + (u->root ? 0 : params) + root;
+            double layers =
+                u->root ? (p && !p->root ? wp[j - 1] : 0) : fsdp_order(b, j, wp, params);
+            live = keep ? all : layers + root;
         } else {
             /* DeepSpeed prefetches up to stage3_max_live_parameters less __n_available_params,
              * which counts every fetched parameter not yet released, those the reuse distance
@@ -241,13 +330,27 @@ guint32 gathers_use(Builder *b) {
         return NO_TASK;
     guint now = b->use_next++;
     g_assert(now < b->uses->len);
-    guint32 after = b->last_compute;
+    UnitUse *cur = &g_array_index(b->uses, UnitUse, now), *prev = now > 0 ? cur - 1 : NULL;
+    if (prev) { /* what the use before ran: its compute, and a reduction it issued */
+        prev->done = b->last_compute;
+        prev->rs = b->last_dp != prev->dp0 ? b->last_dp : NO_TASK;
+    }
+    cur->dp0 = b->last_dp;
     for (; b->gather_next < b->uses->len; b->gather_next++) {
         UnitUse *u = &g_array_index(b->uses, UnitUse, b->gather_next);
         if (u->front > now)
             break;
         if (u->kept)
             continue;
+        guint32 after = b->last_compute; /* WAIT_ISSUE */
+        if (u->wait == WAIT_USE) {
+            g_assert(u->wait_use < now);
+            after = g_array_index(b->uses, UnitUse, u->wait_use).done;
+        } else if (u->wait == WAIT_NOTHING) {
+            after = NO_TASK;
+        } else if (u->wait == WAIT_REDUCE && prev && prev->rs != NO_TASK) {
+            after = prev->rs;
+        }
         const ParamUnit *pu = &g_array_index(b->units, ParamUnit, u->unit);
         if (u->root) { /* FSDP's root: one flat parameter over its units */
             u->gathered = gather_call(b, u, pu, b->root_params, after);

@@ -16,6 +16,16 @@ typedef struct Builder Builder;
 typedef struct Parallelism Parallelism;
 #define PAR_MAX 4 /* plug-ins that wrap blocks (blocks.c's table) */
 
+/* What a use's gathers wait for on the GPU besides the gather stream's order (gathers.c
+ * fsdp_order: PyTorch FSDP's prefetch settings). */
+typedef enum {
+    WAIT_ISSUE,   /* the compute before the use they are issued at (front): every default */
+    WAIT_USE,     /* the end of use wait_use's compute (forward_prefetch's rate limiter) */
+    WAIT_NOTHING, /* nothing (limit_all_gathers off in forward) */
+    WAIT_REDUCE,  /* the reduce-scatter the use before issued, else its compute (backward_prefetch
+                     None: NCCL runs the gather after it) */
+} GatherWait;
+
 /* One use of a unit's parameters under ZeRO-3: its forward, or its recomputation and backward. */
 typedef struct {
     guint unit;       /* index in Builder.units */
@@ -29,6 +39,11 @@ typedef struct {
     gboolean root;    /* a use of FSDP's root flat parameter (Builder.fsdp_root): what it gathers
                          is the whole root's */
     guint32 gathered; /* its last allgather task, once emitted */
+    GatherWait wait;  /* what its gathers wait for (FSDP; WAIT_ISSUE otherwise) */
+    guint wait_use;   /* WAIT_USE: the use whose compute they follow (< front) */
+    guint32 done;     /* its last compute task, once the next use starts */
+    guint32 dp0;      /* Builder.last_dp as it started */
+    guint32 rs;       /* the last reduction it issued, once the next use starts; NO_TASK: none */
 } UnitUse;
 
 /* One gradient tensor in the open bucket: its size and the larger of its two dimensions (0: a
