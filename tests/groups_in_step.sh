@@ -2,9 +2,9 @@
 # groups_in_step.sh SIM ROOT: GROUPS IN STEP (sim/run/gang.c) changes no report. Every shipped
 # scenario, every layout the validation rows run (validation/e2e.csv, study-trends.csv), and
 # variants with every rank simulated and with the mechanisms that make ranks of a group part
-# (host, interference, detailed collectives, pipelines, ZeRO, CP, MoE) run with
-# sim.group_in_step true and false; the JSON reports must be the same bytes but for the event
-# counters and the override itself. And groups must form (rank_events above events in most runs),
+# (host, interference, detailed collectives, pipelines, ZeRO, CP, MoE), and two jobs on one
+# machine (sim colocate), run with sim.group_in_step true and false; the JSON reports must be the
+# same bytes but for the event and solver counters and the override itself. And groups must form (rank_events above events in most runs),
 # and the grouped run's rank_events must be the events of the run without groups.
 set -u
 sim="$1"; cd "$2" || exit 2
@@ -89,6 +89,20 @@ variants=(
 )
 for v in "${variants[@]}"; do
     same "$v"
+done
+# several jobs on one engine (sim colocate), each job's groups formed apart
+for placement in packed spread; do
+    args=(colocate scenarios/13B_tp8.yaml scenarios/20B_tp8.yaml --set nodes=4
+          --placement "$placement" --format json --no-timing)
+    "$sim" "${args[@]}" >"$tmp/on.json" 2>&1
+    "$sim" "${args[@]}" --set sim.group_in_step=false >"$tmp/off.json" 2>&1
+    if diff <(strip "$tmp/on.json") <(strip "$tmp/off.json") >"$tmp/diff" &&
+        [ "$(field events "$tmp/on.json")" -lt "$(field events "$tmp/off.json")" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL colocate $placement: reports differ or no group formed"
+        head -20 "$tmp/diff"
+    fi
 done
 if [ "$grouped" -lt 30 ]; then
     fail=$((fail + 1)); echo "FAIL groups formed in only $grouped runs"
