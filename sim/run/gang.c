@@ -16,16 +16,18 @@
  * about to start (a collective of another dimension, whose group differs per member, a pipeline
  * send or receive, a kernel), or an event of one member (its own collective, send or kernel
  * ending; another rank's arrival that starts a collective it belongs to). An untied group ties
- * again when one of its TP collectives has ended and the members' states are equal
- * (gang_try_tie): that is where members that drifted apart (their sends took different paths)
- * meet again.
+ * again (gang_try_tie) when its members' states are equal: in the settling event queued at the
+ * picosecond of its members' own ends, before they start what the ends enabled (on_settle in
+ * executor.c), and at the end of an event that parted it but left its members equal. That is
+ * where members that drifted apart (their sends took different paths) meet again.
  *
  * Exact: between tie and untie the members' states are equal by construction, and every event
  * that reaches them is one the group receives as a whole. What differs from running each member
- * is the order of events at one picosecond (the group's in one event; an untied member's timers
- * armed later than its own would have been), which the reports do not depend on: the test
- * test_groups_in_step (tests/test_dedup.c) and tests/dedup_scenarios.sh hold every report to
- * the one with sim.group_in_step: false, byte for byte. docs/speed.md, "Groups in step". */
+ * is the order of events within one picosecond (the group's in one event; an untied member's
+ * timers armed later than its own would have been; what a member's own end enabled starts in the
+ * settling event), which no figure depends on: tests/groups_in_step.sh holds every report to the
+ * one with sim.group_in_step: false, byte for byte but for the engine's and the solver's work
+ * counters. docs/speed.md, "Groups in step". */
 #include "exec_internal.h"
 
 #include <string.h>
