@@ -99,7 +99,6 @@ static char *list_refs(const char *scenario_path, const char *dir) {
     return names->len > 1 ? g_strjoinv(", ", (char **)names->pdata) : g_strdup("none");
 }
 
-/* If root[key] is a scalar naming a file, replace it by that file's tree. */
 /* Lay over's keys onto base (both mappings): mappings merge key by key, anything else (scalars,
  * lists) replaces; skip names a key of over's top level left out (NULL: none). */
 static void overlay(ConfNode *base, const ConfNode *over, const char *skip) {
@@ -660,22 +659,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
-/* Copy every key of over (but skip) into base, mappings merged key by key, anything else
- * replacing. */
-static void merge_into(ConfNode *base, const ConfNode *over, const char *skip) {
-    for (guint i = 0; i < over->items->len; i++) {
-        const char *key = over->keys->pdata[i];
-        const ConfNode *v = over->items->pdata[i];
-        ConfNode *b = conf_get(base, key);
-        if (skip && strcmp(key, skip) == 0)
-            continue;
-        if (b && b->kind == CONF_MAP && v->kind == CONF_MAP)
-            merge_into(b, v, NULL);
-        else
-            conf_put(base, key, conf_node_copy(v));
-    }
-}
-
 /* `import: FILE` (a GPT-NeoX .yml, Megatron-LM arguments, a DeepSpeed JSON or a Hugging Face
  * config.json, relative to the scenario): the scenario `sim import FILE` writes, with the
  * scenario's own keys laid over it (its `model:` name, `topology:` and `nodes:` are passed to
@@ -714,7 +697,7 @@ static gboolean resolve_import(ConfNode **root, const char *path, GError **err) 
     ConfNode *base = conf_load_string(text, origin, err);
     if (!base)
         return FALSE;
-    merge_into(base, *root, "import");
+    overlay(base, *root, "import");
     conf_node_free(*root);
     *root = base;
     return TRUE;
