@@ -507,16 +507,23 @@ static int pipeline_span(const Scenario *sc) {
     return per_node;
 }
 
-/* The DP replicas simulated together when replicas are deduplicated (one DIM_DP_INTRA block).
- * ZeRO++ names its own (one node's replicas), and so does FSDP's HYBRID_SHARD (its shard group,
- * which workload_replicas_exact checks against pipeline_span); else pipeline_span. */
+/* The DIM_DP_INTRA block a scheme names for itself: FSDP's HYBRID_SHARD its shard group,
+ * ZeRO++ its hpZ partition (zeropp_replica_span); 1 where neither does. */
+static int scheme_span(const Scenario *sc) {
+    return sc->fsdp_shard > 1 ? sc->fsdp_shard : zeropp_replica_span(sc);
+}
+
+/* The DP replicas simulated together when replicas are deduplicated (one DIM_DP_INTRA block):
+ * the scheme's own block (which workload_replicas_exact checks against pipeline_span), else
+ * pipeline_span. */
 static int replica_span(const Scenario *sc) {
-    int z = sc->fsdp_shard > 1 ? sc->fsdp_shard : zeropp_replica_span(sc);
+    int z = scheme_span(sc);
     return z > 1 ? z : pipeline_span(sc);
 }
 
 gboolean workload_replicas_exact(const Scenario *sc) {
-    return sc->fsdp_shard <= 1 || sc->fsdp_shard % pipeline_span(sc) == 0;
+    int z = scheme_span(sc);
+    return z <= 1 || z % pipeline_span(sc) == 0;
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {

@@ -97,9 +97,9 @@ const Layout *workload_layout(const Workload *wl);
 /* The layout's shape a scenario asks for. */
 LayoutShape workload_layout_shape(const Scenario *sc);
 /* Whether one block of DP replicas (DIM_DP_INTRA) may stand for the others: not where FSDP's
- * HYBRID_SHARD groups are smaller than, or straddle, the blocks of replicas a node's pipeline
- * stages share (their sends would load node links and NICs the block leaves idle); then every
- * rank is simulated (sim_dedup_mode). */
+ * HYBRID_SHARD groups or ZeRO++'s hpZ partitions are smaller than, or straddle, the blocks of
+ * replicas a node's pipeline stages share (their sends would load node links and NICs the block
+ * leaves idle); then every rank is simulated (sim_dedup_mode). */
 gboolean workload_replicas_exact(const Scenario *sc);
 
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
