@@ -69,11 +69,12 @@ START_TEST(test_negative_size) {
 }
 END_TEST
 
-/* A framework without the ZeRO stage asked for; an unknown framework name; a negative prefetch
- * or persistence threshold. */
+/* A framework without the ZeRO stage asked for (Megatron-LM's optim_grads); an unknown framework
+ * name; a negative prefetch or persistence threshold. */
 START_TEST(test_framework_choices) {
-    const char *n[] = {"%s:5:9:", "megatron has no ZeRO stage 3", "distributed optimizer", NULL};
-    expect_error(BASE "parallel:\n  zero: 3\ntraining:\n  framework: megatron\n", NULL, n);
+    const char *n[] = {"%s:5:9:", "megatron has no ZeRO stage 2", "distributed optimizer",
+                       "Megatron-FSDP", NULL};
+    expect_error(BASE "parallel:\n  zero: 2\ntraining:\n  framework: megatron\n", NULL, n);
     const char *n2[] = {"%s:6:14:", "deepspeed", "pytorch", NULL};
     expect_error(BASE "parallel: {}\ntraining:\n  framework: jax\n", NULL, n2);
     const char *n3[] = {"%s:5:25:", "prefetch_bucket_size", NULL};

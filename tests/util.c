@@ -27,6 +27,13 @@ Scenario *load_ok(const char *file, const char *const *sets) {
     return sc;
 }
 
+void load_fails(const char *file, const char *const *sets, const char *want) {
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Scenario) sc = scenario_load(scen(file), (char *const *)sets, &err);
+    ck_assert_msg(sc == NULL && err, "%s: expected an error with '%s'", file, want);
+    ck_assert_msg(strstr(err->message, want), "message '%s' lacks '%s'", err->message, want);
+}
+
 SimRun *run_ok(const Scenario *sc, int dedup) {
     g_autoptr(GError) err = NULL;
     SimRun *run = sim_run(sc, dedup, &err);

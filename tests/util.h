@@ -15,6 +15,8 @@ const char *scen(const char *file);
 char *write_temp_yaml(const char *text);
 /* Load a shipped scenario with overrides (NULL-terminated list), failing the test on error. */
 Scenario *load_ok(const char *file, const char *const *sets);
+/* Load a shipped scenario with overrides, requiring it refused with a message holding want. */
+void load_fails(const char *file, const char *const *sets, const char *want);
 /* Load and simulate; fails the test on error. */
 SimRun *run_ok(const Scenario *sc, int dedup);
 /* The scenario's machine at its node count, failing the test on error. */

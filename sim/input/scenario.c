@@ -636,7 +636,8 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "every stage",
                          f->name, s->zero,
                          s->framework == FW_MEGATRON
-                             ? "0, or 1: its distributed optimizer; Megatron FSDP is not modelled"
+                             ? "0, 1: its distributed optimizer, or 3: Megatron-FSDP's "
+                               "optim_grads_params; optim_grads is not modelled"
                              : "0: DDP, 2 and 3: FSDP SHARD_GRAD_OP and FULL_SHARD; "
                                "ZeroRedundancyOptimizer is not modelled");
     if (s->persist_elems < 0) /* DeepSpeed's default; FSDP's flat units keep nothing whole */

@@ -20,8 +20,10 @@ const char *scenario_fsdp_bwd_prefetch_name(FsdpBackwardPrefetch p) {
 gboolean scenario_load_fsdp(const ConfNode *tr, Scenario *s, GError **err) {
     static const char *const keys[] = {SCENARIO_FSDP_KEYS, NULL};
     int bwd = FSDP_BWD_PRE;
-    s->fsdp_fwd_prefetch = FALSE;
-    s->fsdp_limit_gathers = TRUE;
+    /* Megatron-FSDP (framework.c) has neither knob: its _pre_forward prefetches the next layer
+     * with no limit; its _pre_backward prefetches as BACKWARD_PRE does */
+    s->fsdp_fwd_prefetch = s->framework == FW_MEGATRON;
+    s->fsdp_limit_gathers = s->framework != FW_MEGATRON;
     if (!conf_enum(tr, keys[0], FALSE, bwd_prefetch_names, &bwd, err) ||
         !conf_bool(tr, keys[1], FALSE, &s->fsdp_fwd_prefetch, err) ||
         !conf_bool(tr, keys[2], FALSE, &s->fsdp_limit_gathers, err))

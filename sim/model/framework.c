@@ -21,7 +21,24 @@
  * Megatron-LM (megatron/core/distributed/distributed_data_parallel.py, --overlap-grad-reduce):
  *   buckets of max(40,000,000, 1,000,000 x dp) parameters filled in reverse parameter order,
  *   each reduced once all its gradients exist; the distributed optimizer (--use-distributed-
- *   optimizer) reduce-scatters them and is ZeRO stage 1; there is no stage 2 or 3.
+ *   optimizer) reduce-scatters them and is ZeRO stage 1. Stage 3 is Megatron-FSDP
+ *   (--use-megatron-fsdp, formerly --use-custom-fsdp, with --data-parallel-sharding-strategy
+ *   optim_grads_params, megatron/core/distributed/custom_fsdp/fully_sharded_data_parallel.py
+ *   FullyShardedDataParallel): fsdp_unit_modules = [TransformerLayer], one parameter group (one
+ *   bucket, one all_gather_into_tensor of its bf16 shard) per layer; _register_fsdp_hooks'
+ *   _pre_forward queues the layer's bucket and prefetches the next in forward order
+ *   (AllGatherPipeline.all_gather_params, PrefetchOrder.FORWARD_PASS_ORDER) with no rate
+ *   limit, _post_forward releases it, _pre_backward gathers it again and prefetches the next in
+ *   backward order; each parameter's gradient-accumulation hook marks it ready and the
+ *   GradReducePipeline reduce-scatters a layer's bucket once all its gradients exist, every
+ *   micro-batch (is_delay_grad_reduce is False for optim_grads_params), in the grad buffer's
+ *   dtype (fp32 with bf16: grad_reduce_in_fp32, below). The module's other parameters (the
+ *   embedding, final norm and head: no unit of their own) are gathered in the forward of the
+ *   modules that hold them and released by no layer hook: the model treats them as FSDP1's root
+ *   (gathers.c), gathered once per micro-batch and reduce-scattered after the embedding's
+ *   backward. So stage 3 under megatron is PyTorch FSDP's flat-unit gathers with
+ *   forward_prefetch on, limit_all_gathers off and BACKWARD_PRE (scenario_fsdp.c sets them)
+ *   and Megatron's bytes. Megatron's stage 2 (optim_grads) is not modelled.
  * PyTorch DDP (torch/nn/parallel/distributed.py): bucket_cap_mb = 25 MiB, the first bucket
  *   capped at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB, filled parameter by parameter in reverse
  *   registration order (compute_bucket_assignment_by_size closes a bucket once it reaches the
@@ -61,7 +78,9 @@ static const Framework frameworks[FW_COUNT] = {
                      .ddp_overlap = TRUE,
                      .close_before_overflow = FALSE,
                      .first_bucket_bytes = 0,
-                     .zero_stages = 0x3},
+                     .zero_stages = 0xb, /* DDP, distributed optimizer, Megatron-FSDP */
+                     .gather = GATHER_FLAT_UNIT,
+                     .reduce_per_unit = TRUE},
     [FW_PYTORCH] = {.name = "pytorch",
                     .ddp_overlap = TRUE,
                     .close_before_overflow = FALSE,
@@ -81,6 +100,10 @@ static const Framework frameworks[FW_COUNT] = {
  *   reductions move 4 bytes per element; docs/source/distrib_optimizer.md's table gives 6 + 12/d
  *   bytes per parameter for bf16 weights with fp32 gradients (2 + 4, and 12 partitioned). fp8
  *   runs with --bf16 (Transformer Engine), so the same. fp16 keeps fp16 gradients.
+ *   Megatron-FSDP keeps the same per parameter, all of it sharded (the memory model's stage 3):
+ *   its ParamAndGradBuffer holds a bf16 model-weight shard, an fp32 main-weight shard
+ *   (preserve_fp32_weights) and an fp32 main-grad shard (grad_reduce_in_fp32), and the
+ *   optimizer its moments; it gathers bf16 and reduce-scatters fp32.
  * - PyTorch DDP: mixed precision is torch.autocast over fp32 parameters (the AMP recipe,
  *   torch/amp/autocast_mode.py): fp32 weights and gradients, so DDP's buckets and its allreduce
  *   are fp32, and AdamW keeps momentum and variance (8 bytes), the weights being their own

@@ -27,8 +27,9 @@ typedef enum {
      * stage3_prefetch_bucket_size elements, parameters under stage3_param_persistence_threshold
      * kept whole, a Python hook before and after every module's every pass */
     GATHER_COORDINATOR,
-    /* PyTorch FSDP: one flat allgather per wrap unit, the next unit's issued as the current one
-     * starts (BACKWARD_PRE, and the rate limiter's two in flight in forward), hooks per unit */
+    /* PyTorch FSDP and Megatron-FSDP: one flat allgather per wrap unit (a layer), the next
+     * unit's issued as the current one starts (BACKWARD_PRE, and the rate limiter's two in
+     * flight in forward, or Megatron-FSDP's forward prefetch), hooks per unit */
     GATHER_FLAT_UNIT,
 } GatherStyle;
 
