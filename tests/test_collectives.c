@@ -59,7 +59,8 @@ static SimTime time_forced(const TopologySpec *spec, int nodes, CollOp op, const
         coll_limit_describe(coll, &ch, limit, size);
     }
     Done d = {0, 0};
-    coll_start(coll, op, members, n, bytes, 0, on_done, &d, 0);
+    coll_start(coll, &(CollCall){.op = op, .members = members, .n = n, .bytes = bytes}, on_done, &d,
+               0);
     SimTime end = engine_run(eng);
     ck_assert_int_eq(d.calls, 1);
     return end;
@@ -364,7 +365,14 @@ START_TEST(test_symmetric_form_over_channels) {
                 g_autoptr(Collectives) coll = coll_new(eng, net, topo);
                 coll_force(coll, algo, PROTO_SIMPLE);
                 Done d = {0, 0};
-                coll_start_symmetric(coll, op, members, 32, 64e6, 0, sym ? 8 : -1, on_done, &d, 0);
+                coll_start(coll,
+                           &(CollCall){.op = op,
+                                       .members = members,
+                                       .n = 32,
+                                       .bytes = 64e6,
+                                       .form = sym ? COLL_SYMMETRIC : COLL_FULL,
+                                       .rep = 8},
+                           on_done, &d, 0);
                 t[sym] = engine_run(eng);
                 ck_assert_int_eq(d.calls, 1);
             }
@@ -375,7 +383,7 @@ START_TEST(test_symmetric_form_over_channels) {
 }
 END_TEST
 
-/* coll_start_copies: one flow standing for copies of a group gives the time and the link bytes of
+/* A CollCall's copies: one flow standing for copies of a group gives the time and the link bytes of
  * the copies run as separate flows, on rails apart (DGX A100: GPU k's pipeline send leaves by NIC
  * k) and on a link they share (one NIC per node: 8 copies at 1/8 of its rate each). */
 START_TEST(test_copies_as_one_flow) {
@@ -397,11 +405,22 @@ START_TEST(test_copies_as_one_flow) {
             Done d = {0, 0};
             int ends[2] = {0, 8}; /* GPU 0 of node 0 to GPU 0 of node 1 */
             if (copies)
-                coll_start_copies(coll, COLL_SEND, ends, 2, 8, 1, 1e9, 2, -1, on_done, &d, 0);
+                coll_start(coll,
+                           &(CollCall){.op = COLL_SEND,
+                                       .members = ends,
+                                       .n = 2,
+                                       .bytes = 1e9,
+                                       .cls = 2,
+                                       .copies = 8,
+                                       .stride = 1},
+                           on_done, &d, 0);
             else
                 for (int k = 0; k < 8; k++) {
                     int e[2] = {k, 8 + k};
-                    coll_start(coll, COLL_SEND, e, 2, 1e9, 2, on_done, &d, 0);
+                    coll_start(
+                        coll,
+                        &(CollCall){.op = COLL_SEND, .members = e, .n = 2, .bytes = 1e9, .cls = 2},
+                        on_done, &d, 0);
                 }
             t[copies] = engine_run(eng);
             ck_assert_int_eq(d.calls, copies ? 1 : 8);
@@ -467,7 +486,8 @@ START_TEST(test_group_handle_reused) {
                       ch.proto, ch.predicted, fresh.algo, fresh.proto, fresh.predicted);
         Done d = {0, 0};
         SimTime t0 = engine_now(eng);
-        coll_start_group(coll, calls[k].op, g, 1, 0, calls[k].bytes, 0, -1, on_done, &d, 0);
+        coll_start(coll, &(CollCall){.op = calls[k].op, .group = g, .bytes = calls[k].bytes},
+                   on_done, &d, 0);
         SimTime end = engine_run(eng);
         ck_assert_int_eq(d.calls, 1);
         ck_assert_msg(end - t0 == want, "call %zu: %" PRId64 " ps, alone %" PRId64, k, end - t0,

@@ -15,7 +15,7 @@ static void on_done(void *ctx, uint64_t arg) {
 }
 
 /* A tree allreduce of 1 GB over GPU 0 of 4 DGX A100 nodes, in the full form and in the symmetric
- * form for node 0 (coll_start_symmetric, as a deduplicated DP collective runs). NCCL's double
+ * form for node 0 (COLL_SYMMETRIC, as a deduplicated DP collective runs). NCCL's double
  * binary tree over 4 nodes (trees.cc: tree 0 rooted at node 0 with child 2, whose children are 1
  * and 3; tree 1 its mirror) has node 0 move m each way (the root with one child in tree 0, a leaf
  * in tree 1) and node 2 move 2m (m/2 up and m/2 to each of two children in tree 0, m/2 up as a
@@ -37,10 +37,10 @@ START_TEST(test_tree_symmetric_form) {
         g_autoptr(Collectives) coll = coll_new(eng, net, topo);
         coll_force(coll, ALGO_TREE, PROTO_SIMPLE);
         int calls = 0;
+        CollCall call = {.op = COLL_ALLREDUCE, .members = members, .n = 4, .bytes = m};
         if (sym)
-            coll_start_symmetric(coll, COLL_ALLREDUCE, members, 4, m, 0, 0, on_done, &calls, 0);
-        else
-            coll_start(coll, COLL_ALLREDUCE, members, 4, m, 0, on_done, &calls, 0);
+            call.form = COLL_SYMMETRIC; /* rep GPU 0 */
+        coll_start(coll, &call, on_done, &calls, 0);
         t[sym] = engine_run(eng);
         ck_assert_int_eq(calls, 1);
     }
@@ -93,7 +93,7 @@ END_TEST
 
 /* Pipeline stages on different nodes, several DP replicas whose stage-to-stage sends share
  * fabric links, the replicas images of each other there: dedup's send carries the other
- * replicas' copies (coll_start_copies, COLL_REP_IMAGES) and equals simulating all.
+ * replicas' copies (a CollCall's copies, COLL_IMAGES) and equals simulating all.
  * - DGX A100, TP 8 x PP 2 x DP 4 on 8 nodes, 4 nodes per leaf and a 4:1 taper: stage 0's nodes
  *   on one leaf of each rail, stage 1's on the next, so the 4 replicas' sends share each rail's
  *   leaf uplink (25 GB/s). One replica alone went 3.2% fast.

@@ -72,7 +72,8 @@ SimTime coll_time_alone(const Scenario *sc, CollOp op, const int *members, int n
     g_autoptr(Collectives) coll = coll_new(eng, net, topo);
     coll_set_mode(coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     int calls = 0;
-    coll_start(coll, op, members, n, bytes, 0, count_done, &calls, 0);
+    coll_start(coll, &(CollCall){.op = op, .members = members, .n = n, .bytes = bytes}, count_done,
+               &calls, 0);
     SimTime end = engine_run(eng);
     ck_assert_int_eq(calls, 1);
     return end;

@@ -448,7 +448,7 @@ static int copy_nodes(int rep_node, int j) {
 
 /* UNEVEN COPIES. A send run as copies is one flow, which moves at its slowest link's pace. That
  * is every copy's pace apart only where their paths are images of each other (the argument of
- * coll_start_copies in collectives.c). Where they are not, as on a dragonfly whose global link
+ * the copies of a CollCall, collectives.h). Where they are not, as on a dragonfly whose global link
  * between two groups is picked per GPU pair, the one flow holds the copies that would go faster
  * to the slowest one's pace, and in step, where simulated apart they drift and spread their
  * crossings over time: the deduplicated iteration can then exceed --all-ranks' (docs/speed.md,

@@ -54,7 +54,7 @@ CollChoiceMemo *coll_group_memo(const CollGroup *g);
 int coll_group_nodes(const CollGroup *g);
 
 /* The loads of phase `phase` (0; 0..2 for the hierarchical algorithm) of op by algo over the
- * group, in the symmetric form for rep_node (collectives.h, coll_start_symmetric; -1: every
+ * group, in the symmetric form for rep_node (collectives.h, COLL_SYMMETRIC; -1: every
  * node), and their shape: built the first time, then cached with the group. */
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl);
@@ -70,7 +70,7 @@ const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo 
  * the same program on GPUs the topology treats alike (executor.c, exec_rep_index). copies 1 is
  * coll_streams_loads. rep_node COLL_NODES_NONE: copy 0 loads all of its links and copies 1..
  * their fabric links alone (their nodes are images of simulated ones, whose own traffic loads
- * those nodes' links: collectives.h, COLL_REP_IMAGES). facts (NULL: not wanted): the network's
+ * those nodes' links: collectives.h, COLL_IMAGES). facts (NULL: not wanted): the network's
  * handle for these loads, kept with them (net_flow_borrowed); valid until the group's next phase
  * set is built. */
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, CollAlgo algo,

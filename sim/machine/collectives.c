@@ -34,8 +34,8 @@ typedef struct {
     int phase, phases; /* hierarchical: 3 */
     int step, steps;   /* detailed ring */
     int rep_node; /* symmetric form: the only node whose local links are loaded, COLL_NODES_ALL,
-                     or COLL_NODES_NONE (copies of images: coll_start_copies) */
-    int copies, stride; /* coll_start_copies: the group and copies - 1 shifted by stride GPUs */
+                     or COLL_NODES_NONE (copies of images: COLL_IMAGES) */
+    int copies, stride; /* CollCall: the group and copies - 1 shifted by stride GPUs */
     int pending;        /* flows in flight of the current phase or step */
     int n;
     const CollGroup *group; /* the members, their ring and loads (coll_streams) */
@@ -74,7 +74,7 @@ struct Collectives {
     const CollSpec *spec;
     CollMode mode;
     int force_algo, force_proto;
-    int rep_node;         /* while choosing: see coll_start_symmetric; -1 = all nodes */
+    int rep_node;         /* while choosing: see COLL_SYMMETRIC; -1 = all nodes */
     CollStreams *streams; /* rings and loads per group (owned) */
     Instance *inst;       /* by slot: ninst used of cinst (bigmem_regrow) */
     guint32 ninst, cinst;
@@ -570,43 +570,31 @@ static void on_trivial(Engine *eng, void *ctx, uint64_t slot) {
     finish(ctx, (guint)slot);
 }
 
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
-                NetDoneFn done, void *ctx, uint64_t arg) {
-    coll_start_symmetric(c, op, members, n, bytes, cls, -1, done, ctx, arg);
-}
-
-void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
-                          int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
-    coll_start_copies(c, op, members, n, 1, 0, bytes, cls, rep, done, ctx, arg);
-}
-
-void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
-                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
-    g_assert(n >= 1 && copies >= 1);
-    if (n == 1) { /* nothing to move: done at the end of this instant */
+void coll_start(Collectives *c, const CollCall *call, NetDoneFn done, void *ctx, uint64_t arg) {
+    CollOp op = call->op;
+    double bytes = call->bytes;
+    int copies = call->copies > 0 ? call->copies : 1;
+    const CollGroup *g = call->group;
+    if (!g && call->n == 1) { /* nothing to move: done at the end of this instant */
         guint slot = instance_new(c);
         c->inst[slot] =
             (Instance){.op = op, .n = 1, .bytes = bytes, .done = done, .ctx = ctx, .arg = arg};
         engine_schedule(c->eng, 0, on_trivial, c, slot);
         return;
     }
-    coll_start_group(c, op, coll_group(c, op, members, n), copies, stride, bytes, cls, rep, done,
-                     ctx, arg);
-}
-
-void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies, int stride,
-                      double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg) {
+    if (!g)
+        g = coll_group(c, op, call->members, call->n);
     int n;
     coll_group_members(g, &n);
-    g_assert(n >= 2 && copies >= 1 && coll_group_keeps_order(g) == coll_op_keeps_order(op));
+    g_assert(n >= 2 && coll_group_keeps_order(g) == coll_op_keeps_order(op));
     Instance in = {0};
     in.copies = copies;
-    in.stride = copies > 1 ? stride : 0;
-    in.rep_node = rep >= 0                               ? rep / topo_gpus_per_node(c->topo)
-                  : rep == COLL_REP_IMAGES && copies > 1 ? COLL_NODES_NONE
-                                                         : COLL_NODES_ALL;
+    in.stride = copies > 1 ? call->stride : 0;
+    in.rep_node = call->form == COLL_SYMMETRIC ? call->rep / topo_gpus_per_node(c->topo)
+                  : call->form == COLL_IMAGES && copies > 1 ? COLL_NODES_NONE
+                                                            : COLL_NODES_ALL;
     in.op = op;
-    in.cls = cls;
+    in.cls = call->cls;
     in.n = n;
     in.bytes = bytes;
     in.done = done;
@@ -659,7 +647,8 @@ SimTime coll_run_alone(const TopologySpec *spec, CollOp op, int n, double bytes,
     if (limit)
         coll_limit_describe(coll, &c, limit, limit_size);
     int done = 0;
-    coll_start(coll, op, members, m, bytes, 0, on_alone_done, &done, 0);
+    coll_start(coll, &(CollCall){.op = op, .members = members, .n = m, .bytes = bytes},
+               on_alone_done, &done, 0);
     SimTime end = engine_run(eng);
     if (engine_overflowed(eng)) {
         g_set_error(err, MACHINE_ERROR, MACHINE_ERROR_RANGE,

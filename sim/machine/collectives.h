@@ -110,34 +110,45 @@ CollChoice coll_choose(Collectives *c, CollOp op, const int *members, int n, dou
  * topo_link_describe names it ("node 0 GPU 1->3"), with " (1 of K)" when K links tie. */
 void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, size_t size);
 
-/* Run op over the n GPUs in members (global GPU indices, any order, no repeats) with message
- * size `bytes`; done(ctx, arg) runs when every member has finished. For COLL_SEND, members are
- * {source, destination}. A group of one finishes at once. cls tags the traffic (NET_CLASSES). */
-void coll_start(Collectives *c, CollOp op, const int *members, int n, double bytes, int cls,
-                NetDoneFn done, void *ctx, uint64_t arg);
+/* One collective call: op over a group with message size `bytes`, traffic class cls
+ * (NET_CLASSES). The group is `group` (found before by coll_group) or else the n GPUs in members
+ * (global GPU indices, any order, no repeats; for COLL_SEND {source, destination}; a group of one
+ * finishes at once). How much of it the network carries, for deduplicated runs (executor.c's
+ * representatives), is `form`, and copies:
+ * - COLL_FULL (zero, the default): every link of every member.
+ * - COLL_SYMMETRIC: for a group whose members all run identical programs at identical times
+ *   (data-parallel replicas simulated once): only GPU rep's node carries node-local links (GPU
+ *   links, PCIe, NICs), since every other member's node carries the same traffic by symmetry;
+ *   the fabric links of every edge stay. The same rates as the full form, with far fewer loads.
+ *   Where the algorithm is not alike on every node (NCCL's double binary tree, the broadcast and
+ *   reduce chains), rep's node carries on each link the busiest node's weight (coll_streams.c,
+ *   fold_onto_node), so the pace is still the full form's.
+ * - COLL_IMAGES: the GPUs of copies 1.. are images of simulated ones (the data-parallel replicas
+ *   a simulated one stands for: executor.c, arrive_p2p), whose own traffic loads the node-local
+ *   links of their nodes as it loads the simulated ones', so those copies load fabric links
+ *   alone (the symmetric form's rule); copy 0 loads all of its links.
+ * copies > 1 runs that many identical groups as one flow, copy j's members being members[i] +
+ * j x stride (GPU ids): for a representative rank standing for peers that run the same program
+ * on GPUs the topology treats alike (executor.c, exec_rep_index), by symmetry every copy moves at
+ * the same rate, so one flow whose loads are the sum of the copies' (a link two copies cross
+ * weighs both) gives each the rate and each link the bytes of the copies run apart. copies 0 is
+ * 1. */
+typedef enum { COLL_FULL, COLL_SYMMETRIC, COLL_IMAGES } CollForm;
 
-/* The same for a group whose members all run identical programs at identical times (data-parallel
- * replicas simulated once): only the representative GPU rep's node carries node-local links (GPU
- * links, PCIe, NICs), since every other member's node carries the same traffic by symmetry; the
- * fabric links of every edge stay. The same rates as the full form, with far fewer loads. Where
- * the algorithm is not alike on every node (NCCL's double binary tree, the broadcast and reduce
- * chains), rep's node carries on each link the busiest node's weight (coll_streams.c,
- * fold_onto_node), so the pace is still the full form's. */
-void coll_start_symmetric(Collectives *c, CollOp op, const int *members, int n, double bytes,
-                          int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
+typedef struct {
+    CollOp op;
+    const CollGroup *group; /* NULL: members, n */
+    const int *members;
+    int n;
+    double bytes;
+    int cls;
+    CollForm form;
+    int rep; /* COLL_SYMMETRIC: the GPU whose node carries the node-local links */
+    int copies, stride;
+} CollCall;
 
-/* The same as one flow for `copies` identical groups: copy j's members are members[i] + j x
- * stride (GPU ids). For a representative rank standing for peers that run the same program on
- * GPUs the topology treats alike (executor.c, exec_rep_index): by symmetry every copy moves at the
- * same rate, so one flow whose loads are the sum of the copies' (a link two copies cross weighs
- * both) gives each the rate and each link the bytes of the copies run apart. copies 1:
- * coll_start_symmetric. rep COLL_REP_IMAGES: the GPUs of copies 1.. are images of simulated ones
- * (the data-parallel replicas a simulated one stands for: executor.c, arrive_p2p), whose own
- * traffic loads the node-local links of their nodes as it loads the simulated ones', so those
- * copies load fabric links alone (the symmetric form's rule); copy 0 loads all of its links. */
-#define COLL_REP_IMAGES (-2)
-void coll_start_copies(Collectives *c, CollOp op, const int *members, int n, int copies, int stride,
-                       double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
+/* Start the call; done(ctx, arg) runs when every member (of every copy) has finished. */
+void coll_start(Collectives *c, const CollCall *call, NetDoneFn done, void *ctx, uint64_t arg);
 
 /* The sends run as copies so far, those whose copies would not keep the same pace apart, and the
  * largest ratio of such a send's fastest copy's pace to its slowest's (1: none): where some are
@@ -148,13 +159,11 @@ void coll_copies_evenness(const Collectives *c, int *sends, int *uneven, double 
 /* The group op runs on for these members (n >= 2; a send's are source then destination): found
  * by its member list (O(n) to hash and compare) or made. Valid while c lives. */
 const CollGroup *coll_group(Collectives *c, CollOp op, const int *members, int n);
-/* coll_choose and coll_start_copies on a group found before: the same choice and the same flows,
- * without finding the group again (op must be the one it was found for). */
+/* coll_choose on a group found before: the same choice, without finding the group again (op
+ * must be the one it was found for). */
 CollChoice coll_choose_group(Collectives *c, CollOp op, const CollGroup *g, double bytes);
 /* Whether its members are on more than one node. */
 gboolean coll_group_spans_nodes(const CollGroup *g);
-void coll_start_group(Collectives *c, CollOp op, const CollGroup *g, int copies, int stride,
-                      double bytes, int cls, int rep, NetDoneFn done, void *ctx, uint64_t arg);
 
 /* The ring order the collective uses for these members: written to ring (n entries). GPUs of a
  * node are kept together, in the order that maximises the slowest edge of the node's ring. */

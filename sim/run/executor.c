@@ -429,22 +429,24 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     }
     /* deduplicated DP replicas: the group's traffic in the symmetric form (collectives.h); a
      * context-parallel group's, which may cross nodes, carries the groups of the replicas this
-     * one stands for as images (COLL_REP_IMAGES), as a pipeline send does (arrive_p2p) */
+     * one stands for as images (COLL_IMAGES), as a pipeline send does (arrive_p2p) */
     Dim cls = layout_dim_class(dim);
     /* not with context parallelism: the data-parallel group holds the cp simulated ranks of a
      * replica, whose nodes carry other traffic of their own (their pipeline sends), each its
      * own share of the group's (a node standing for them all would leave the others' idle) */
     gboolean symmetric = cls == DIM_DP && layout_group_size(ex->lay, DIM_CP) == 1;
-    int rep = ex->dedup && symmetric && !ex->bound ? ex->job_rank[i] : -1;
-    int copies = 1, stride = 0;
-    if (cls == DIM_CP && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
-        copies = ex->sc->dp / ex->span;
-        stride = layout_stride(ex->lay, DIM_DP_INTER);
-        rep = COLL_REP_IMAGES;
+    CollCall call = {.op = t->op, .group = *g, .bytes = t->bytes, .cls = cls};
+    if (ex->dedup && symmetric && !ex->bound) {
+        call.form = COLL_SYMMETRIC;
+        call.rep = ex->job_rank[i];
     }
-    coll_start_group(ex->coll, t->op, *g, copies, stride, t->bytes, cls, rep, on_coll_done, ex,
-                     (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 |
-                         (uint32_t)group);
+    if (cls == DIM_CP && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
+        call.copies = ex->sc->dp / ex->span;
+        call.stride = layout_stride(ex->lay, DIM_DP_INTER);
+        call.form = COLL_IMAGES;
+    }
+    coll_start(ex->coll, &call, on_coll_done, ex,
+               (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
 /* p2p: arg = receiver index << 2 | inter << 1 | direction (0 activations forward, 1 gradients
@@ -518,23 +520,22 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
      * and TP index, DP index + k x span) in the same flow, so that their paths load the fabric
      * links the replicas' pipelines share (the switches, a dragonfly group's local and global
      * links); their node-local links are images of simulated ones and stay out
-     * (COLL_REP_IMAGES). Where their paths differ (some replicas' stage boundary crosses a
+     * (COLL_IMAGES). Where their paths differ (some replicas' stage boundary crosses a
      * dragonfly group, others' not) the flow moves at the slowest copy's pace: see docs/speed.md
      * for what that costs against --all-ranks; the run counts such sends and its report says so
      * (UNEVEN COPIES in coll_streams.c). */
-    int copies = 1, stride = 0, rep = -1;
-    if (ex->bound) /* its own send alone, as --all-ranks makes it (exec_set_bound) */
-        copies = 1;
-    else if (ex->dedup_tp) {
-        copies = ex->sc->tp;
-        stride = 1;
+    CollCall call = {.op = COLL_SEND, .group = *g, .bytes = t->bytes, .cls = DIM_PP};
+    if (ex->bound) { /* its own send alone, as --all-ranks makes it (exec_set_bound) */
+    } else if (ex->dedup_tp) {
+        call.copies = ex->sc->tp;
+        call.stride = 1;
     } else if (ex->dedup && ex->sc->dp > ex->span) {
-        copies = ex->sc->dp / ex->span;
-        stride = layout_stride(ex->lay, DIM_DP_INTER); /* span replicas; GPU ids = job ranks */
-        rep = COLL_REP_IMAGES;
+        call.copies = ex->sc->dp / ex->span;
+        call.stride = layout_stride(ex->lay, DIM_DP_INTER); /* span replicas; GPU ids = job ranks */
+        call.form = COLL_IMAGES;
     }
-    coll_start_group(ex->coll, COLL_SEND, *g, copies, stride, t->bytes, DIM_PP, rep, on_p2p_done,
-                     ex, (uint64_t)recv_i << 2 | (uint64_t)inter << 1 | (uint64_t)dir);
+    coll_start(ex->coll, &call, on_p2p_done, ex,
+               (uint64_t)recv_i << 2 | (uint64_t)inter << 1 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.

@@ -9,10 +9,10 @@
  * With dedup, only data-parallel replica 0 is simulated: the others run the same program at the
  * same times, so a DP collective starts when the representative reaches it, and its transfers
  * still load every member's links; its pipeline sends carry the other replicas' corresponding
- * sends in the same flow (coll_start_copies, COLL_REP_IMAGES). Where the GPUs of a node are
+ * sends in the same flow (a CollCall's copies, COLL_IMAGES). Where the GPUs of a node are
  * interchangeable (exec_tp_interchangeable), only tensor-parallel rank 0 of each group is simulated
  * as well: a TP collective starts when it arrives and loads every member's links, and its pipeline
- * sends carry its peers' in the same flow (coll_start_copies). Where TP ranks are all simulated,
+ * sends carry its peers' in the same flow (a CollCall's copies). Where TP ranks are all simulated,
  * a TP group's ranks in step run as one until something concerns one of them alone (GROUPS IN
  * STEP, gang.c). */
 #ifndef SIM_EXECUTOR_H
