@@ -83,7 +83,21 @@ expect_grep megatron-cp-a2a-text "a2a and a2a+p2p are not modelled" "$tmp/err"
 # Megatron-LM's FSDP is refused by name, not simulated as its DDP
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --use-torch-fsdp2\n' >"$tmp/fsdp.sh"
 check megatron-fsdp 2 "$sim" import "$tmp/fsdp.sh"
-expect_grep megatron-fsdp-text "fsdp.sh:1: --use-torch-fsdp2: .*Megatron-LM's FSDP is not modelled" "$tmp/err"
+expect_grep megatron-fsdp-text "fsdp.sh:1: --use-torch-fsdp2: .*PyTorch FSDP2 (per-parameter sharding) is not modelled" "$tmp/err"
+# Megatron-FSDP: optim_grads_params is zero 3 under framework megatron, and the scenario runs
+# with its per-layer gathers; optim_grads (ZeRO-2) is refused at the flag; the strategy without
+# --use-megatron-fsdp shards nothing and is listed as not mapped
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --bf16 --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n' >"$tmp/mfsdp.sh"
+check megatron-fsdp3 0 "$sim" import "$tmp/mfsdp.sh" -o "$tmp/mfsdp.yaml"
+expect_grep megatron-fsdp3-zero "zero: 3 .*# use_megatron_fsdp, data_parallel_sharding_strategy optim_grads_params" "$tmp/mfsdp.yaml"
+check megatron-fsdp3-run 0 "$sim" "$tmp/mfsdp.yaml" -f json
+expect_grep megatron-fsdp3-gathers '"op": "allgather"' "$tmp/out"
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --use-custom-fsdp --data-parallel-sharding-strategy optim_grads\n' >"$tmp/mfsdp2.sh"
+check megatron-fsdp2 2 "$sim" import "$tmp/mfsdp2.sh"
+expect_grep megatron-fsdp2-text "mfsdp2.sh:1: --data-parallel-sharding-strategy: .*optim_grads (ZeRO-2) is not modelled" "$tmp/err"
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --data-parallel-sharding-strategy optim_grads_params\n' >"$tmp/nofsdp.sh"
+check megatron-strategy-alone 0 "$sim" import "$tmp/nofsdp.sh"
+expect_grep megatron-strategy-listed "#   data_parallel_sharding_strategy = optim_grads_params" "$tmp/out"
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --num-experts 8 --expert-model-parallel-size 4\n' >"$tmp/ep.sh"
 check megatron-ep 0 "$sim" import "$tmp/ep.sh"
 expect_grep megatron-ep-key "ep: 4 .*# expert_model_parallel_size" "$tmp/out"

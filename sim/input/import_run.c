@@ -74,20 +74,50 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
     } else if (ct) {
         ct->used = FALSE; /* nothing to say at cp 1: listed as not mapped */
     }
-    /* Megatron-LM's FSDP (--use-torch-fsdp2, --use-custom-fsdp, --use-megatron-fsdp) shards
-     * parameters, gradients and optimizer state per module: simulating it as Megatron's DDP would
-     * be silently wrong, and Megatron FSDP is not modelled (PyTorch FSDP is: framework pytorch) */
-    static const char *const fsdp[] = {"use_torch_fsdp2", "use_custom_fsdp", "use_megatron_fsdp"};
-    for (size_t i = 0; i < G_N_ELEMENTS(fsdp); i++) {
-        ImportItem *it = im_take(im, fsdp[i], NULL);
-        gboolean on = FALSE;
-        if (it && !im_as_bool(it, &on, err))
+    /* Megatron-LM's FSDP. --use-megatron-fsdp (--use-custom-fsdp before its rename) with
+     * --data-parallel-sharding-strategy (megatron/training/arguments.py, default no_shard):
+     * optim_grads_params is Megatron-FSDP, zero 3 under framework megatron (framework.c), optim
+     * the distributed optimizer's sharding (zero 1), no_shard plain DDP (zero 0); optim_grads
+     * (ZeRO-2) is not modelled. --use-torch-fsdp2 wraps the model in PyTorch's FSDP2, whose
+     * per-parameter sharding is not modelled (FSDP1 is: framework pytorch). Either, simulated as
+     * Megatron's DDP, would be silently wrong: refused. */
+    ImportItem *t2 = im_take(im, "use_torch_fsdp2", NULL), *mf = NULL;
+    gboolean on = FALSE;
+    if (t2 && !im_as_bool(t2, &on, err))
+        return FALSE;
+    if (on)
+        return im_fail(err, t2,
+                       "PyTorch FSDP2 (per-parameter sharding) is not modelled; Megatron-FSDP is "
+                       "(--use-megatron-fsdp --data-parallel-sharding-strategy "
+                       "optim_grads_params), and PyTorch FSDP1 (training.framework: pytorch "
+                       "with parallel.zero 3 or 2)");
+    static const char *const mfsdp[] = {"use_megatron_fsdp", "use_custom_fsdp"};
+    for (size_t i = 0; i < G_N_ELEMENTS(mfsdp); i++) {
+        ImportItem *it = im_take(im, mfsdp[i], NULL);
+        gboolean yes = FALSE;
+        if (it && !im_as_bool(it, &yes, err))
             return FALSE;
-        if (on)
-            return im_fail(
-                err, it,
-                "Megatron-LM's FSDP is not modelled; PyTorch FSDP is (training.framework: "
-                "pytorch with parallel.zero 3 or 2)");
+        if (yes)
+            mf = it;
+    }
+    ImportItem *strat = im_take(im, "data_parallel_sharding_strategy", NULL);
+    int fsdp_zero = -1; /* the zero stage Megatron-FSDP's strategy gives; -1: no Megatron-FSDP */
+    if (mf) {
+        static const char *const names[] = {"no_shard", "optim", "optim_grads",
+                                            "optim_grads_params"};
+        const char *v = strat ? strat->value : "no_shard";
+        for (int z = 0; z < 4; z++)
+            if (!strcmp(v, names[z]))
+                fsdp_zero = z;
+        if (fsdp_zero < 0)
+            return im_fail(err, strat,
+                           "expected no_shard, optim, optim_grads or optim_grads_params");
+        if (fsdp_zero == 2)
+            return im_fail(err, strat,
+                           "Megatron-FSDP's optim_grads (ZeRO-2) is not modelled; "
+                           "optim_grads_params (ZeRO-3) and optim are");
+    } else if (strat) {
+        strat->used = FALSE; /* without Megatron-FSDP it shards nothing: listed as not mapped */
     }
     /* expert parallelism: Megatron-LM's --expert-model-parallel-size, the scenario's parallel.ep
      * (the scenario checks it against the experts) */
@@ -99,9 +129,15 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         im_put_int(p, "ep", v, ep->key);
     }
     ImportItem *dist = im_take(im, "use_distributed_optimizer", NULL);
-    if (!im_int_of(im, p, "zero", 0, 3, dist ? 1 : 0, NULL, &r->zero, err,
-                   "zero_optimization.stage", NULL))
+    if (fsdp_zero >= 0) {
+        r->zero = fsdp_zero;
+        g_autofree char *from = g_strdup_printf("%s, data_parallel_sharding_strategy %s", mf->key,
+                                                strat ? strat->value : "no_shard");
+        im_put_int(p, "zero", fsdp_zero, from);
+    } else if (!im_int_of(im, p, "zero", 0, 3, dist ? 1 : 0, NULL, &r->zero, err,
+                          "zero_optimization.stage", NULL)) {
         return FALSE;
+    }
     if (dist && !strstr(p->str, "zero:"))
         im_put(p, "zero", "1", "use_distributed_optimizer: optimizer state sharded over DP");
     /* ZeRO-Offload and ZeRO-Infinity (DeepSpeed's zero_optimization.offload_optimizer and
