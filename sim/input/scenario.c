@@ -352,6 +352,34 @@ static const ConfNode *at_or(const ConfNode *root, const char *sect, const char 
     return k ? k : (s ? s : root);
 }
 
+/* ZB-V's: two chunks a stage, placed in a V (schedule.c), so virtual_stages 2 and no other, and
+ * layers that split evenly over the 2 pp chunks (the sail-sg repository's README: "ZBV schedule
+ * requires the number of layers per pipeline to be an even number"); any number of micro-batches
+ * (below 2 pp - 1 the pattern's missing ones are left out, as its get_zb_v_schedule does). */
+static gboolean check_v(const ConfNode *root, Scenario *s, GError **err) {
+    const char *name = schedule_name(s->schedule);
+    if (s->virtual_stages != 2)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
+                         "the %s schedule runs 2 model chunks per stage in a V: virtual_stages "
+                         "must be 2 (or left out), got %d",
+                         name, s->virtual_stages);
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
+                         "the %s schedule needs pipeline parallelism (pp >= 2), got pp %d", name,
+                         s->pp);
+    if (s->model.layers % (2 * (int64_t)s->pp) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "pp"),
+                         "the %s schedule splits the %d layers of %s into 2 x pp %d = %d chunks, "
+                         "which do not divide them; choose pp so that 2 x pp divides %d",
+                         name, s->model.layers, s->model.name, s->pp, 2 * s->pp, s->model.layers);
+    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL) /* as under interleaved, below */
+        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "synchronize_each_layer"),
+                         "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
+                         "which has no %s schedule) and is not modelled with it; set it to false",
+                         name);
+    return TRUE;
+}
+
 /* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
  * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
  * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
@@ -372,6 +400,8 @@ static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **er
     }
     if (s->virtual_stages == 0)
         s->virtual_stages = 2; /* the default docs/scenarios.md gives */
+    if (schedule_get(s->schedule)->vshape)
+        return check_v(root, s, err);
     int v = s->virtual_stages, L = s->model.layers;
     if (s->pp < 2)
         return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),

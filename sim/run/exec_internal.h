@@ -30,7 +30,7 @@ typedef struct {
     EngineTimer wake;    /* the next issue a stream head is waiting for */
 } RankState;
 
-/* p2p channel at a receiver, one per direction: who has arrived */
+/* p2p channel at a receiver, one per workload_pp_channel: who has arrived */
 typedef struct {
     uint8_t send_arrived, recv_arrived;
 } Channel;
@@ -54,9 +54,11 @@ struct Executor {
     int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
     const CollGroup **cgroup[DIM_COUNT]; /* per dimension, per group: its collectives' group
                                             (coll_group; found at its first collective) */
-    const CollGroup **p2p_group[2];      /* per simulated receiver, per direction: its sends' */
+    /* per channel (workload_pp_channel; 2 and 3, ZB-V's chunk 1, only under a V schedule), per
+       simulated receiver: its sends' group */
+    const CollGroup **p2p_group[WORKLOAD_PP_CHANNELS];
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
-    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
+    Channel *chan[WORKLOAD_PP_CHANNELS]; /* per channel, as p2p_group, per simulated rank */
     int *members;            /* scratch, largest group */
     const ExecObserver *obs; /* NULL: nobody is watching */
     gboolean host;           /* host dispatch modelled */
