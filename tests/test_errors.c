@@ -201,13 +201,12 @@ START_TEST(test_zb_v_rules) {
     expect_error(BASE "parallel:\n  pp: 4\n  schedule: zb-v\n  virtual_stages: 3\n"
                       "training: {}\n",
                  NULL, n1);
-    const char *n2[] = {"%s:6:13:", "the zb-v schedule needs pipeline parallelism (pp >= 2)",
-                        NULL};
+    const char *n2[] = {"%s:6:13:", "the zb-v schedule needs pipeline parallelism (pp >= 2)", NULL};
     expect_error(BASE "parallel:\n  pp: 1\n  schedule: zb-v\ntraining: {}\n", NULL, n2);
     const char *n3[] = {"%s:5:7:", "2 x pp 8 = 16 chunks, which do not divide them", NULL};
     expect_error(BASE "parallel:\n  pp: 8\n  schedule: zb-v\ntraining: {}\n", NULL, n3);
-    const char *n4[] = {"%s:10:27:", "synchronize_each_layer is GPT-NeoX's",
-                        "no zb-v schedule", NULL};
+    const char *n4[] = {"%s:10:27:", "synchronize_each_layer is GPT-NeoX's", "no zb-v schedule",
+                        NULL};
     expect_error(BASE "parallel:\n  pp: 4\n  schedule: zb-v\ntraining:\n"
                       "  grad_accum: 8\n  recompute: full\n  synchronize_each_layer: true\n",
                  NULL, n4);

@@ -606,9 +606,8 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     double psi = 0, psi_x = 0; /* every chunk's parameters; of them the experts' */
     int ep = c->ep > 0 ? c->ep : 1, nmoe = 0;
     for (int k = 0; k < c->vpp; k++) {
-        g_autoptr(GArray) units =
-            model_stage_units_ep(m, seq_len, tp, ep, pp * c->vpp,
-                                 schedule_virtual_stage(c->vshape, pp, stage, k));
+        g_autoptr(GArray) units = model_stage_units_ep(
+            m, seq_len, tp, ep, pp * c->vpp, schedule_virtual_stage(c->vshape, pp, stage, k));
         for (guint i = 0; i < units->len; i++) {
             const ParamUnit *u = &g_array_index(units, ParamUnit, i);
             double x = model_unit_expert_params(m, u, tp, ep);

@@ -4,7 +4,8 @@
  * communication starts. Send and receive of one pipeline message are matched by order: the k-th
  * send on a rank's forward (or backward) send stream is the k-th receive on its peer's matching
  * receive stream, because streams run in order and each pair of stages has one channel per
- * direction (ZB-V: per direction and chunk). Viewers sort events by time, so the file need not be in time order. */
+ * direction (ZB-V: per direction and chunk). Viewers sort events by time, so the file need not be
+ * in time order. */
 #include "trace.h"
 
 #include <errno.h>
@@ -18,7 +19,7 @@
 typedef struct {
     int rank;
     SimTime start[STREAM_COUNT];
-    guint32 used;        /* streams that ran a task, bit per StreamId (and TRACE_HOST_TID) */
+    guint32 used; /* streams that ran a task, bit per StreamId (and TRACE_HOST_TID) */
     guint32 sent[WORKLOAD_PP_CHANNELS];     /* messages sent, per workload_pp_channel */
     guint32 received[WORKLOAD_PP_CHANNELS]; /* messages received */
 } RankTrace;
@@ -39,10 +40,19 @@ struct Trace {
 
 #define TRACE_HOST_TID STREAM_COUNT /* the host thread's track, after the streams */
 
-static const char *const stream_names[STREAM_COUNT] = {
-    "compute",     "TP",          "DP",          "DP gather",   "PP send fwd",
-    "PP recv fwd", "PP send bwd", "PP recv bwd", "DP allreduce", "PP send fwd (V)",
-    "PP recv fwd (V)", "PP send bwd (V)", "PP recv bwd (V)"};
+static const char *const stream_names[STREAM_COUNT] = {"compute",
+                                                       "TP",
+                                                       "DP",
+                                                       "DP gather",
+                                                       "PP send fwd",
+                                                       "PP recv fwd",
+                                                       "PP send bwd",
+                                                       "PP recv bwd",
+                                                       "DP allreduce",
+                                                       "PP send fwd (V)",
+                                                       "PP recv fwd (V)",
+                                                       "PP send bwd (V)",
+                                                       "PP recv bwd (V)"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 
@@ -185,8 +195,7 @@ static void flow(Trace *t, const char *ph, int rank, const Task *k, SimTime now,
             "{\"ph\": \"%s\", %s\"name\": \"%s\", \"cat\": \"pp\", \"id\": %" G_GUINT64_FORMAT
             ", \"pid\": %d, \"tid\": %d, \"ts\": ",
             ph, ph[0] == 'f' ? "\"bp\": \"e\", " : "",
-            workload_pp_channel(k->stream) & 1 ? "gradients" : "activations", id,
-            rank, k->stream);
+            workload_pp_channel(k->stream) & 1 ? "gradients" : "activations", id, rank, k->stream);
     put_us(t->out, now);
     fputc('}', t->out);
 }

@@ -59,18 +59,18 @@ struct Executor {
     const CollGroup **p2p_group[WORKLOAD_PP_CHANNELS];
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
     Channel *chan[WORKLOAD_PP_CHANNELS]; /* per channel, as p2p_group, per simulated rank */
-    int *members;            /* scratch, largest group */
-    const ExecObserver *obs; /* NULL: nobody is watching */
-    gboolean host;           /* host dispatch modelled */
-    gboolean interference;   /* compute slowed by communication */
-    gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
-    SimTime horizon;         /* exec_set_horizon; SIM_TIME_MAX: none */
-    int nfinished;           /* ranks that finished their program */
-    gboolean prefetch;       /* the programs outgrow the caches: see complete() */
-    const Program **prog;    /* per stage */
-    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    SimTime *host_cum_all;   /* the arrays of host_cum, one after another */
-    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
+    int *members;                        /* scratch, largest group */
+    const ExecObserver *obs;             /* NULL: nobody is watching */
+    gboolean host;                       /* host dispatch modelled */
+    gboolean interference;               /* compute slowed by communication */
+    gboolean bound;        /* exec_set_bound: every communication in its --all-ranks form */
+    SimTime horizon;       /* exec_set_horizon; SIM_TIME_MAX: none */
+    int nfinished;         /* ranks that finished their program */
+    gboolean prefetch;     /* the programs outgrow the caches: see complete() */
+    const Program **prog;  /* per stage */
+    SimTime **host_cum;    /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    SimTime *host_cum_all; /* the arrays of host_cum, one after another */
+    GArray **syncs;        /* per stage: guint32 tasks the host synchronises before, ascending */
 
     /* GROUPS IN STEP (gang.c): per simulated rank, the first member of its tensor-parallel group
        and the next member (-1 after the last); NULL where groups are not formed */

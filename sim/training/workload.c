@@ -3,9 +3,10 @@
  * Schedules, with their sources:
  * - Per-layer communication (tensor, sequence and expert parallelism): each parallelism's plug-in
  *   (par_*.c) wraps a unit's blocks, composed by blocks.c (parallelism.h has the rules).
- * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B);
- *   each pass runs one model chunk (all the stage's layers unless interleaved). Stages exchange
- *   b s h activations forward and as many gradients backward, per chunk pass.
+ * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B,
+ *   ZB-H1, ZB-V); each pass runs one model chunk (all the stage's layers unless interleaved or in
+ *   a V). Stages exchange b s h activations forward and as many gradients backward, per chunk
+ *   pass (in a V chunk 1's the other way, and none at the last stage's turn).
  * - Data parallelism by framework (framework.c; grads.c): gradient buckets filled tensor by
  *   tensor as backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the
  *   last micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
@@ -372,9 +373,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.chunk_first = g_new(guint, b.v + 1);
     for (int c = 0; c < b.v; c++) {
         b.chunk_first[c] = b.units->len;
-        g_autoptr(GArray) cu = model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep,
-                                                    sc->pp * b.v,
-                                                    schedule_virtual_stage(b.vshape, sc->pp, stage, c));
+        g_autoptr(GArray) cu =
+            model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep, sc->pp * b.v,
+                                 schedule_virtual_stage(b.vshape, sc->pp, stage, c));
         g_array_append_vals(b.units, cu->data, cu->len);
     }
     b.chunk_first[b.v] = b.units->len;
