@@ -214,17 +214,22 @@ static double end_work(const SimRun *run, int end) {
  * T_W its L/p layers' weight GEMMs. 1F1B ends at C (1 + (p - 1)/m), ZB-H1 2 (p - 1) T_W earlier:
  * both within test_schedule.c's tolerance m max(E, H) + E + H (the embedding's and head's work,
  * under 1% of C), the split itself (B + W = the backward) exact: the same compute in both. */
+/* Compute of a middle stage's rank (rank 2 x dp: stage 1) of run r, checked equal to that of f, a
+ * run of the same scenario under 1F1B: the split moves kernels, it adds none. */
+static double mid_compute(const SimRun *r, const SimRun *f) {
+    int dp = sim_scenario(r)->dp;
+    SimTime c = stats_rank(sim_stats(r), sim_index_of(r, 2 * dp)).compute;
+    ck_assert_int_eq(c, stats_rank(sim_stats(f), sim_index_of(f, 2 * dp)).compute);
+    return (double)c;
+}
+
 START_TEST(test_zb_h1_bubble_simulated) {
     const char *zs[] = {UNIFORM_SETS("zb-h1")}, *fs[] = {UNIFORM_SETS("1f1b")};
     g_autoptr(Scenario) zsc = load_ok("1.3B_pp.yaml", zs);
     g_autoptr(Scenario) fsc = load_ok("1.3B_pp.yaml", fs);
     g_autoptr(SimRun) zr = run_ok(zsc, -1);
     g_autoptr(SimRun) fr = run_ok(fsc, -1);
-    double p = zsc->pp, m = zsc->grad_accum, L = zsc->model.layers;
-    int mid = sim_index_of(zr, 2 * zsc->dp); /* rank 2 x 1: stage 1 */
-    double c = (double)stats_rank(sim_stats(zr), mid).compute;
-    ck_assert_int_eq(stats_rank(sim_stats(zr), mid).compute,
-                     stats_rank(sim_stats(fr), sim_index_of(fr, 2 * fsc->dp)).compute);
+    double p = zsc->pp, m = zsc->grad_accum, L = zsc->model.layers, c = mid_compute(zr, fr);
     double tw = L / p * layer_wgrad_time(zsc);
     double e = end_work(zr, 0), h = end_work(zr, 1), tol = m * MAX(e, h) + e + h;
     ck_assert_msg(tol < 0.01 * c, "tolerance %.0f ps", tol);
@@ -511,17 +516,16 @@ static double layers_work(const Program *pg, int layers, Phase ph) {
 START_TEST(test_zb_v_bubble_simulated) {
     const char *vs[] = {UNIFORM_SETS("zb-v")}, *hs[] = {UNIFORM_SETS("zb-h1")},
                *fs[] = {UNIFORM_SETS("1f1b")};
-    g_autoptr(Scenario) vsc = load_ok("1.3B_pp.yaml", vs);
-    g_autoptr(Scenario) hsc = load_ok("1.3B_pp.yaml", hs);
-    g_autoptr(Scenario) fsc = load_ok("1.3B_pp.yaml", fs);
-    g_autoptr(SimRun) vr = run_ok(vsc, -1);
-    g_autoptr(SimRun) hr = run_ok(hsc, -1);
-    g_autoptr(SimRun) fr = run_ok(fsc, -1);
-    double p = vsc->pp, m = vsc->grad_accum, L = vsc->model.layers;
-    int mid = sim_index_of(vr, 2 * vsc->dp); /* rank 2 x 1: stage 1 */
-    double c = (double)stats_rank(sim_stats(vr), mid).compute;
-    ck_assert_int_eq(stats_rank(sim_stats(vr), mid).compute,
-                     stats_rank(sim_stats(fr), sim_index_of(fr, 2 * fsc->dp)).compute);
+    const char *const *sets[] = {vs, hs, fs};
+    Scenario *sc[3];
+    SimRun *run[3];
+    for (int i = 0; i < 3; i++) {
+        sc[i] = load_ok("1.3B_pp.yaml", sets[i]);
+        run[i] = run_ok(sc[i], -1);
+    }
+    const Scenario *vsc = sc[0];
+    const SimRun *vr = run[0];
+    double p = vsc->pp, m = vsc->grad_accum, L = vsc->model.layers, c = mid_compute(vr, run[2]);
     const Program *pg = workload_program(sim_workload(vr), 1);
     double tw = L / (2 * p) * layer_wgrad_time(vsc);
     double tf = layers_work(pg, (int)L, PHASE_FWD) / 2;
@@ -532,8 +536,12 @@ START_TEST(test_zb_v_bubble_simulated) {
     double zv = (double)sim_summary(vr)->iteration, want = c + (p - 1) * MAX(tb, 2 * (tb - tw));
     ck_assert_msg(fabs(zv - want) <= tol, "ZB-V %.0f ps, closed form %.0f, off %.0f, tol %.0f", zv,
                   want, zv - want, tol);
-    double zh = (double)sim_summary(hr)->iteration, fb = (double)sim_summary(fr)->iteration;
+    double zh = (double)sim_summary(run[1])->iteration, fb = (double)sim_summary(run[2])->iteration;
     ck_assert_msg(zv < zh && zh < fb, "ZB-V %.0f, ZB-H1 %.0f, 1F1B %.0f ps", zv, zh, fb);
+    for (int i = 0; i < 3; i++) {
+        sim_run_free(run[i]);
+        scenario_free(sc[i]);
+    }
 }
 END_TEST
 

@@ -7,8 +7,8 @@
 #include "executor.h"
 
 typedef struct {
-    guint32 next[STREAM_COUNT];
-    guint32 done[STREAM_COUNT];
+    guint32 next[STREAM_COUNT]; /* per stream: the head task's position, also the tasks done
+                                   there (a stream's task is done before its next one starts) */
     uint8_t busy[STREAM_COUNT];
     uint16_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
     uint8_t finished;

@@ -1,9 +1,10 @@
 /* executor: cursors over stage programs, one per simulated rank.
  *
- * State per rank is O(streams): next task, tasks done, busy flag per stream. A dependency on task
- * j is met when j's stream has completed more than j's position in it, because streams are in
- * order. Collective groups keep an arrival count; send/recv pairs meet in a channel at the
- * receiver. Memory is O(ranks + groups) per rank, plus one prefix sum of host costs per stage.
+ * State per rank is O(streams): next task (also the tasks done), busy flag per stream. A
+ * dependency on task j is met when j's stream has completed more than j's position in it, because
+ * streams are in order. Collective groups keep an arrival count; send/recv pairs meet in a channel
+ * at the receiver. Memory is O(ranks + groups) per rank, plus one prefix sum of host costs per
+ * stage.
  *
  * The host: one CPU thread per rank issues the program's tasks in issue order (Program.tasks),
  * each costing host_op_dispatch per kernel (compute) or host_comm_dispatch per call, back to back
@@ -248,7 +249,6 @@ static void finish_task(Executor *ex, int i, int s) {
         ex->obs->end(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
     rs->busy[s] = 0;
     rs->completed++;
-    rs->done[s]++;
     const Program *pg = program_of(ex, i);
     guint32 at = ++rs->next[s];
     if (at < pg->nstream[s])
@@ -554,7 +554,7 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
     for (guint32 d = 0; d < t->dep_count; d++) {
         guint32 dep = pg->deps[t->dep_first + d];
-        if (rs->done[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
+        if (rs->next[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
             return FALSE;
     }
     return TRUE;
