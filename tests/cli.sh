@@ -104,9 +104,9 @@ expect_grep trace-rerun-report '"dedup_rerun": true' "$tmp/out"
 expect_grep trace-rerun-rank '"pid": 1024' "$tmp/t.json"
 if grep -q "not simulated" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL trace-rerun: rank 1024 called not simulated"; else pass=$((pass + 1)); fi
 # READ AHEAD (sim/engine/engine.c) only fetches: 20B on 1,100 nodes with every rank (8,800 ranks,
-# 8.9 MB of state) reads ahead, its deduplicated run (8 ranks) does not, and they agree (20B's
+# 8.8 MB of state) reads ahead, its deduplicated run (8 ranks) does not, and they agree (20B's
 # replicas are images of each other: tests/test_dedup.c). The gate (READ_AHEAD_BYTES in
-# sim/run/sim.c, 8 MiB of 1,016 bytes a rank) leaves 1,024 nodes (8,192 ranks, 7.94 MiB) off.
+# sim/run/sim.c, 8 MiB of 1,000 bytes a rank) leaves 1,024 nodes (8,192 ranks, 7.81 MiB) off.
 check read-ahead-gate 0 "$sim" "$s/20B_tp8.yaml" --set nodes=1024 --all-ranks --format json --no-timing
 expect_grep read-ahead-gate-off '"read_ahead": false' "$tmp/out"
 check read-ahead-on 0 "$sim" "$s/20B_tp8.yaml" --set nodes=1100 --all-ranks --format json --no-timing -o "$tmp/ra.json"

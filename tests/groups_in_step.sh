@@ -80,6 +80,8 @@ variants=(
     "scenarios/1.3B_tp_pp.yaml --all-ranks"
     "scenarios/1.3B_interleaved.yaml --set nodes=2 --set parallel.tp=2 --all-ranks"
     "scenarios/1.3B_pp.yaml --set nodes=2 --set parallel.tp=2 --set parallel.schedule=zb-h1 --all-ranks"
+    "scenarios/1.3B_pp.yaml --set nodes=2 --set parallel.tp=2 --set parallel.pp=4 --set parallel.schedule=zb-v --set training.synchronize_each_layer=false --all-ranks"
+    "scenarios/1.3B_pp.yaml --set nodes=2 --set parallel.tp=4 --set parallel.pp=4 --set parallel.schedule=zb-v --set training.synchronize_each_layer=false"
     "scenarios/1.3B_zeropp.yaml --set parallel.tp=2 --all-ranks"
     "scenarios/1.3B_zero3.yaml --set parallel.tp=4 --set nodes=4 --all-ranks"
     "scenarios/1.3B_zero3.yaml --set parallel.tp=2 --set nodes=2 --set training.framework=pytorch --all-ranks"

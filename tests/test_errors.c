@@ -193,6 +193,26 @@ START_TEST(test_zero_bubble_rules) {
 }
 END_TEST
 
+/* ZB-V's: two chunks in a V (virtual_stages 2 and no other), a pipeline, 2 pp chunks dividing the
+ * layers, no GPT-NeoX per-layer synchronisation. */
+START_TEST(test_zb_v_rules) {
+    const char *n1[] = {"%s:7:19:", "the zb-v schedule runs 2 model chunks per stage in a V",
+                        "got 3", NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: zb-v\n  virtual_stages: 3\n"
+                      "training: {}\n",
+                 NULL, n1);
+    const char *n2[] = {"%s:6:13:", "the zb-v schedule needs pipeline parallelism (pp >= 2)", NULL};
+    expect_error(BASE "parallel:\n  pp: 1\n  schedule: zb-v\ntraining: {}\n", NULL, n2);
+    const char *n3[] = {"%s:5:7:", "2 x pp 8 = 16 chunks, which do not divide them", NULL};
+    expect_error(BASE "parallel:\n  pp: 8\n  schedule: zb-v\ntraining: {}\n", NULL, n3);
+    const char *n4[] = {"%s:10:27:", "synchronize_each_layer is GPT-NeoX's", "no zb-v schedule",
+                        NULL};
+    expect_error(BASE "parallel:\n  pp: 4\n  schedule: zb-v\ntraining:\n"
+                      "  grad_accum: 8\n  recompute: full\n  synchronize_each_layer: true\n",
+                 NULL, n4);
+}
+END_TEST
+
 /* Sequence parallelism's rules: the sequence splits evenly over TP; no parallel residual. */
 START_TEST(test_sequence_parallel_rules) {
     const char *n1[] = {"%s:6:22:", "splits the 2047 tokens over TP 8", NULL};
@@ -488,6 +508,7 @@ int main(void) {
     tcase_add_test(tc, test_layers_not_dividing_pp);
     tcase_add_test(tc, test_interleaved_rules);
     tcase_add_test(tc, test_zero_bubble_rules);
+    tcase_add_test(tc, test_zb_v_rules);
     tcase_add_test(tc, test_job_larger_than_machine);
     tcase_add_test(tc, test_sequence_parallel_rules);
     tcase_add_test(tc, test_framework_choices);

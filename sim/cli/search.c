@@ -15,14 +15,19 @@
  *   (Megatron-LM's rules); a layout with pp 1 runs 1F1B (nothing to interleave).
  * - When the scenario turns sequence parallelism or the TP communication overlap on, every layout
  *   with TP > 1 with it and without (a sequence_parallel / tp_comm_overlap column of its own).
- * - Under a zero-bubble schedule (zb-h1), every layout with pp > 1 runs it and 1F1B (a schedule
- *   column); pp 1 runs 1F1B (no bubble to fill: the scenario refuses zb-h1 there).
+ * - Under a zero-bubble schedule (zb-h1, zb-v), every layout with pp > 1 runs it and 1F1B (a
+ *   schedule column); pp 1 runs 1F1B (no bubble to fill: the scenario refuses both there). ZB-V
+ *   also needs its 2 pp chunks to divide the layers and no GPT-NeoX per-layer synchronisation
+ *   with full recomputation (the scenario's rules): a layout without runs 1F1B alone. Its two
+ *   chunks are the schedule's, not a virtual_stages column.
 
  * - When the scenario turns context parallelism on (parallel.cp > 1), every CP size 1, 2, 4, ...
  *   with 2 cp dividing the sequence (Megatron-LM's chunks) and TP x CP x PP the GPUs, a cp column
  *   of its own; DP is then GPUs / (TP x CP x PP) and the global batch micro_batch x DP x
  *   micro-batches, as Megatron-LM counts it (the CP ranks of a replica share its sequences). */
 #include "search.h"
+
+#include <string.h>
 
 const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch", "micro_batches",
                                    "recompute", NULL};
@@ -34,6 +39,8 @@ const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch
 typedef struct {
     int v, sp, ov, cp; /* cp >= 1: the context-parallel size, a column of its own */
     const char *sched;
+    gboolean vshape; /* the scenario's schedule is ZB-V: its points set virtual_stages 2, the
+                        1F1B ones 1 (not a column: the schedule implies it) */
 } Extra;
 
 /* One layout as a point. */
@@ -68,6 +75,9 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
         keys[n] = "schedule";
         l[n++] = g_strdup(x.sched);
         sets[k++] = g_strdup_printf("parallel.schedule=%s", x.sched);
+        if (x.vshape)
+            sets[k++] =
+                g_strdup_printf("parallel.virtual_stages=%d", strcmp(x.sched, "1f1b") ? 2 : 1);
     }
     if (x.sp >= 0) {
         keys[n] = "sequence_parallel";
@@ -101,8 +111,11 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                         SearchCounts *counts) {
     int sp_n = sc->sequence_parallel ? 1 + (tp > 1) : 1;
     int ov_n = sc->tp_overlap_chunks > 0 ? 1 + (tp > 1) : 1;
-    gboolean zb = schedule_get(sc->schedule)->split;
-    int zb_n = zb ? 1 + (pp > 1) : 1;
+    const Schedule *sched = schedule_get(sc->schedule);
+    gboolean zb = sched->split;
+    gboolean fits = !sched->vshape || (sc->model.layers % (2 * pp) == 0 &&
+                                       !(sc->sync_each_layer && rc == RECOMPUTE_FULL));
+    int zb_n = zb ? 1 + (pp > 1 && fits) : 1;
     for (int z = 0; z < zb_n; z++)
         for (int sp = 0; sp < sp_n; sp++)
             for (int ov = 0; ov < ov_n; ov++) {
@@ -112,7 +125,8 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                            .cp = sc->cp > 1 ? cp : -1,
                            .sched = !zb ? NULL
                                     : z ? schedule_name(sc->schedule)
-                                        : "1f1b"};
+                                        : "1f1b",
+                           .vshape = sched->vshape};
                 add_point(sw, space, tp, pp, dp, zero, b, accum, rc, x);
                 counts->enumerated++;
             }
@@ -120,7 +134,8 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
 
 void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                         SearchCounts *counts) {
-    gboolean chunked = schedule_get(sc->schedule)->chunked;
+    /* interleaved's v; ZB-V's two chunks are its own (add_choices) */
+    gboolean chunked = schedule_get(sc->schedule)->chunked && !schedule_get(sc->schedule)->vshape;
     int per_node = sc->topo.gpus_per_node, gpus = space->nodes * per_node;
     int64_t B = space->global_batch;
     *counts = (SearchCounts){0};

@@ -346,59 +346,10 @@ static gboolean resolve_device_ref(ConfNode *root, GError **err) {
 
 /* --- the scenario as a whole --------------------------------------------------------------- */
 
-static const ConfNode *at_or(const ConfNode *root, const char *sect, const char *key) {
+const ConfNode *scenario_at(const ConfNode *root, const char *sect, const char *key) {
     const ConfNode *s = conf_get(root, sect);
     const ConfNode *k = s ? conf_get(s, key) : NULL;
     return k ? k : (s ? s : root);
-}
-
-/* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
- * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
- * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
-static gboolean check_interleaved(const ConfNode *root, Scenario *s, GError **err) {
-    gboolean chunked = schedule_get(s->schedule)->chunked;
-    if (!chunked) {
-        if (s->virtual_stages > 1)
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
-                             "virtual_stages %d needs schedule: interleaved (the %s schedule runs "
-                             "one model chunk per stage)",
-                             s->virtual_stages, schedule_name(s->schedule));
-        s->virtual_stages = 1;
-        if (schedule_get(s->schedule)->split && s->pp < 2) /* nothing to fill at pp 1 */
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
-                             "the %s schedule needs pipeline parallelism (pp >= 2), got pp %d",
-                             schedule_name(s->schedule), s->pp);
-        return TRUE;
-    }
-    if (s->virtual_stages == 0)
-        s->virtual_stages = 2; /* the default docs/scenarios.md gives */
-    int v = s->virtual_stages, L = s->model.layers;
-    if (s->pp < 2)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "schedule"),
-                         "the interleaved schedule needs pipeline parallelism (pp >= 2), got pp %d",
-                         s->pp);
-    if (L % ((int64_t)s->pp * v) != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "virtual_stages"),
-                         "pp %d x virtual_stages %d = %" G_GINT64_FORMAT
-                         " model chunks do not divide the %d layers of %s; choose virtual_stages "
-                         "so that pp x virtual_stages divides %d",
-                         s->pp, v, (int64_t)s->pp * v, L, s->model.name, L);
-    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL)
-        return conf_fail(
-            err, CONF_ERROR_INVALID, at_or(root, "training", "synchronize_each_layer"),
-            "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
-            "which has no interleaved schedule) and is not modelled with Megatron-LM's "
-            "interleaved schedule; set it to false");
-    if (s->grad_accum % s->pp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID,
-                         s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
-                             ? at_or(root, "training", "global_batch")
-                             : at_or(root, "training", "grad_accum"),
-                         "the interleaved schedule needs the micro-batches per iteration (%d) to "
-                         "be a multiple of pp %d (Megatron-LM's rule); change grad_accum or "
-                         "global_batch",
-                         s->grad_accum, s->pp);
-    return TRUE;
 }
 
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
@@ -529,7 +480,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->recompute = rc;
     s->framework = fw;
     if (prec == PREC_FP8 && !(s->topo.device.peak_flops[PREC_FP8] > 0))
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "precision"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "training", "precision"),
                          "precision fp8 needs a device with an fp8 matrix peak; %s has none "
                          "(its file's peak_flops lacks fp8): use bf16, or a device such as "
                          "h100-sxm",
@@ -539,22 +490,22 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     const ModelConfig *m = &s->model;
     s->gpus = s->nodes * s->topo.gpus_per_node;
     if (m->heads % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the %d attention heads of %s; "
                          "use a TP size that divides %d",
                          s->tp, m->heads, m->name, m->heads);
     if (model_kv_heads(m) % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the %d key/value heads of %s "
                          "(Megatron-LM splits the query groups over TP ranks); use a TP size "
                          "that divides %d",
                          s->tp, model_kv_heads(m), m->name, model_kv_heads(m));
     if (m->ffn_hidden % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "tp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the MLP width %d of %s", s->tp,
                          m->ffn_hidden, m->name);
     if (m->layers % s->pp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "pp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
                          "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
                          m->layers, m->name);
     /* each up to 2^20: not in an int; the CP factor shown only where it is used */
@@ -563,13 +514,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (s->dp == 0) {
         if (s->gpus % tp_pp != 0)
             return conf_fail(err, CONF_ERROR_INVALID,
-                             at_or(root, "parallel", s->cp > 1 ? "cp" : "tp"),
+                             scenario_at(root, "parallel", s->cp > 1 ? "cp" : "tp"),
                              "TP %d%s x PP %d = %" G_GINT64_FORMAT
                              " does not divide the %d GPUs (%d nodes x %d)",
                              s->tp, cpx, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
         s->dp = (int)(s->gpus / tp_pp);
     } else if (tp_pp * s->dp != s->gpus) {
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "dp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "dp"),
                          "TP %d%s x PP %d x DP %d = %" G_GINT64_FORMAT
                          " ranks, but the job has %d GPUs (%d nodes x %d); set dp: auto or change "
                          "nodes",
@@ -579,20 +530,20 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     int64_t per_step = (int64_t)s->micro_batch * s->dp;
     if (s->global_batch > 0) {
         if (s->global_batch % per_step != 0)
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "global_batch"),
+            return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "training", "global_batch"),
                              "global batch %" G_GINT64_FORMAT
                              " is not a whole number of micro-batches: micro_batch %d x DP %d = "
                              "%" G_GINT64_FORMAT " sequences per step",
                              s->global_batch, s->micro_batch, s->dp, per_step);
         int64_t derived = s->global_batch / per_step;
         if (ga && ga != derived)
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "grad_accum"),
+            return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "training", "grad_accum"),
                              "grad_accum %" G_GINT64_FORMAT
                              " contradicts global_batch %" G_GINT64_FORMAT
                              " (which gives %" G_GINT64_FORMAT "); give one of them",
                              ga, s->global_batch, derived);
         if (derived > (1 << 20))
-            return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "training", "global_batch"),
+            return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "training", "global_batch"),
                              "global batch gives %" G_GINT64_FORMAT " micro-batches; at most %d",
                              derived, 1 << 20);
         s->grad_accum = (int)derived;
@@ -600,7 +551,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (!check_interleaved(root, s, err) || !scenario_check_moe(root, s, err) ||
+    if (!scenario_check_schedule(root, s, err) || !scenario_check_moe(root, s, err) ||
         !scenario_check_cp(root, s, err))
         return FALSE;
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
@@ -609,29 +560,30 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (passes > (1 << 24))
         return conf_fail(err, CONF_ERROR_INVALID,
                          s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
-                             ? at_or(root, "training", "global_batch")
-                             : at_or(root, "training", "grad_accum"),
+                             ? scenario_at(root, "training", "global_batch")
+                             : scenario_at(root, "training", "grad_accum"),
                          "%d micro-batches x %d layers per stage = %" G_GINT64_FORMAT
                          " layer passes per iteration and stage; at most %d can be simulated",
                          s->grad_accum, s->model.layers / s->pp, passes, 1 << 24);
     if (s->sequence_parallel && s->model.parallel_residual)
         return conf_fail(
-            err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+            err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "sequence_parallel"),
             "sequence_parallel with %s's parallel residual is not modelled (Megatron-LM "
             "runs sequence parallelism on sequential residual blocks)",
             s->model.name);
     if (s->tp_overlap_chunks == 1)
-        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "tp_comm_overlap"),
+        return conf_fail(err, CONF_ERROR_VALUE, scenario_at(root, "parallel", "tp_comm_overlap"),
                          "tp_comm_overlap is the number of chunks a producer GEMM is split into: "
                          "0 (off) or at least 2");
     if (s->sequence_parallel && s->seq_len % s->tp != 0) /* Megatron-LM's arguments.py rule */
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "sequence_parallel"),
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         scenario_at(root, "parallel", "sequence_parallel"),
                          "sequence parallelism splits the %d tokens over TP %d, which does not "
                          "divide them; choose seq_len a multiple of tp",
                          s->seq_len, s->tp);
     const Framework *f = framework_get(s->framework);
     if (!framework_has_zero(s->framework, s->zero))
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "parallel", "zero"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "zero"),
                          "%s has no ZeRO stage %d (%s); use training.framework: deepspeed for "
                          "every stage",
                          f->name, s->zero,
@@ -649,13 +601,13 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            framework_bytes(s->framework, s->zero, s->precision)
                                                .reduce);
     if (s->bucket_bytes <= 0)
-        return conf_fail(err, CONF_ERROR_VALUE, at_or(root, "parallel", "bucket_size"),
+        return conf_fail(err, CONF_ERROR_VALUE, scenario_at(root, "parallel", "bucket_size"),
                          "bucket_size must be positive");
     if (!scenario_load_zeropp(par, s, err) || !scenario_load_hybrid_shard(par, s, err) ||
         !scenario_load_fsdp(tr, s, err))
         return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
-        return conf_fail(err, CONF_ERROR_INVALID, at_or(root, "nodes", "nodes"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "nodes", "nodes"),
                          "%d nodes need NICs, and topology %s has none", s->nodes, s->topo.name);
     return TRUE;
 }

@@ -140,6 +140,12 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
  * parallel.ep and moe add once the layout is known. */
 gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err);
 gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err);
+/* The node of key `key` in section `sect` of root, else the section's, else root: where an error
+ * about the key points. */
+const ConfNode *scenario_at(const ConfNode *root, const char *sect, const char *key);
+/* scenario_pipe.c: the pipeline schedule's rules (virtual stages, ZB-V's V) once the layout is
+ * known; fills in virtual_stages where it was left out. */
+gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err);
 /* scenario_cp.c: parallel.cp and cp_comm from the block par, and the checks context parallelism
  * adds once the layout is known. */
 gboolean scenario_load_cp(const ConfNode *par, Scenario *s, GError **err);

@@ -9,6 +9,7 @@
  * 2020 (ZeRO, mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter); the fused attention
  * kernel from Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2). */
 #include "model_internal.h"
+#include "schedule.h"
 
 #include <string.h>
 
@@ -605,8 +606,8 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     double psi = 0, psi_x = 0; /* every chunk's parameters; of them the experts' */
     int ep = c->ep > 0 ? c->ep : 1, nmoe = 0;
     for (int k = 0; k < c->vpp; k++) {
-        g_autoptr(GArray) units =
-            model_stage_units_ep(m, seq_len, tp, ep, pp * c->vpp, k * pp + stage);
+        g_autoptr(GArray) units = model_stage_units_ep(
+            m, seq_len, tp, ep, pp * c->vpp, schedule_virtual_stage(c->vshape, pp, stage, k));
         for (guint i = 0; i < units->len; i++) {
             const ParamUnit *u = &g_array_index(units, ParamUnit, i);
             double x = model_unit_expert_params(m, u, tp, ep);
@@ -692,9 +693,11 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     if (stage == 0 && hdrop) /* embedding dropout mask, 1 byte per element (split along the
                                 sequence with sequence parallelism: after the reduce-scatter) */
         act += sbh * rep * c->ends_inflight;
-    if (stage == pp - 1) /* logits in fp32 for the loss and the head's input (ibid., Sec. 4.3),
-                            for every micro-batch in flight (1 under 1F1B on the last stage) */
-        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) * c->ends_inflight;
+    if (stage == (c->vshape ? 0 : pp - 1)) /* logits in fp32 for the loss and the head's input
+                                               (ibid., Sec. 4.3), for every micro-batch in flight
+                                               (1 under 1F1B on the last stage) */
+        act += 4.0 * sbh / t * (1.0 + (double)model_padded_vocab(m, tp) / h) *
+               (c->vshape ? c->head_inflight : c->ends_inflight);
     /* context parallelism: every kept tensor is of the rank's s / cp tokens (Megatron-LM's
      * get_batch_on_this_cp_rank; no s x s term: scenario_cp.c asks for fused attention) */
     mem.activations_bytes = act / (c->cp > 1 ? c->cp : 1);

@@ -265,7 +265,8 @@ int model_unit_modules(const ModelConfig *m, const ParamUnit *u);
 typedef struct {
     int seq_len, micro_batch, tp, pp;
     int vpp; /* model chunks per stage (interleaved schedule), >= 1: the stage holds
-                virtual stages c pp + stage, c = 0..vpp-1, of pp vpp */
+                virtual stages c pp + stage, c = 0..vpp-1, of pp vpp (with vshape: stage and
+                2 pp - 1 - stage) */
     int stage, dp, zero;
     Precision prec;
     Recompute rc;
@@ -274,6 +275,10 @@ typedef struct {
                         micro-batches for GPipe */
     double ends_inflight; /* micro-batches whose embedding (stage 0) or logits (last stage)
                              activations the stage holds at once: its first (last) chunk's */
+    gboolean vshape;      /* the two chunks placed in a V (ZB-V, schedule_virtual_stage): stage
+                             0 holds the embedding and the logits, the last stage neither */
+    double head_inflight; /* with vshape: micro-batches whose logits stage 0 holds at once (its
+                             chunk 1's); ends_inflight counts then the embedding's alone */
     int ep;               /* expert parallelism (0 reads as 1): expert parameters, gradients and
                              optimizer state divided by ep, ZeRO's partition of them over dp/ep */
     gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole

@@ -20,11 +20,28 @@
  *   (p - 1)(T_F + T_B + T_W) (ibid., Sec. 3.1), and no stage holds more than 1F1B's first stage:
  *   stage s has at most p - s forwards without B and s B passes without W, p M_B at most with
  *   M_W <= M_B (ibid., Sec. 3.1 and Table 1).
+ * - ZB-V (Qi et al., arXiv 2401.10241 v2, Sec. 6; sail-sg/zero-bubble-pipeline-parallelism,
+ *   megatron/core/pipeline_parallel/handcrafted_zb_v, get_zb_v_schedule): the backward split as
+ *   in ZB-H1, the stage's layers in two chunks placed in a V (schedule_virtual_stage), so that the
+ *   first stage runs both the embedding and the loss. Stage s warms up with 2 (p - s) - 1
+ *   forwards of chunk 0, then s pairs F1 F0, then p - s triples F1 B1 W1; the steady state
+ *   repeats F0 B0 W0 F1 B1 W1; the cool-down runs s pairs B0 B1, then p - s pairs B0 W0, then the
+ *   W passes left (chunk 1's first). The pattern is written for n = max(m, 2p - 1) micro-batches
+ *   and the passes of micro-batches m..n-1 left out, as get_zb_v_schedule does. With T_F, T_B,
+ *   T_W a chunk's pass times (half a stage's layers) and T_F = T_B = T_W, every stage runs
+ *   without a gap from its first pass to its last when m >= 2p - 1 (the repository README's
+ *   table: bubble rate 0 against 1F1B's (p - 1)/m, activation memory 1x 1F1B's, pipeline
+ *   communication 2x): the iteration is 2m(T_F + T_B + T_W) + (p - 1) T_F, the last stage's
+ *   start. Derived here for this order on the idealised pipeline (tests/test_zerobubble.c holds
+ *   it for m >= 2p - 1): with T_F <= T_B and T_W <= T_B the iteration is
+ *   2m(T_F + T_B + T_W) + (p - 1) max(T_B, 2(T_B - T_W)). Every stage holds at most 2p chunk
+ *   forwards without their B (p M_B, 1F1B's first stage's peak, on every stage) and, W following
+ *   B in the steady state, no more than that with M_W <= M_B.
  */
 #include "schedule.h"
 
 /* Names in PipeSchedule order: a new schedule adds its name here and its entry in `table`. */
-const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", NULL};
 
 static void push_ref(GArray *out, PassRef p) {
     g_array_append_val(out, p);
@@ -99,11 +116,63 @@ static void zb_h1(int pp, int stage, int m, int v, GArray *out) {
         push_w(out, w++, 0);
 }
 
+/* ZB-V's passes: each kind (0 F, 1 B, 2 W) and chunk counts its micro-batches; a pass of a
+ * micro-batch at or past m is the pattern's padding and left out. */
+typedef struct {
+    GArray *out;
+    int m;
+    int next[3][2]; /* [kind][chunk]: the next micro-batch */
+} VOrder;
+
+static void v_put(VOrder *o, int kind, int chunk) {
+    int micro = o->next[kind][chunk]++;
+    if (micro < o->m)
+        push_ref(o->out, (PassRef){kind == 0, micro, chunk, kind == 2});
+}
+
+static void zb_v(int pp, int stage, int m, int v, GArray *out) {
+    g_assert(v == 2);
+    VOrder o = {.out = out, .m = m};
+    int n = MAX(m, 2 * pp - 1), (*next)[2] = o.next;
+    for (int k = 0; k < 2 * (pp - stage) - 1; k++) /* warm-up */
+        v_put(&o, 0, 0);
+    for (int k = 0; k < stage; k++) {
+        v_put(&o, 0, 1);
+        v_put(&o, 0, 0);
+    }
+    for (int k = 0; k < pp - stage; k++) {
+        v_put(&o, 0, 1);
+        v_put(&o, 1, 1);
+        v_put(&o, 2, 1);
+    }
+    while (next[0][0] < n || next[0][1] < next[0][0]) { /* steady state */
+        if (next[0][0] < n)
+            v_put(&o, 0, 0);
+        v_put(&o, 1, 0);
+        v_put(&o, 2, 0);
+        v_put(&o, 0, 1);
+        v_put(&o, 1, 1);
+        v_put(&o, 2, 1);
+    }
+    for (int k = 0; k < stage; k++) { /* cool-down */
+        v_put(&o, 1, 0);
+        v_put(&o, 1, 1);
+    }
+    for (int k = 0; k < pp - stage; k++) {
+        v_put(&o, 1, 0);
+        v_put(&o, 2, 0);
+    }
+    for (int c = 1; c >= 0; c--)
+        while (next[2][c] < n)
+            v_put(&o, 2, c);
+}
+
 static const Schedule table[SCHED_COUNT] = {
-    [SCHED_GPIPE] = {gpipe, FALSE, FALSE},
-    [SCHED_1F1B] = {pipedream_flush, FALSE, FALSE},
-    [SCHED_INTERLEAVED] = {interleaved, TRUE, FALSE},
-    [SCHED_ZB_H1] = {zb_h1, FALSE, TRUE},
+    [SCHED_GPIPE] = {gpipe, FALSE, FALSE, FALSE},
+    [SCHED_1F1B] = {pipedream_flush, FALSE, FALSE, FALSE},
+    [SCHED_INTERLEAVED] = {interleaved, TRUE, FALSE, FALSE},
+    [SCHED_ZB_H1] = {zb_h1, FALSE, TRUE, FALSE},
+    [SCHED_ZB_V] = {zb_v, TRUE, TRUE, TRUE},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(schedule_names) == SCHED_COUNT + 1);
 
@@ -115,6 +184,10 @@ const Schedule *schedule_get(PipeSchedule id) {
 const char *schedule_name(PipeSchedule id) {
     g_assert(id < SCHED_COUNT);
     return schedule_names[id];
+}
+
+int schedule_virtual_stage(gboolean vshape, int pp, int stage, int chunk) {
+    return vshape && chunk == 1 ? 2 * pp - 1 - stage : chunk * pp + stage;
 }
 
 GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v) {
@@ -136,17 +209,28 @@ int schedule_peak_inflight(const GArray *passes, int chunk) {
 }
 
 double schedule_peak_held(const GArray *passes, double f, double w) {
-    int fb = 0, bw = 0; /* forwards without their B; B passes without their W */
-    double peak = 0;
+    for (guint k = 0; k < passes->len; k++)
+        g_assert(g_array_index(passes, PassRef, k).chunk == 0);
+    return schedule_peak_held_chunks(passes, &f, &w);
+}
+
+double schedule_peak_held_chunks(const GArray *passes, const double *f, const double *w) {
+    int fb[2] = {0}, bw[2] = {0}; /* per chunk: forwards without their B; B passes without W */
+    double peak = 0, held = 0;
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *p = &g_array_index(passes, PassRef, k);
+        int c = p->chunk;
+        g_assert(c >= 0 && c < 2);
         if (p->fwd)
-            fb++;
+            fb[c]++;
         else if (!p->wgrad)
-            fb--, bw++;
+            fb[c]--, bw[c]++;
         else
-            bw--;
-        peak = MAX(peak, fb * f + bw * w);
+            bw[c]--;
+        held = fb[0] * f[0] + bw[0] * w[0];
+        if (fb[1] || bw[1])
+            held += fb[1] * f[1] + bw[1] * w[1];
+        peak = MAX(peak, held);
     }
     return peak;
 }

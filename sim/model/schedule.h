@@ -18,7 +18,14 @@
 
 #include <glib.h>
 
-typedef enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_ZB_H1, SCHED_COUNT } PipeSchedule;
+typedef enum {
+    SCHED_GPIPE,
+    SCHED_1F1B,
+    SCHED_INTERLEAVED,
+    SCHED_ZB_H1,
+    SCHED_ZB_V,
+    SCHED_COUNT
+} PipeSchedule;
 
 /* One pass of a stage: a micro-batch's forward or backward through one of its model chunks
  * (chunk 0..v-1; the stage's layers are one chunk unless the schedule interleaves). Under a
@@ -40,6 +47,8 @@ typedef struct {
     gboolean chunked;  /* runs v > 1 model chunks per stage (parallel.virtual_stages) */
     gboolean split;    /* backward split into B (input gradients) and W (weight gradients)
                           passes (zero-bubble schedules, wgrad.c) */
+    gboolean vshape;   /* two chunks placed in a V (ZB-V): chunk 1 runs the model's second
+                          half back from the last stage to the first (schedule_virtual_stage) */
 } Schedule;
 
 /* The schedule's entry; never NULL for a valid id. */
@@ -48,6 +57,13 @@ const Schedule *schedule_get(PipeSchedule id);
 /* Names, NULL-terminated, in PipeSchedule order (for the scenario parser). */
 extern const char *const schedule_names[];
 const char *schedule_name(PipeSchedule id);
+
+/* Which of the pp v virtual stages (model chunks, in model order) chunk `chunk` of stage `stage`
+ * runs: c pp + stage (Narayanan et al. SC21: stage s holds s, s + p, ...), or under a V-shaped
+ * schedule chunk 1 of stage s runs 2 pp - 1 - s, so that the last stage holds the middle two and
+ * the first stage both ends (Qi et al., arXiv 2401.10241 v2, Sec. 6 "ZB-V"; the sail-sg
+ * zero-bubble-pipeline-parallelism repository's zbv.py create_schedule: layer_group_idx). */
+int schedule_virtual_stage(gboolean vshape, int pp, int stage, int chunk);
 
 /* The passes of stage `stage` (PassRef, caller unrefs). */
 GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v);
@@ -62,5 +78,8 @@ int schedule_peak_inflight(const GArray *passes, int chunk);
  * 2024, Sec. 3: M_B from F until B, M_W from B until W). For pass lists with W passes (a split
  * schedule's). O(passes). */
 double schedule_peak_held(const GArray *passes, double f, double w);
+/* The same with bytes per chunk: f[c] from chunk c's F until its B, w[c] from its B until its W
+ * (a chunk holds its own layers, and on the first or last stage the embedding or logits). */
+double schedule_peak_held_chunks(const GArray *passes, const double *f, const double *w);
 
 #endif

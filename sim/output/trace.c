@@ -4,7 +4,8 @@
  * communication starts. Send and receive of one pipeline message are matched by order: the k-th
  * send on a rank's forward (or backward) send stream is the k-th receive on its peer's matching
  * receive stream, because streams run in order and each pair of stages has one channel per
- * direction. Viewers sort events by time, so the file need not be in time order. */
+ * direction (ZB-V: per direction and chunk). Viewers sort events by time, so the file need not be
+ * in time order. */
 #include "trace.h"
 
 #include <errno.h>
@@ -18,9 +19,9 @@
 typedef struct {
     int rank;
     SimTime start[STREAM_COUNT];
-    guint32 used;        /* streams that ran a task, bit per StreamId (and TRACE_HOST_TID) */
-    guint32 sent[2];     /* messages sent, [0] activations forward, [1] gradients backward */
-    guint32 received[2]; /* messages received */
+    guint32 used; /* streams that ran a task, bit per StreamId (and TRACE_HOST_TID) */
+    guint32 sent[WORKLOAD_PP_CHANNELS];     /* messages sent, per workload_pp_channel */
+    guint32 received[WORKLOAD_PP_CHANNELS]; /* messages received */
 } RankTrace;
 
 struct Trace {
@@ -39,9 +40,19 @@ struct Trace {
 
 #define TRACE_HOST_TID STREAM_COUNT /* the host thread's track, after the streams */
 
-static const char *const stream_names[STREAM_COUNT] = {
-    "compute",     "TP",          "DP",          "DP gather",   "PP send fwd",
-    "PP recv fwd", "PP send bwd", "PP recv bwd", "DP allreduce"};
+static const char *const stream_names[STREAM_COUNT] = {"compute",
+                                                       "TP",
+                                                       "DP",
+                                                       "DP gather",
+                                                       "PP send fwd",
+                                                       "PP recv fwd",
+                                                       "PP send bwd",
+                                                       "PP recv bwd",
+                                                       "DP allreduce",
+                                                       "PP send fwd (V)",
+                                                       "PP recv fwd (V)",
+                                                       "PP send bwd (V)",
+                                                       "PP recv bwd (V)"};
 static const char *const phase_names[] = {"fwd",       "recompute", "bwd",
                                           "optimizer", "grads",     "params"};
 
@@ -172,14 +183,10 @@ static void task_name(const Trace *t, const Task *k, char *buf, size_t n) {
     }
 }
 
-/* 0 activations (forward), 1 gradients (backward) */
-static int p2p_dir(const Task *k) {
-    return k->stream == STREAM_PP_SEND_FWD || k->stream == STREAM_PP_RECV_FWD ? 0 : 1;
-}
-
-/* One id per message: sender, direction, and its number on that channel. */
-static guint64 flow_id(int sender, int dir, guint32 k) {
-    return ((guint64)sender * 2 + (guint64)dir) << 24 | k;
+/* One id per message: sender, channel (workload_pp_channel), and its number on that channel;
+ * ZB-V's chunk 1 channels (2, 3) in ids of their own, above every other's. */
+static guint64 flow_id(int sender, int c, guint32 k) {
+    return (guint64)(c >> 1) << 62 | ((guint64)sender * 2 + (guint64)(c & 1)) << 24 | k;
 }
 
 static void flow(Trace *t, const char *ph, int rank, const Task *k, SimTime now, guint64 id) {
@@ -187,8 +194,8 @@ static void flow(Trace *t, const char *ph, int rank, const Task *k, SimTime now,
     fprintf(t->out,
             "{\"ph\": \"%s\", %s\"name\": \"%s\", \"cat\": \"pp\", \"id\": %" G_GUINT64_FORMAT
             ", \"pid\": %d, \"tid\": %d, \"ts\": ",
-            ph, ph[0] == 'f' ? "\"bp\": \"e\", " : "", p2p_dir(k) ? "gradients" : "activations", id,
-            rank, k->stream);
+            ph, ph[0] == 'f' ? "\"bp\": \"e\", " : "",
+            workload_pp_channel(k->stream) & 1 ? "gradients" : "activations", id, rank, k->stream);
     put_us(t->out, now);
     fputc('}', t->out);
 }
@@ -202,14 +209,15 @@ static void on_begin(void *ctx, int rank, const Task *k, SimTime now) {
     rt->start[k->stream] = now;
     if (k->kind != TASK_SEND && k->kind != TASK_RECV)
         return;
-    int dir = p2p_dir(k);
+    int dir = workload_pp_channel(k->stream);
+    gboolean down = workload_pp_from_prev(dir); /* the channel runs to the next stage */
     if (k->kind == TASK_SEND) {
-        int peer = dir == 0 ? layout_pp_next(t->lay, rank) : layout_pp_prev(t->lay, rank);
+        int peer = down ? layout_pp_next(t->lay, rank) : layout_pp_prev(t->lay, rank);
         guint32 n = rt->sent[dir]++;
         if (t->slot_of[peer] >= 0)
             flow(t, "s", rank, k, now, flow_id(rank, dir, n));
     } else {
-        int sender = dir == 0 ? layout_pp_prev(t->lay, rank) : layout_pp_next(t->lay, rank);
+        int sender = down ? layout_pp_prev(t->lay, rank) : layout_pp_next(t->lay, rank);
         guint32 n = rt->received[dir]++;
         if (t->slot_of[sender] >= 0)
             flow(t, "f", rank, k, now, flow_id(sender, dir, n));

@@ -7,8 +7,8 @@
 #include "executor.h"
 
 typedef struct {
-    guint32 next[STREAM_COUNT];
-    guint32 done[STREAM_COUNT];
+    guint32 next[STREAM_COUNT]; /* per stream: the head task's position, also the tasks done
+                                   there (a stream's task is done before its next one starts) */
     uint8_t busy[STREAM_COUNT];
     uint16_t waiting; /* bit s: stream s has a task not yet started (next < len, not busy) */
     uint8_t finished;
@@ -30,7 +30,7 @@ typedef struct {
     EngineTimer wake;    /* the next issue a stream head is waiting for */
 } RankState;
 
-/* p2p channel at a receiver, one per direction: who has arrived */
+/* p2p channel at a receiver, one per workload_pp_channel: who has arrived */
 typedef struct {
     uint8_t send_arrived, recv_arrived;
 } Channel;
@@ -54,21 +54,23 @@ struct Executor {
     int *done_members; /* on_coll_done's members (ex->members is start_collective's) */
     const CollGroup **cgroup[DIM_COUNT]; /* per dimension, per group: its collectives' group
                                             (coll_group; found at its first collective) */
-    const CollGroup **p2p_group[2];      /* per simulated receiver, per direction: its sends' */
+    /* per channel (workload_pp_channel; 2 and 3, ZB-V's chunk 1, only under a V schedule), per
+       simulated receiver: its sends' group */
+    const CollGroup **p2p_group[WORKLOAD_PP_CHANNELS];
     int span; /* with dedup: DP indices 0..span-1 simulated (one DIM_DP_INTRA block: ZeRO++) */
-    Channel *chan[2];        /* per simulated rank: [0] activations in, [1] gradients in */
-    int *members;            /* scratch, largest group */
-    const ExecObserver *obs; /* NULL: nobody is watching */
-    gboolean host;           /* host dispatch modelled */
-    gboolean interference;   /* compute slowed by communication */
-    gboolean bound;          /* exec_set_bound: every communication in its --all-ranks form */
-    SimTime horizon;         /* exec_set_horizon; SIM_TIME_MAX: none */
-    int nfinished;           /* ranks that finished their program */
-    gboolean prefetch;       /* the programs outgrow the caches: see complete() */
-    const Program **prog;    /* per stage */
-    SimTime **host_cum;      /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
-    SimTime *host_cum_all;   /* the arrays of host_cum, one after another */
-    GArray **syncs;          /* per stage: guint32 tasks the host synchronises before, ascending */
+    Channel *chan[WORKLOAD_PP_CHANNELS]; /* per channel, as p2p_group, per simulated rank */
+    int *members;                        /* scratch, largest group */
+    const ExecObserver *obs;             /* NULL: nobody is watching */
+    gboolean host;                       /* host dispatch modelled */
+    gboolean interference;               /* compute slowed by communication */
+    gboolean bound;        /* exec_set_bound: every communication in its --all-ranks form */
+    SimTime horizon;       /* exec_set_horizon; SIM_TIME_MAX: none */
+    int nfinished;         /* ranks that finished their program */
+    gboolean prefetch;     /* the programs outgrow the caches: see complete() */
+    const Program **prog;  /* per stage */
+    SimTime **host_cum;    /* per stage: [k] host cost of tasks 0..k-1, ps (n + 1 entries) */
+    SimTime *host_cum_all; /* the arrays of host_cum, one after another */
+    GArray **syncs;        /* per stage: guint32 tasks the host synchronises before, ascending */
 
     /* GROUPS IN STEP (gang.c): per simulated rank, the first member of its tensor-parallel group
        and the next member (-1 after the last); NULL where groups are not formed */

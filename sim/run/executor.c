@@ -1,9 +1,10 @@
 /* executor: cursors over stage programs, one per simulated rank.
  *
- * State per rank is O(streams): next task, tasks done, busy flag per stream. A dependency on task
- * j is met when j's stream has completed more than j's position in it, because streams are in
- * order. Collective groups keep an arrival count; send/recv pairs meet in a channel at the
- * receiver. Memory is O(ranks + groups) per rank, plus one prefix sum of host costs per stage.
+ * State per rank is O(streams): next task (also the tasks done), busy flag per stream. A
+ * dependency on task j is met when j's stream has completed more than j's position in it, because
+ * streams are in order. Collective groups keep an arrival count; send/recv pairs meet in a channel
+ * at the receiver. Memory is O(ranks + groups) per rank, plus one prefix sum of host costs per
+ * stage.
  *
  * The host: one CPU thread per rank issues the program's tasks in issue order (Program.tasks),
  * each costing host_op_dispatch per kernel (compute) or host_comm_dispatch per call, back to back
@@ -90,10 +91,10 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
             ex->job_rank[i++] = r;
     /* per simulated rank: with every rank of a large machine, many MiB (bigmem.h) */
     ex->rs = bigmem_new0(ex->nsim, sizeof(RankState));
-    ex->chan[0] = bigmem_new0(ex->nsim, sizeof(Channel));
-    ex->chan[1] = bigmem_new0(ex->nsim, sizeof(Channel));
-    ex->p2p_group[0] = bigmem_new0(ex->nsim, sizeof(const CollGroup *));
-    ex->p2p_group[1] = bigmem_new0(ex->nsim, sizeof(const CollGroup *));
+    for (int c = 0; c < (schedule_get(sc->schedule)->vshape ? WORKLOAD_PP_CHANNELS : 2); c++) {
+        ex->chan[c] = bigmem_new0(ex->nsim, sizeof(Channel));
+        ex->p2p_group[c] = bigmem_new0(ex->nsim, sizeof(const CollGroup *));
+    }
     ex->members = g_new(int, layout_max_group_size(ex->lay));
     ex->done_members = g_new(int, layout_max_group_size(ex->lay));
     const TopologySpec *ts = &sc->topo;
@@ -172,12 +173,12 @@ void exec_free(Executor *ex) {
     for (int s = 0; s < STREAM_COUNT; s++)
         for (int d = 0; d < DIM_COUNT; d++)
             g_free(ex->arrived[s][d]);
-    bigmem_free(ex->chan[0]);
-    bigmem_free(ex->chan[1]);
+    for (int c = 0; c < WORKLOAD_PP_CHANNELS; c++) {
+        bigmem_free(ex->chan[c]);
+        bigmem_free(ex->p2p_group[c]);
+    }
     for (int d = 0; d < DIM_COUNT; d++)
         g_free(ex->cgroup[d]);
-    bigmem_free(ex->p2p_group[0]);
-    bigmem_free(ex->p2p_group[1]);
     g_free(ex->members);
     g_free(ex->done_members);
     g_free(ex->mapped);
@@ -248,7 +249,6 @@ static void finish_task(Executor *ex, int i, int s) {
         ex->obs->end(ex->obs->ctx, ex->job_rank[i], head_task(ex, i, s), engine_now(ex->eng));
     rs->busy[s] = 0;
     rs->completed++;
-    rs->done[s]++;
     const Program *pg = program_of(ex, i);
     guint32 at = ++rs->next[s];
     if (at < pg->nstream[s])
@@ -449,24 +449,29 @@ static void start_collective(Executor *ex, int i, const Task *t) {
                (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
 }
 
-/* p2p: arg = receiver index << 2 | inter << 1 | direction (0 activations forward, 1 gradients
- * backward; inter: the send crosses nodes) */
-static void p2p_ends(const Executor *ex, int recv_i, int dir, int *send_i, StreamId *send_s,
+/* p2p: arg = receiver index << 3 | inter << 2 | channel (workload_pp_channel: 0 activations
+ * forward, 1 gradients backward, 2 and 3 the same for ZB-V's chunk 1 the other way; inter: the
+ * send crosses nodes) */
+static void p2p_ends(const Executor *ex, int recv_i, int c, int *send_i, StreamId *send_s,
                      StreamId *recv_s) {
+    static const StreamId sends[WORKLOAD_PP_CHANNELS] = {
+        STREAM_PP_SEND_FWD, STREAM_PP_SEND_BWD, STREAM_PP_SEND_FWD_V, STREAM_PP_SEND_BWD_V};
+    static const StreamId recvs[WORKLOAD_PP_CHANNELS] = {
+        STREAM_PP_RECV_FWD, STREAM_PP_RECV_BWD, STREAM_PP_RECV_FWD_V, STREAM_PP_RECV_BWD_V};
     int recv_rank = ex->job_rank[recv_i];
-    int send_rank =
-        dir == 0 ? layout_pp_prev(ex->lay, recv_rank) : layout_pp_next(ex->lay, recv_rank);
+    int send_rank = workload_pp_from_prev(c) ? layout_pp_prev(ex->lay, recv_rank)
+                                             : layout_pp_next(ex->lay, recv_rank);
     *send_i = sim_index(ex, send_rank);
-    *send_s = dir == 0 ? STREAM_PP_SEND_FWD : STREAM_PP_SEND_BWD;
-    *recv_s = dir == 0 ? STREAM_PP_RECV_FWD : STREAM_PP_RECV_BWD;
+    *send_s = sends[c];
+    *recv_s = recvs[c];
 }
 
 static void on_p2p_done(void *ctx, uint64_t arg) {
     Executor *ex = ctx;
-    int recv_i = (int)(arg >> 2), dir = (int)(arg & 1), send_i;
-    gboolean inter = (gboolean)(arg >> 1 & 1);
+    int recv_i = (int)(arg >> 3), c = (int)(arg & 3), send_i;
+    gboolean inter = (gboolean)(arg >> 2 & 1);
     StreamId ss, rs;
-    p2p_ends(ex, recv_i, dir, &send_i, &ss, &rs);
+    p2p_ends(ex, recv_i, c, &send_i, &ss, &rs);
     gang_own(ex, send_i);
     gang_own(ex, recv_i);
     SimTime now = engine_now(ex->eng);
@@ -479,19 +484,15 @@ static void on_p2p_done(void *ctx, uint64_t arg) {
 }
 
 static void arrive_p2p(Executor *ex, int i, const Task *t) {
-    int rank = ex->job_rank[i];
-    int recv_i, dir;
-    if (t->kind == TASK_SEND) {
-        dir = t->stream == STREAM_PP_SEND_FWD ? 0 : 1;
-        recv_i =
-            sim_index(ex, dir == 0 ? layout_pp_next(ex->lay, rank) : layout_pp_prev(ex->lay, rank));
-        ex->chan[dir][recv_i].send_arrived = 1;
-    } else {
-        dir = t->stream == STREAM_PP_RECV_FWD ? 0 : 1;
-        recv_i = i;
-        ex->chan[dir][recv_i].recv_arrived = 1;
-    }
+    int rank = ex->job_rank[i], dir = workload_pp_channel(t->stream), recv_i = i;
+    if (t->kind == TASK_SEND) /* to the next stage where the channel comes from the previous */
+        recv_i = sim_index(ex, workload_pp_from_prev(dir) ? layout_pp_next(ex->lay, rank)
+                                                          : layout_pp_prev(ex->lay, rank));
     Channel *c = &ex->chan[dir][recv_i];
+    if (t->kind == TASK_SEND)
+        c->send_arrived = 1;
+    else
+        c->recv_arrived = 1;
     if (!c->send_arrived || !c->recv_arrived)
         return;
     c->send_arrived = c->recv_arrived = 0;
@@ -535,7 +536,7 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
         call.form = COLL_IMAGES;
     }
     coll_start(ex->coll, &call, on_p2p_done, ex,
-               (uint64_t)recv_i << 2 | (uint64_t)inter << 1 | (uint64_t)dir);
+               (uint64_t)recv_i << 3 | (uint64_t)inter << 2 | (uint64_t)dir);
 }
 
 /* A kernel of a communication (TASK_KERNEL) on stream arg & 0xff of simulated rank arg >> 8 ended.
@@ -553,7 +554,7 @@ static void on_kernel_done(Engine *eng, void *ctx, uint64_t arg) {
 static gboolean deps_met(const Program *pg, const RankState *rs, const Task *t) {
     for (guint32 d = 0; d < t->dep_count; d++) {
         guint32 dep = pg->deps[t->dep_first + d];
-        if (rs->done[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
+        if (rs->next[TASK_DEP_STREAM(dep)] <= TASK_DEP_POS(dep))
             return FALSE;
     }
     return TRUE;

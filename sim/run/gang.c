@@ -82,7 +82,6 @@ static gboolean timer_eq(const EngineTimer *a, const EngineTimer *b) {
 
 static gboolean state_eq(const RankState *a, const RankState *b) {
     return a->completed == b->completed && memcmp(a->next, b->next, sizeof a->next) == 0 &&
-           memcmp(a->done, b->done, sizeof a->done) == 0 &&
            memcmp(a->busy, b->busy, sizeof a->busy) == 0 && a->waiting == b->waiting &&
            a->finished == b->finished && a->stage == b->stage && a->next_sync == b->next_sync &&
            a->completed == b->completed && a->host_first == b->host_first &&

@@ -129,7 +129,7 @@ static double held(const Scenario *sc, Segment seg, int moe, GArray *ops) {
     return bytes;
 }
 
-double workload_wgrad_held_bytes(const Scenario *sc, int stage) {
+double workload_wgrad_chunk_bytes(const Scenario *sc, int stage, int chunk) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     double seg[SEG_COUNT], moe = 0, total = 0;
     for (int s = 0; s < SEG_COUNT; s++)
@@ -137,17 +137,23 @@ double workload_wgrad_held_bytes(const Scenario *sc, int stage) {
     for (int p = 0; sc->model.moe.experts > 0 && p < MOE_PART_COUNT; p++)
         moe += held(sc, 0, p, ops);
     int v = sc->virtual_stages;
-    for (int c = 0; c < v; c++) {
-        g_autoptr(GArray) units = model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep,
-                                                       sc->pp * v, c * sc->pp + stage);
-        for (guint i = 0; i < units->len; i++) {
-            const ParamUnit *u = &g_array_index(units, ParamUnit, i);
-            if (u->kind == UNIT_LAYER)
-                total +=
-                    seg[SEG_ATTN] + (model_moe_layer(&sc->model, u->layer) ? moe : seg[SEG_MLP]);
-            else
-                total += seg[u->kind == UNIT_HEAD ? SEG_HEAD : SEG_EMBED];
-        }
+    gboolean vshape = schedule_get(sc->schedule)->vshape;
+    g_autoptr(GArray) units =
+        model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep, sc->pp * v,
+                             schedule_virtual_stage(vshape, sc->pp, stage, chunk));
+    for (guint i = 0; i < units->len; i++) {
+        const ParamUnit *u = &g_array_index(units, ParamUnit, i);
+        if (u->kind == UNIT_LAYER)
+            total += seg[SEG_ATTN] + (model_moe_layer(&sc->model, u->layer) ? moe : seg[SEG_MLP]);
+        else
+            total += seg[u->kind == UNIT_HEAD ? SEG_HEAD : SEG_EMBED];
     }
+    return total;
+}
+
+double workload_wgrad_held_bytes(const Scenario *sc, int stage) {
+    double total = 0;
+    for (int c = 0; c < sc->virtual_stages; c++)
+        total += workload_wgrad_chunk_bytes(sc, stage, c);
     return total;
 }

@@ -3,9 +3,10 @@
  * Schedules, with their sources:
  * - Per-layer communication (tensor, sequence and expert parallelism): each parallelism's plug-in
  *   (par_*.c) wraps a unit's blocks, composed by blocks.c (parallelism.h has the rules).
- * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B);
- *   each pass runs one model chunk (all the stage's layers unless interleaved). Stages exchange
- *   b s h activations forward and as many gradients backward, per chunk pass.
+ * - Pipelines: the order of passes is the schedule's (schedule.c: GPipe, 1F1B, interleaved 1F1B,
+ *   ZB-H1, ZB-V); each pass runs one model chunk (all the stage's layers unless interleaved or in
+ *   a V). Stages exchange b s h activations forward and as many gradients backward, per chunk
+ *   pass (in a V chunk 1's the other way, and none at the last stage's turn).
  * - Data parallelism by framework (framework.c; grads.c): gradient buckets filled tensor by
  *   tensor as backward produces them, reduced while it runs or after it; DDP and ZeRO-1 in the
  *   last micro-batch of an accumulation, ZeRO-2 and ZeRO-3 in every one (their gradients are
@@ -197,19 +198,41 @@ int unit_layer(const Builder *b, const ParamUnit *u) {
 }
 
 /* Whether chunk `chunk` of this stage is the model's first (last) virtual stage: no activations
- * come in (go out); with several chunks the pipeline is a ring (layout_pp_next). */
+ * come in (go out); with several chunks the pipeline is a ring (layout_pp_next), except in a V,
+ * whose last virtual stage is chunk 1 of stage 0. */
 static gboolean first_virtual(const Builder *b, int chunk) {
     return b->stage == 0 && chunk == 0;
 }
 
 static gboolean last_virtual(const Builder *b, int chunk) {
+    if (b->vshape)
+        return b->stage == 0 && chunk == 1;
     return b->stage == b->sc->pp - 1 && chunk == b->v - 1;
+}
+
+/* In a V, the last stage's turn: chunk 0's activations go on to its chunk 1, and chunk 1's
+ * gradients back to its chunk 0, on the same GPU (b->turn) rather than through a send. */
+static gboolean v_turn(const Builder *b) {
+    return b->vshape && b->stage == b->sc->pp - 1;
+}
+
+/* The streams a chunk's forward (fwd) or backward sends and receives on: in a V, chunk 1's go the
+ * other way, on their own streams (workload_pp_channel). */
+static StreamId pp_stream(const Builder *b, int chunk, gboolean fwd, gboolean send) {
+    gboolean back = b->vshape && chunk == 1;
+    if (fwd)
+        return send ? (back ? STREAM_PP_SEND_FWD_V : STREAM_PP_SEND_FWD)
+                    : (back ? STREAM_PP_RECV_FWD_V : STREAM_PP_RECV_FWD);
+    return send ? (back ? STREAM_PP_SEND_BWD_V : STREAM_PP_SEND_BWD)
+                : (back ? STREAM_PP_RECV_BWD_V : STREAM_PP_RECV_BWD);
 }
 
 static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
-    if (!first_virtual(b, chunk))
-        in = p2p(b, TASK_RECV, STREAM_PP_RECV_FWD, PHASE_FWD, micro, NO_TASK);
+    if (v_turn(b) && chunk == 1)
+        in = b->turn[micro];
+    else if (!first_virtual(b, chunk))
+        in = p2p(b, TASK_RECV, pp_stream(b, chunk, TRUE, FALSE), PHASE_FWD, micro, NO_TASK);
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -219,8 +242,10 @@ static void forward_pass(Builder *b, int micro, int chunk) {
         gathers_hooks(b, u, from);
         b->sync_next |= ckpt; /* ... and on exit */
     }
-    if (!last_virtual(b, chunk))
-        p2p(b, TASK_SEND, STREAM_PP_SEND_FWD, PHASE_FWD, micro, in);
+    if (v_turn(b) && chunk == 0)
+        b->turn[micro] = in;
+    else if (!last_virtual(b, chunk))
+        p2p(b, TASK_SEND, pp_stream(b, chunk, TRUE, TRUE), PHASE_FWD, micro, in);
     else
         b->loss[micro] = in;
 }
@@ -230,8 +255,10 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
                           gboolean last_pass) {
     const Scenario *sc = b->sc;
     guint32 in = b->loss[micro];
-    if (!last_virtual(b, chunk))
-        in = p2p(b, TASK_RECV, STREAM_PP_RECV_BWD, PHASE_BWD, micro, NO_TASK);
+    if (v_turn(b) && chunk == 0)
+        in = b->turn[micro];
+    else if (!last_virtual(b, chunk))
+        in = p2p(b, TASK_RECV, pp_stream(b, chunk, FALSE, FALSE), PHASE_BWD, micro, NO_TASK);
     /* under a split backward the gradients exist after W (wgrad_pass), not here */
     gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
     grads_begin_pass(b, chunk);
@@ -260,8 +287,10 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         grads_flush_experts(b, micro);
     } else if (last_pass && sc->zero == 0 && layout_group_size(b->lay, DIM_DP) > 1 && !b->split)
         grads_after_backward(b, micro);
-    if (!first_virtual(b, chunk))
-        p2p(b, TASK_SEND, STREAM_PP_SEND_BWD, PHASE_BWD, micro, in);
+    if (v_turn(b) && chunk == 1)
+        b->turn[micro] = in;
+    else if (!first_virtual(b, chunk))
+        p2p(b, TASK_SEND, pp_stream(b, chunk, FALSE, TRUE), PHASE_BWD, micro, in);
 }
 
 static SimTime op_time(const Scenario *sc, const DeviceSpec *dev, ModelOp *op) {
@@ -326,6 +355,8 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .xbucket_ready = NO_TASK,
                  .sync_layers = sc->sync_each_layer && sc->recompute == RECOMPUTE_FULL,
                  .loss = g_new(guint32, sc->grad_accum),
+                 .vshape = schedule_get(sc->schedule)->vshape,
+                 .turn = g_new(guint32, sc->grad_accum),
                  .tasks = bufs->tasks,
                  .deps = bufs->deps,
                  .dep_of = bufs->dep_of};
@@ -334,15 +365,17 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     for (int s = 0; s < STREAM_COUNT; s++)
         b.streams[s].n = 0;
     for (int mb = 0; mb < sc->grad_accum; mb++)
-        b.loss[mb] = NO_TASK;
+        b.loss[mb] = b.turn[mb] = NO_TASK;
     /* chunk c of this stage is virtual stage c pp + stage of pp v (Narayanan et al. SC21: stage s
-     * holds layers s, s + p, s + 2p, ... in units of L / (p v)); one chunk without interleaving */
+     * holds layers s, s + p, s + 2p, ... in units of L / (p v)), or in a V chunk 1 is 2 pp - 1 -
+     * stage (schedule_virtual_stage); one chunk without interleaving */
     b.units = g_array_new(FALSE, FALSE, sizeof(ParamUnit));
     b.chunk_first = g_new(guint, b.v + 1);
     for (int c = 0; c < b.v; c++) {
         b.chunk_first[c] = b.units->len;
-        g_autoptr(GArray) cu = model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep,
-                                                    sc->pp * b.v, c * sc->pp + stage);
+        g_autoptr(GArray) cu =
+            model_stage_units_ep(&sc->model, sc->seq_len, sc->tp, sc->ep, sc->pp * b.v,
+                                 schedule_virtual_stage(b.vshape, sc->pp, stage, c));
         g_array_append_vals(b.units, cu->data, cu->len);
     }
     b.chunk_first[b.v] = b.units->len;
@@ -452,6 +485,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         g_array_unref(b.uses);
     g_free(b.bucket_tensors.v);
     g_free(b.loss);
+    g_free(b.turn);
     g_free(b.chunk_first);
     g_array_unref(b.units);
 }
@@ -581,14 +615,33 @@ static double grad_buffers_bytes(const Scenario *sc, double grads) {
 /* Activations under a split backward (Qi et al. 2024, Sec. 3 and Table 1): a micro-batch holds
  * M_B from its F until its B (what model_memory counts per micro-batch in flight, the
  * ends' included) and M_W from its B until its W (workload_wgrad_held_bytes), so the stage's peak
- * is the working set plus the peak over its passes of M_B (F without B) + M_W (B without W). */
+ * is the working set plus the peak over its passes of M_B (F without B) + M_W (B without W),
+ * counted per chunk: each holds its share of the layers, and the chunk with an end its
+ * embedding's or logits' activations (ZB-V's stage 0: the embedding in chunk 0, the logits in
+ * chunk 1). */
 static ModelMemory split_memory(const Scenario *sc, MemoryCase *mc, ModelMemory m,
                                 const GArray *passes) {
-    mc->inflight = mc->ends_inflight = 0;
+    int v = sc->virtual_stages, s = mc->stage;
+    g_assert(v <= 2);
+    mc->inflight = mc->ends_inflight = mc->head_inflight = 0;
     double base = model_memory(&sc->model, mc).activations_bytes;
-    mc->inflight = mc->ends_inflight = 1;
-    double mb = model_memory(&sc->model, mc).activations_bytes - base;
-    double act = base + schedule_peak_held(passes, mb, workload_wgrad_held_bytes(sc, mc->stage));
+    mc->inflight = 1;
+    double layers = model_memory(&sc->model, mc).activations_bytes - base;
+    mc->inflight = 0;
+    mc->ends_inflight = 1;
+    double ends = model_memory(&sc->model, mc).activations_bytes - base;
+    mc->ends_inflight = 0;
+    mc->head_inflight = 1;
+    double head = model_memory(&sc->model, mc).activations_bytes - base;
+    double f[2], w[2];
+    for (int c = 0; c < v; c++) {
+        /* the end the ends term counts: without a V the embedding's (chunk 0 of stage 0) or the
+         * logits' (last chunk of the last stage); in a V the embedding's, the logits' apart */
+        gboolean end = mc->vshape ? c == 0 : c == (s == 0 ? 0 : v - 1);
+        f[c] = layers / v + (end ? ends : 0) + (mc->vshape && c == 1 ? head : 0);
+        w[c] = workload_wgrad_chunk_bytes(sc, s, c);
+    }
+    double act = base + schedule_peak_held_chunks(passes, f, w);
     m.total_bytes += act - m.activations_bytes;
     m.activations_bytes = act;
     return m;
@@ -607,8 +660,10 @@ ModelMemory workload_memory(const Workload *wl) {
         int v = sc->virtual_stages;
         g_autoptr(GArray) passes = schedule_passes(sc->schedule, sc->pp, s, sc->grad_accum, v);
         /* the embedding's activations live in chunk 0 of stage 0, the logits in chunk v - 1 of
-         * the last stage: those chunks' own micro-batches in flight */
+         * the last stage (in a V, chunk 1 of stage 0): those chunks' own micro-batches in
+         * flight */
         int end_chunk = s == 0 ? 0 : v - 1;
+        gboolean vshape = schedule_get(sc->schedule)->vshape;
         MemoryCase mc = {.seq_len = sc->seq_len,
                          .micro_batch = sc->micro_batch,
                          .tp = sc->tp,
@@ -629,6 +684,8 @@ ModelMemory workload_memory(const Workload *wl) {
                          .ep = sc->ep,
                          .inflight = (double)schedule_peak_inflight(passes, -1) / v,
                          .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+                         .vshape = vshape,
+                         .head_inflight = vshape ? schedule_peak_inflight(passes, 1) : 0,
                          .sp = sc->sequence_parallel};
         FrameworkBytes fb = framework_bytes(sc->framework, sc->zero, sc->precision);
         mc.param_bytes = fb.param;

@@ -27,8 +27,45 @@ typedef enum {
     STREAM_PP_RECV_BWD,  /* gradients from the next stage */
     STREAM_DP_ALLREDUCE, /* FSDP HYBRID_SHARD's all-reduce of each gradient shard across shard
                             groups (torch's _all_reduce_stream, grads.c) */
+    /* ZB-V's chunk 1, the V's way back (schedule_virtual_stage): its activations go to the
+       previous stage and its gradients to the next, each on streams of its own so that neither
+       chunk's messages wait behind the other's */
+    STREAM_PP_SEND_FWD_V, /* chunk 1's activations to the previous stage */
+    STREAM_PP_RECV_FWD_V, /* ... from the next stage */
+    STREAM_PP_SEND_BWD_V, /* chunk 1's gradients to the next stage */
+    STREAM_PP_RECV_BWD_V, /* ... from the previous stage */
     STREAM_COUNT
 } StreamId;
+
+/* Pipeline channels: what a receiver gets on which receive stream, from which neighbour.
+ * 0 activations from the previous stage, 1 gradients from the next, 2 ZB-V chunk 1's activations
+ * from the next, 3 its gradients from the previous: bit 0 says gradients, bit 1 the V's way back.
+ * -1 for a stream that is not a pipeline send or receive. */
+static inline int workload_pp_channel(int stream) {
+    switch (stream) {
+    case STREAM_PP_SEND_FWD:
+    case STREAM_PP_RECV_FWD:
+        return 0;
+    case STREAM_PP_SEND_BWD:
+    case STREAM_PP_RECV_BWD:
+        return 1;
+    case STREAM_PP_SEND_FWD_V:
+    case STREAM_PP_RECV_FWD_V:
+        return 2;
+    case STREAM_PP_SEND_BWD_V:
+    case STREAM_PP_RECV_BWD_V:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
+/* Whether channel c's sender is the receiver's previous stage (else its next). */
+static inline gboolean workload_pp_from_prev(int c) {
+    return c == 0 || c == 3;
+}
+
+#define WORKLOAD_PP_CHANNELS 4
 
 /* TASK_KERNEL: a kernel on a communication stream that is part of a communication (ZeRO++'s
  * quantization kernels): it takes its duration there, counts as that communication in flight for
@@ -117,5 +154,7 @@ ModelMemory workload_memory(const Workload *wl);
  * zero-bubble schedule (M_W of Qi et al. 2024, Table 1): every weight GEMM's input and output
  * gradient (wgrad.c). */
 double workload_wgrad_held_bytes(const Scenario *sc, int stage);
+/* The same for the micro-batch's pass through chunk `chunk` of the stage alone. */
+double workload_wgrad_chunk_bytes(const Scenario *sc, int stage, int chunk);
 
 #endif

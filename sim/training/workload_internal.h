@@ -129,6 +129,10 @@ struct Builder {
     guint32 last_compute;  /* last compute task emitted */
     guint32 p2p_block;     /* a pipeline send the next compute task waits for (NO_TASK: none) */
     guint32 *loss;         /* per micro-batch on the last stage: the task that ends the loss */
+    gboolean vshape;       /* ZB-V's chunks in a V (schedule_virtual_stage) */
+    guint32 *turn;         /* with vshape, per micro-batch on the last stage: chunk 0's output,
+                              which chunk 1's forward reads, then chunk 1's input gradient, which
+                              chunk 0's B reads (the V's turn: no send) */
     GArray *uses;          /* UnitUse: ZeRO-3 parameter uses in program order; NULL without */
     guint use_next;        /* the use the program reaches next */
     guint gather_next;     /* the first use whose gathers are not emitted yet */

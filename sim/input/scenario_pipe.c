@@ -1,0 +1,87 @@
+/* scenario_pipe: the pipeline schedule's rules once the layout is known (parallel.schedule,
+ * parallel.virtual_stages; the schedules are sim/model/schedule.c's).
+ *
+ * For: refusing what a schedule cannot run, with the key to blame. Not for: reading the keys
+ * (scenario.c, which calls scenario_check_schedule). */
+#include "scenario.h"
+
+/* ZB-V's: two chunks a stage, placed in a V (schedule.c), so virtual_stages 2 and no other, and
+ * layers that split evenly over the 2 pp chunks (the sail-sg repository's README: "ZBV schedule
+ * requires the number of layers per pipeline to be an even number"); any number of micro-batches
+ * (below 2 pp - 1 the pattern's missing ones are left out, as its get_zb_v_schedule does). */
+static gboolean check_v(const ConfNode *root, Scenario *s, GError **err) {
+    const char *name = schedule_name(s->schedule);
+    if (s->virtual_stages != 2)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "virtual_stages"),
+                         "the %s schedule runs 2 model chunks per stage in a V: virtual_stages "
+                         "must be 2 (or left out), got %d",
+                         name, s->virtual_stages);
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "schedule"),
+                         "the %s schedule needs pipeline parallelism (pp >= 2), got pp %d", name,
+                         s->pp);
+    if (s->model.layers % (2 * (int64_t)s->pp) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
+                         "the %s schedule splits the %d layers of %s into 2 x pp %d = %d chunks, "
+                         "which do not divide them; choose pp so that 2 x pp divides %d",
+                         name, s->model.layers, s->model.name, s->pp, 2 * s->pp, s->model.layers);
+    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL) /* as under interleaved, below */
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         scenario_at(root, "training", "synchronize_each_layer"),
+                         "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
+                         "which has no %s schedule) and is not modelled with it; set it to false",
+                         name);
+    return TRUE;
+}
+
+/* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
+ * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
+ * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
+gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err) {
+    gboolean chunked = schedule_get(s->schedule)->chunked;
+    if (!chunked) {
+        if (s->virtual_stages > 1)
+            return conf_fail(err, CONF_ERROR_INVALID,
+                             scenario_at(root, "parallel", "virtual_stages"),
+                             "virtual_stages %d needs schedule: interleaved (the %s schedule runs "
+                             "one model chunk per stage)",
+                             s->virtual_stages, schedule_name(s->schedule));
+        s->virtual_stages = 1;
+        if (schedule_get(s->schedule)->split && s->pp < 2) /* nothing to fill at pp 1 */
+            return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "schedule"),
+                             "the %s schedule needs pipeline parallelism (pp >= 2), got pp %d",
+                             schedule_name(s->schedule), s->pp);
+        return TRUE;
+    }
+    if (s->virtual_stages == 0)
+        s->virtual_stages = 2; /* the default docs/scenarios.md gives */
+    if (schedule_get(s->schedule)->vshape)
+        return check_v(root, s, err);
+    int v = s->virtual_stages, L = s->model.layers;
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "schedule"),
+                         "the interleaved schedule needs pipeline parallelism (pp >= 2), got pp %d",
+                         s->pp);
+    if (L % ((int64_t)s->pp * v) != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "virtual_stages"),
+                         "pp %d x virtual_stages %d = %" G_GINT64_FORMAT
+                         " model chunks do not divide the %d layers of %s; choose virtual_stages "
+                         "so that pp x virtual_stages divides %d",
+                         s->pp, v, (int64_t)s->pp * v, L, s->model.name, L);
+    if (s->sync_each_layer && s->recompute == RECOMPUTE_FULL)
+        return conf_fail(
+            err, CONF_ERROR_INVALID, scenario_at(root, "training", "synchronize_each_layer"),
+            "synchronize_each_layer is GPT-NeoX's (DeepSpeed's pipeline engine, "
+            "which has no interleaved schedule) and is not modelled with Megatron-LM's "
+            "interleaved schedule; set it to false");
+    if (s->grad_accum % s->pp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID,
+                         s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
+                             ? scenario_at(root, "training", "global_batch")
+                             : scenario_at(root, "training", "grad_accum"),
+                         "the interleaved schedule needs the micro-batches per iteration (%d) to "
+                         "be a multiple of pp %d (Megatron-LM's rule); change grad_accum or "
+                         "global_batch",
+                         s->grad_accum, s->pp);
+    return TRUE;
+}
