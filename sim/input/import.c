@@ -190,6 +190,38 @@ char *im_yaml_quoted(const char *s) {
     return g_string_free(out, FALSE);
 }
 
+/* A shipped model named by --model: the model line. */
+void im_put_model_option(GString *m, const ImportOptions *opt) {
+    g_autofree char *q = im_yaml_quoted(opt->model);
+    g_string_append_printf(m, "model: %s%*s # --model\n", q, (int)MAX(0, 27 - (int)strlen(q)), "");
+}
+
+/* The sections of GPT-NeoX, Megatron-LM, DeepSpeed and Hugging Face files. */
+static gboolean write_sections(Im *im, const ImportOptions *opt, GString *model, GString *par,
+                               GString *train, int64_t *nodes, GError **err) {
+    Shape sh = {0};
+    Run r = {0};
+    /* the precision first: DeepSpeed's bucket sizes are in elements of it */
+    if (!import_write_precision(im, train, &r, err))
+        return FALSE;
+    if (opt->model) {
+        im_put_model_option(model, opt);
+    } else if (im->fmt == IMPORT_DEEPSPEED) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
+                    "%s: a DeepSpeed config holds no model; name one with --model NAME "
+                    "(sim list models)",
+                    im->path);
+        return FALSE;
+    } else {
+        g_string_append(model, "model:\n");
+        if (!import_write_model(im, opt, model, &sh, err))
+            return FALSE;
+    }
+    return import_write_parallel(im, par, &r, err) &&
+           import_write_megatron_layout(im, par, &r, sh.layers, err) &&
+           import_write_training(im, train, &r, err) && import_nodes_for(im, opt, &r, nodes, err);
+}
+
 char *import_scenario(const char *path, const ImportOptions *opt, GError **err) {
     ImportFormat fmt = opt->format;
     g_autoptr(GPtrArray) items = import_read(path, &fmt, err);
@@ -199,30 +231,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
     Im im = {items, path, fmt, defaults};
     g_autoptr(GString) model = g_string_new(NULL), par = g_string_new(NULL),
                        train = g_string_new(NULL);
-    Shape sh = {0};
-    Run r = {0};
-    /* the precision first: DeepSpeed's bucket sizes are in elements of it */
-    if (!import_write_precision(&im, train, &r, err))
-        return NULL;
-    if (opt->model) {
-        g_autofree char *q = im_yaml_quoted(opt->model);
-        g_string_append_printf(model, "model: %s%*s # --model\n", q,
-                               (int)MAX(0, 27 - (int)strlen(q)), "");
-    } else if (fmt == IMPORT_DEEPSPEED) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
-                    "%s: a DeepSpeed config holds no model; name one with --model NAME "
-                    "(sim list models)",
-                    path);
-        return NULL;
-    } else {
-        g_string_append(model, "model:\n");
-        if (!import_write_model(&im, opt, model, &sh, err))
-            return NULL;
-    }
     int64_t nodes;
-    if (!import_write_parallel(&im, par, &r, err) ||
-        !import_write_megatron_layout(&im, par, &r, sh.layers, err) ||
-        !import_write_training(&im, train, &r, err) || !import_nodes_for(&im, opt, &r, &nodes, err))
+    gboolean fsdp = fmt == IMPORT_FOUNDRY || fmt == IMPORT_ACCELERATE; /* import_fsdp.c */
+    if (!(fsdp ? import_write_fsdp : write_sections)(&im, opt, model, par, train, &nodes, err))
         return NULL;
     if (!opt->topology)
         im_chose(&im, "topology", "frontier", "the file names no machine; --topology NAME sets it");
@@ -232,6 +243,12 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
             fail_unknown(err, it);
             return NULL;
         }
+    }
+    /* what a value read was interpolated from (llm-foundry's variables) is read with it */
+    for (guint i = 0; i < items->len; i++) {
+        ImportItem *it = items->pdata[i];
+        for (GSList *l = it->used ? it->refs : NULL; l; l = l->next)
+            ((ImportItem *)l->data)->used = TRUE;
     }
 
     GString *out = g_string_new(NULL);
@@ -246,7 +263,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
         if (!it->used) {
             g_autofree char *k = yaml_safe(it->key, 0), *v = yaml_safe(it->value, 60),
                             *w = yaml_safe(it->where, 0);
-            g_string_append_printf(out, "#   %s = %s  (%s)\n", k, v, w);
+            g_autofree char *n = it->note ? yaml_safe(it->note, 0) : NULL;
+            g_string_append_printf(out, "#   %s = %s  (%s%s%s)\n", k, v, w, n ? "; " : "",
+                                   n ? n : "");
             unmapped++;
         }
     }
