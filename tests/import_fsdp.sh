@@ -223,6 +223,12 @@ arefuse accel-nowrap 's/TRANSFORMER_BASED_WRAP/NO_WRAP/' "fsdp_auto_wrap_policy 
 arefuse accel-precision 's/mixed_precision: bf16/mixed_precision: int4/' "mixed_precision = int4: expected bf16, fp16, fp8 or no"
 arefuse accel-strategy 's/fsdp_sharding_strategy: FULL_SHARD/fsdp_sharding_strategy: 7/' "fsdp_sharding_strategy = 7: expected FULL_SHARD.*(or 1-5)"
 arefuse accel-cpu 's/use_cpu: false/use_cpu: true/' "use_cpu = true: training on the CPU is not modelled"
+# a scenario's import: key: its model: reaches the import as --model would
+printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\n' "$a1" >"$tmp/akey.yaml"
+run_json accel-key "$tmp/akey.yaml"
+cp "$tmp/out" "$tmp/akey.json"
+run_json accel-key-cli "$tmp/a.yaml"
+same accel-key-same "$tmp/akey.json" "$tmp/out"
 # --nodes overrides the machines: num_machines and num_processes are then listed as not mapped
 check accel-nodes-option 0 "$sim" import "$a1" --model llama-2-7b --topology dgx-h100 --nodes 4
 expect_grep accel-nodes-option-unmapped "^#   num_processes = 16 " "$tmp/out"

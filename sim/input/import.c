@@ -59,8 +59,8 @@ static char *shown(const char *value) {
 static gboolean fail_unknown(GError **err, const ImportItem *it) {
     g_autofree char *v = shown(it->value);
     g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
-                "%s: %s = %s: its value comes from %s, which cannot be known without running the "
-                "script; write the value in the file",
+                "%s: %s = %s: its value comes from %s, which cannot be known without running "
+                "it; write the value in the file",
                 it->where, it->key, v, it->unknown);
     return FALSE;
 }
