@@ -116,6 +116,15 @@ refuse env 's/^max_seq_len: .*/max_seq_len: ${oc.env:SEQ_LEN}/' \
 refuse missing-var 's/^max_seq_len: .*/max_seq_len: ${variables.seq}/' "\${variables.seq}, which names no setting of the file"
 refuse mapping-var 's/^max_seq_len: .*/max_seq_len: ${variables}/' "\${variables}, which names a mapping, not a value"
 refuse cycle 's/^  max_seq_len: 2048/  max_seq_len: ${max_seq_len}/' "an interpolation that refers back to itself"
+# amp_fp8 reaches Transformer Engine layers only (llm-foundry's validate_config)
+sed 's/^precision: amp_bf16/precision: amp_fp8/' "$f1" >"$tmp/fp8.yaml"
+check fp8-torch 0 "$sim" import "$tmp/fp8.yaml" --topology dgx-h100
+expect_grep fp8-torch-bf16 "precision: bf16 .*amp_fp8 without Transformer Engine layers" "$tmp/out"
+sed 's/^precision: amp_bf16/precision: amp_fp8/; s/^  vocab_size: 50368/  vocab_size: 50368\n  fc_type: te/' "$f1" >"$tmp/fp8te.yaml"
+check fp8-te 0 "$sim" import "$tmp/fp8te.yaml" --topology dgx-h100 -o "$tmp/fp8te_out.yaml"
+expect_grep fp8-te-fp8 "precision: fp8 .*# precision" "$tmp/fp8te_out.yaml"
+run_json fp8-te "$tmp/fp8te_out.yaml"
+expect_grep fp8-te-json '"precision": "fp8"' "$tmp/out"
 # a GQA MPT with rotary positions and SwiGLU loads; an hf_causal_lm takes --model
 sed 's/attn_impl: triton/attn_impl: torch\n    attn_type: grouped_query_attention\n    kv_n_heads: 4\n    rope: true/; s/^  expansion_ratio: 4/  ffn_config:\n    ffn_type: mptglu\n    ffn_act_fn:\n      name: silu\n    ffn_hidden_size: 5632\n  no_bias: true\n  norm_type: rmsnorm/' "$f1" >"$tmp/llama.yaml"
 check llama-like 0 "$sim" import "$tmp/llama.yaml" -o "$tmp/llama_out.yaml"

@@ -404,7 +404,23 @@ static gboolean write_precision(Im *im, gboolean fsdp, GString *t, GError **err)
         im_chose(im, "precision", sim_names[i],
                  foundry ? "precision amp_bf16, TrainConfig's default"
                          : "mixed_precision no, accelerate's default");
-    im_put(t, "precision", sim_names[i], pr ? pr->key : "default");
+    /* llm-foundry's validate_config (command_utils/train.py): amp_fp8 reaches only Transformer
+     * Engine layers (model.fc_type te, or ffn_type te_ln_mlp); torch's Linear runs under the
+     * bf16 autocast Composer opens with it */
+    ImportItem *fc = foundry && i == 2 ? find(im, "model.fc_type") : NULL,
+               *ffn = foundry && i == 2 ? find(im, "model.ffn_config.ffn_type") : NULL;
+    gboolean te = (fc && !g_ascii_strcasecmp(fc->value, "te")) ||
+                  (ffn && !g_ascii_strcasecmp(ffn->value, "te_ln_mlp"));
+    if (fc && te)
+        fc->used = TRUE;
+    if (foundry && i == 2 && !te) {
+        i = 0;
+        im_put(t, "precision", "bf16",
+               "precision amp_fp8 without Transformer Engine layers (fc_type te): llm-foundry "
+               "warns that fp8 does not reach torch's Linear, which runs in bf16");
+    } else {
+        im_put(t, "precision", sim_names[i], pr ? pr->key : "default");
+    }
     if (!foundry || !fsdp)
         return TRUE;
     ImportItem *mp = im_take(im, "fsdp_config.mixed_precision", NULL);
