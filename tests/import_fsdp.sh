@@ -82,6 +82,9 @@ strategy hybrid-zero2 _HYBRID_SHARD_ZERO2 2 "hybrid_shard: true"
 strategy hybrid-mesh HYBRID_SHARD 3 "hybrid_shard: 4 .*data_parallel_shard_degree" "data_parallel_shard_degree: 4"
 strategy no-shard NO_SHARD 0 ''
 expect_grep no-shard-prefetch "fsdp_config.limit_all_gathers = true .*no effect without sharded parameters" "$tmp/s_out.yaml"
+{ sed '/^fsdp_config:/,$d' "$f1"; echo 'fsdp_config: {}'; } >"$tmp/empty.yaml"
+check fsdp-empty 0 "$sim" import "$tmp/empty.yaml" --topology dgx-h100
+expect_grep fsdp-empty-zero "zero: 3 .*FULL_SHARD, the default sharding strategy" "$tmp/out"
 sed '/^fsdp_config:/,$d' "$f1" >"$tmp/ddp.yaml"
 check ddp 0 "$sim" import "$tmp/ddp.yaml" --topology dgx-h100 -o "$tmp/ddp_out.yaml"
 expect_grep ddp-zero "zero: 0 .*no FSDP: PyTorch DDP" "$tmp/ddp_out.yaml"
@@ -115,6 +118,8 @@ refuse env 's/^max_seq_len: .*/max_seq_len: ${oc.env:SEQ_LEN}/' \
     "max_seq_len = \${oc.env:SEQ_LEN}: its value comes from \${oc.env:SEQ_LEN}, an OmegaConf resolver"
 refuse missing-var 's/^max_seq_len: .*/max_seq_len: ${variables.seq}/' "\${variables.seq}, which names no setting of the file"
 refuse mapping-var 's/^max_seq_len: .*/max_seq_len: ${variables}/' "\${variables}, which names a mapping, not a value"
+refuse unclosed 's/^max_seq_len: .*/max_seq_len: ${variables.max_seq_len/' "max_seq_len = \${variables.max_seq_len: its value comes from an interpolation \${ never closed"
+refuse big-int 's/^  n_layers: 24/  n_layers: 9223372036854775808/' "model.n_layers = 9223372036854775808: expected a whole number"
 refuse cycle 's/^  max_seq_len: 2048/  max_seq_len: ${max_seq_len}/' "an interpolation that refers back to itself"
 # amp_fp8 reaches Transformer Engine layers only (llm-foundry's validate_config)
 sed 's/^precision: amp_bf16/precision: amp_fp8/' "$f1" >"$tmp/fp8.yaml"
@@ -231,6 +236,9 @@ arefuse accel-offload 's/fsdp_offload_params: false/fsdp_offload_params: true/' 
 arefuse accel-nowrap 's/TRANSFORMER_BASED_WRAP/NO_WRAP/' "fsdp_auto_wrap_policy = NO_WRAP: one FSDP unit for the whole model"
 arefuse accel-precision 's/mixed_precision: bf16/mixed_precision: int4/' "mixed_precision = int4: expected bf16, fp16, fp8 or no"
 arefuse accel-strategy 's/fsdp_sharding_strategy: FULL_SHARD/fsdp_sharding_strategy: 7/' "fsdp_sharding_strategy = 7: expected FULL_SHARD.*(or 1-5)"
+sed 's/fsdp_backward_prefetch: BACKWARD_PRE/fsdp_backward_prefetch: NO_PREFETCH/' "$a1" >"$tmp/anp.yaml"
+check accel-no-prefetch 0 "$sim" import "$tmp/anp.yaml" --model llama-2-7b --topology dgx-h100
+expect_grep accel-no-prefetch-none "fsdp_backward_prefetch: none .*# fsdp_config.fsdp_backward_prefetch" "$tmp/out"
 arefuse accel-cpu 's/use_cpu: false/use_cpu: true/' "use_cpu = true: training on the CPU is not modelled"
 # a scenario's import: key: its model: reaches the import as --model would
 printf 'import: %s\nmodel: llama-2-7b\ntopology: dgx-h100\n' "$a1" >"$tmp/akey.yaml"

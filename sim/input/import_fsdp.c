@@ -568,7 +568,9 @@ static gboolean foundry(Im *im, const ImportOptions *opt, GString *model, GStrin
         return im_fail(err, tp,
                        "Composer's tensor parallelism (DTensor layer plans) is not modelled; the "
                        "simulator's is Megatron-LM's");
-    gboolean fsdp = has_prefix(im, "fsdp_config.");
+    /* FSDP whenever fsdp_config is given, even empty (Composer's FSDPConfig defaults) */
+    ImportItem *empty = im_take(im, "fsdp_config", NULL);
+    gboolean fsdp = has_prefix(im, "fsdp_config.") || (empty && !strcmp(empty->value, "{}"));
     int zero;
     g_autoptr(GString) fs = g_string_new(NULL); /* the fsdp_ keys, last */
     if (!refuse_offload(im, "fsdp_config.cpu_offload", err) ||
