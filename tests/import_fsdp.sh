@@ -144,6 +144,12 @@ check hf-model-option 0 "$sim" import "$tmp/hf.yaml" --model llama-2-7b --topolo
 expect_grep hf-model-option-line 'model: "llama-2-7b" .*# --model' "$tmp/hf_out.yaml"
 expect_grep hf-model-option-unmapped "^#   model.d_model = 2048 " "$tmp/hf_out.yaml"
 run_json hf-model-option "$tmp/hf_out.yaml"
+# a variable read through another variable is read too
+sed 's/^  max_seq_len: 2048/  max_seq_len: ${variables.seq}/; s/^  global_seed: 17/  global_seed: 17\n  seq: 2048/' "$f1" >"$tmp/chain2.yaml"
+check var-chain 0 "$sim" import "$tmp/chain2.yaml" -o "$tmp/chain2_out.yaml"
+if grep -q "variables.seq = \|variables.max_seq_len = " "$tmp/chain2_out.yaml"; then
+    fail=$((fail + 1)); echo "FAIL var-chain-used: a variable read through another listed as not mapped"
+else pass=$((pass + 1)); fi
 # an escaped \${ is text; a relative ${.x} names a sibling
 sed 's/^run_name: .*/run_name: \\${literal}/; s/^  vocab_size: 50368/  vocab_size: ${.n_layers}/' "$f1" >"$tmp/rel.yaml"
 check relative 0 "$sim" import "$tmp/rel.yaml" -o "$tmp/rel_out.yaml"

@@ -244,11 +244,19 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
             return NULL;
         }
     }
-    /* what a value read was interpolated from (llm-foundry's variables) is read with it */
-    for (guint i = 0; i < items->len; i++) {
-        ImportItem *it = items->pdata[i];
-        for (GSList *l = it->used ? it->refs : NULL; l; l = l->next)
-            ((ImportItem *)l->data)->used = TRUE;
+    /* what a value read was interpolated from (llm-foundry's variables) is read with it, and so
+     * on down a chain of references (a stack, not recursion: a chain may be long); O(references) */
+    g_autoptr(GPtrArray) read = g_ptr_array_new();
+    for (guint i = 0; i < items->len; i++)
+        if (((ImportItem *)items->pdata[i])->used)
+            g_ptr_array_add(read, items->pdata[i]);
+    while (read->len) {
+        ImportItem *it = g_ptr_array_steal_index_fast(read, read->len - 1);
+        for (GSList *l = it->refs; l; l = l->next) {
+            ImportItem *src = l->data;
+            if (!src->used)
+                src->used = TRUE, g_ptr_array_add(read, src);
+        }
     }
 
     GString *out = g_string_new(NULL);

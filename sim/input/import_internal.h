@@ -1,7 +1,7 @@
 /* import_internal: what the parts of `sim import`'s mapper share (import.c, import_model.c,
- * import_run.c, import_fsdp.c, import_interp.c): the settings read, the lookup that marks a setting read, the
- * conversions that name a bad value's place, and the writers of one scenario line. Not for: any
- * other module. */
+ * import_run.c, import_fsdp.c, import_interp.c): the settings read, the lookup that marks a setting
+ * read, the conversions that name a bad value's place, and the writers of one scenario line. Not
+ * for: any other module. */
 #ifndef SIM_IMPORT_INTERNAL_H
 #define SIM_IMPORT_INTERNAL_H
 
@@ -74,9 +74,9 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
                           GError **err);
 
 /* llm-foundry's ${...} interpolations resolved in the values of items (import_interp.c): what
- * cannot be resolved statically is marked unknown, with its reason. FALSE never (kept for the
- * reader's shape); err unused. */
-gboolean import_foundry_resolve(GPtrArray *items, GError **err);
+ * cannot be resolved statically is marked unknown, with its reason, and refused by the mapper
+ * only where it is read. */
+void import_foundry_resolve(GPtrArray *items);
 /* Every section of an llm-foundry or accelerate file, and the nodes (import_fsdp.c). */
 gboolean import_write_fsdp(Im *im, const ImportOptions *opt, GString *model, GString *par,
                            GString *train, int64_t *nodes, GError **err);

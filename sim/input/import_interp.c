@@ -119,8 +119,7 @@ static void resolve(Interp *in, ImportItem *it, int depth) {
 /* OmegaConf resolves ${key} from the config's root (omegaconf's interpolation grammar; llm-foundry
  * resolves the whole config in make_dataclass_and_log_config, om.to_container(resolve=True)).
  * O(items + bytes): each item resolved once. */
-gboolean import_foundry_resolve(GPtrArray *items, GError **err) {
-    (void)err;
+void import_foundry_resolve(GPtrArray *items) {
     Interp in = {g_hash_table_new(g_str_hash, g_str_equal),
                  g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
                  g_hash_table_new(g_direct_hash, g_direct_equal)};
@@ -135,5 +134,4 @@ gboolean import_foundry_resolve(GPtrArray *items, GError **err) {
     g_hash_table_destroy(in.by_key);
     g_hash_table_destroy(in.maps);
     g_hash_table_destroy(in.state);
-    return TRUE;
 }

@@ -258,8 +258,8 @@ GPtrArray *import_read(const char *path, ImportFormat *f, GError **err) {
                       has_key(items, "fsdp_config.sharding_strategy")
                   ? IMPORT_FOUNDRY
                   : IMPORT_NEOX;
-    if (fmt == IMPORT_FOUNDRY && !import_foundry_resolve(items, err))
-        return NULL;
+    if (fmt == IMPORT_FOUNDRY)
+        import_foundry_resolve(items);
     /* a JSON file without a model's shape is a DeepSpeed config */
     if (*f == IMPORT_AUTO && fmt == IMPORT_HF && !has_key(items, "hidden_size") &&
         !has_key(items, "num_hidden_layers") && !has_key(items, "n_embd") &&
