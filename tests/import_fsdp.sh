@@ -33,7 +33,7 @@ expect_grep mpt1b-seq "seq_len: 2048 .*# max_seq_len" "$tmp/m1.yaml"
 expect_grep mpt1b-post "fsdp_backward_prefetch: post  (backward_prefetch BACKWARD_POST, Composer" "$tmp/m1.yaml"
 expect_grep mpt1b-ffn "ffn_hidden: 8192 .*expansion_ratio 4 x d_model" "$tmp/m1.yaml"
 expect_grep mpt1b-attn "attention: flash .*attn_impl" "$tmp/m1.yaml"
-expect_grep mpt1b-default-mp "fsdp_config.mixed_precision = DEFAULT .*:74:20; DEFAULT reduce-scatters gradients in fp32" "$tmp/m1.yaml"
+expect_grep mpt1b-default-mp "fsdp_config.mixed_precision = DEFAULT .*:74:20; DEFAULT reduce-scatters gradients in fp32 (Composer's reduce_dtype" "$tmp/m1.yaml"
 expect_grep mpt1b-var-unmapped "^#   variables.global_seed = 17 " "$tmp/m1.yaml"
 expect_grep mpt1b-resolved "^#   train_loader.dataset.shuffle_seed = 17 " "$tmp/m1.yaml"
 if grep -q "variables.max_seq_len" "$tmp/m1.yaml"; then

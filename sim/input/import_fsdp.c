@@ -20,9 +20,11 @@
  * - Composer composer/utils/parallelism.py FSDPConfig (sharding_strategy FULL_SHARD,
  *   mixed_precision DEFAULT, backward_prefetch BACKWARD_POST, forward_prefetch False,
  *   limit_all_gathers True, activation_checkpointing False, cpu_offload False,
- *   data_parallel_shard_degree -1) and get_mixed_precision (FULL: parameters and reductions in
- *   fp32; DEFAULT: parameters in the autocast dtype, gradients reduced in fp32; PURE: both in
- *   the autocast dtype).
+ *   data_parallel_shard_degree -1) and get_mixed_precision (composer/trainer/mosaic_fsdp_utils.py;
+ *   FULL: no MixedPrecision, parameters and reductions in fp32; PURE: param, reduce and buffer
+ *   dtype the autocast dtype; DEFAULT: param and buffer dtype the autocast dtype and reduce_dtype
+ *   fp32, where releases of the PyTorch 2.0 time left reduce_dtype None, which torch's
+ *   FlatParamHandle._init_param_reduce_dtypes fills with param_dtype: then as PURE).
  * - accelerate src/accelerate/utils/launch.py prepare_multi_gpu_env (fsdp_config keys to FSDP_*
  *   variables) and utils/dataclasses.py FullyShardedDataParallelPlugin.__post_init__ (sharding
  *   strategy 1-5 or its name, default FULL_SHARD; backward prefetch default NO_PREFETCH, i.e.
@@ -435,8 +437,9 @@ static gboolean write_precision(Im *im, gboolean fsdp, GString *t, GError **err)
                        "FULL gathers parameters and reduces gradients in fp32 under %s compute, "
                        "which cannot be expressed (PURE: both in the training precision)",
                        pr ? pr->value : "amp_bf16");
-    const char *dflt = "DEFAULT reduce-scatters gradients in fp32; simulated in the training "
-                       "precision, as PURE";
+    const char *dflt =
+        "DEFAULT reduce-scatters gradients in fp32 (Composer's reduce_dtype; as PURE "
+        "in releases that left it None); simulated in the training precision";
     if (m == 1 && !mp)
         im_chose(im, "fsdp mixed_precision", "DEFAULT (Composer's)", dflt);
     else if (m == 1)
