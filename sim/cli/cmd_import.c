@@ -17,7 +17,8 @@ int cmd_import(int argc, char **argv) {
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the scenario to FILE", "FILE"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-         "gpt-neox, megatron, deepspeed or hf (default: from the file)", "F"},
+         "gpt-neox, megatron, deepspeed, hf, llm-foundry or accelerate (default: from the file)",
+         "F"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
          "The machine (a topologies/ name or a path; default frontier)", "T"},
         {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes,
@@ -54,7 +55,9 @@ int cmd_import(int argc, char **argv) {
     ImportOptions opt = {IMPORT_AUTO, topology, nodes, model, name};
     if (format && !import_format_parse(format, &opt.format)) {
         fprintf(stderr,
-                "sim import: --format must be gpt-neox, megatron, deepspeed or hf, not '%s'\n",
+                "sim import: --format must be gpt-neox, megatron, deepspeed, hf, llm-foundry or "
+                "accelerate, "
+                "not '%s'\n",
                 format);
         return 2;
     }

@@ -22,7 +22,7 @@ static const struct {
     {"validate", cmd_validate, "published measurements against the model's predictions"},
     {"sensitivity", cmd_sensitivity, "which assumed constant the iteration time hinges on"},
     {"list", cmd_list, "the shipped models, topologies, devices and scenarios, by name"},
-    {"import", cmd_import, "a scenario from a GPT-NeoX, Megatron-LM, DeepSpeed or HF config"},
+    {"import", cmd_import, "a scenario from a GPT-NeoX, Megatron-LM, DeepSpeed, HF, llm-foundry or accelerate config"},
     {"compare", cmd_compare, "two JSON reports side by side, with their differences"},
     {"colocate", cmd_colocate, "several jobs on one machine, alone and together, and where they meet"},
     /* clang-format on */

@@ -59,8 +59,8 @@ static char *shown(const char *value) {
 static gboolean fail_unknown(GError **err, const ImportItem *it) {
     g_autofree char *v = shown(it->value);
     g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
-                "%s: %s = %s: its value comes from %s, which cannot be known without running the "
-                "script; write the value in the file",
+                "%s: %s = %s: its value comes from %s, which cannot be known without running "
+                "it; write the value in the file",
                 it->where, it->key, v, it->unknown);
     return FALSE;
 }
@@ -190,6 +190,38 @@ char *im_yaml_quoted(const char *s) {
     return g_string_free(out, FALSE);
 }
 
+/* A shipped model named by --model: the model line. */
+void im_put_model_option(GString *m, const ImportOptions *opt) {
+    g_autofree char *q = im_yaml_quoted(opt->model);
+    g_string_append_printf(m, "model: %s%*s # --model\n", q, (int)MAX(0, 27 - (int)strlen(q)), "");
+}
+
+/* The sections of GPT-NeoX, Megatron-LM, DeepSpeed and Hugging Face files. */
+static gboolean write_sections(Im *im, const ImportOptions *opt, GString *model, GString *par,
+                               GString *train, int64_t *nodes, GError **err) {
+    Shape sh = {0};
+    Run r = {0};
+    /* the precision first: DeepSpeed's bucket sizes are in elements of it */
+    if (!import_write_precision(im, train, &r, err))
+        return FALSE;
+    if (opt->model) {
+        im_put_model_option(model, opt);
+    } else if (im->fmt == IMPORT_DEEPSPEED) {
+        g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
+                    "%s: a DeepSpeed config holds no model; name one with --model NAME "
+                    "(sim list models)",
+                    im->path);
+        return FALSE;
+    } else {
+        g_string_append(model, "model:\n");
+        if (!import_write_model(im, opt, model, &sh, err))
+            return FALSE;
+    }
+    return import_write_parallel(im, par, &r, err) &&
+           import_write_megatron_layout(im, par, &r, sh.layers, err) &&
+           import_write_training(im, train, &r, err) && import_nodes_for(im, opt, &r, nodes, err);
+}
+
 char *import_scenario(const char *path, const ImportOptions *opt, GError **err) {
     ImportFormat fmt = opt->format;
     g_autoptr(GPtrArray) items = import_read(path, &fmt, err);
@@ -199,30 +231,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
     Im im = {items, path, fmt, defaults};
     g_autoptr(GString) model = g_string_new(NULL), par = g_string_new(NULL),
                        train = g_string_new(NULL);
-    Shape sh = {0};
-    Run r = {0};
-    /* the precision first: DeepSpeed's bucket sizes are in elements of it */
-    if (!import_write_precision(&im, train, &r, err))
-        return NULL;
-    if (opt->model) {
-        g_autofree char *q = im_yaml_quoted(opt->model);
-        g_string_append_printf(model, "model: %s%*s # --model\n", q,
-                               (int)MAX(0, 27 - (int)strlen(q)), "");
-    } else if (fmt == IMPORT_DEEPSPEED) {
-        g_set_error(err, CONF_ERROR, CONF_ERROR_KEY,
-                    "%s: a DeepSpeed config holds no model; name one with --model NAME "
-                    "(sim list models)",
-                    path);
-        return NULL;
-    } else {
-        g_string_append(model, "model:\n");
-        if (!import_write_model(&im, opt, model, &sh, err))
-            return NULL;
-    }
     int64_t nodes;
-    if (!import_write_parallel(&im, par, &r, err) ||
-        !import_write_megatron_layout(&im, par, &r, sh.layers, err) ||
-        !import_write_training(&im, train, &r, err) || !import_nodes_for(&im, opt, &r, &nodes, err))
+    gboolean fsdp = fmt == IMPORT_FOUNDRY || fmt == IMPORT_ACCELERATE; /* import_fsdp.c */
+    if (!(fsdp ? import_write_fsdp : write_sections)(&im, opt, model, par, train, &nodes, err))
         return NULL;
     if (!opt->topology)
         im_chose(&im, "topology", "frontier", "the file names no machine; --topology NAME sets it");
@@ -231,6 +242,20 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
         if (it->used && it->unknown) {
             fail_unknown(err, it);
             return NULL;
+        }
+    }
+    /* what a value read was interpolated from (llm-foundry's variables) is read with it, and so
+     * on down a chain of references (a stack, not recursion: a chain may be long); O(references) */
+    g_autoptr(GPtrArray) read = g_ptr_array_new();
+    for (guint i = 0; i < items->len; i++)
+        if (((ImportItem *)items->pdata[i])->used)
+            g_ptr_array_add(read, items->pdata[i]);
+    while (read->len) {
+        ImportItem *it = g_ptr_array_steal_index_fast(read, read->len - 1);
+        for (GSList *l = it->refs; l; l = l->next) {
+            ImportItem *src = l->data;
+            if (!src->used)
+                src->used = TRUE, g_ptr_array_add(read, src);
         }
     }
 
@@ -246,7 +271,9 @@ char *import_scenario(const char *path, const ImportOptions *opt, GError **err) 
         if (!it->used) {
             g_autofree char *k = yaml_safe(it->key, 0), *v = yaml_safe(it->value, 60),
                             *w = yaml_safe(it->where, 0);
-            g_string_append_printf(out, "#   %s = %s  (%s)\n", k, v, w);
+            g_autofree char *n = it->note ? yaml_safe(it->note, 0) : NULL;
+            g_string_append_printf(out, "#   %s = %s  (%s%s%s)\n", k, v, w, n ? "; " : "",
+                                   n ? n : "");
             unmapped++;
         }
     }

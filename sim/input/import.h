@@ -1,5 +1,6 @@
 /* import: a framework's own configuration (a GPT-NeoX .yml, a Megatron-LM argument list, a
- * DeepSpeed JSON config, a Hugging Face config.json) turned into the scenario YAML it implies.
+ * DeepSpeed JSON config, a Hugging Face config.json, an llm-foundry training YAML, a Hugging Face
+ * accelerate config) turned into the scenario YAML it implies.
  *
  * For: `sim import`. Each reader flattens its file into settings (key, value, where), keys
  * normalised (lower case, '-' as '_', nested keys joined by '.'); one mapper reads the settings
@@ -18,6 +19,8 @@ typedef enum {
     IMPORT_MEGATRON,  /* Megatron-LM's pretrain_gpt.py arguments, one file */
     IMPORT_DEEPSPEED, /* a DeepSpeed config JSON */
     IMPORT_HF,        /* a Hugging Face config.json */
+    IMPORT_FOUNDRY,   /* a MosaicML llm-foundry training YAML (Composer, PyTorch FSDP) */
+    IMPORT_ACCELERATE /* a Hugging Face accelerate config YAML (distributed_type FSDP) */
 } ImportFormat;
 
 /* One setting of the file: normalised key, its value as text (sequences written [a, b]), and
@@ -27,8 +30,11 @@ typedef struct {
     char *value;
     char *where;
     gboolean used; /* the mapper read it */
-    char *unknown; /* why the value cannot be known without running the script (import_shell.c);
-                      NULL: it is known */
+    char *unknown; /* why the value cannot be known without running the script (import_shell.c,
+                      import_fsdp.c); NULL: it is known */
+    char *note;    /* what the simulator does instead, said beside it under "Not mapped"; or NULL */
+    GSList *refs;  /* the settings its value was interpolated from (llm-foundry's ${...}): read
+                      when it is read */
 } ImportItem;
 
 /* What the file lacks, from the command line. NULL / 0: the default, named in the output. */
@@ -36,11 +42,13 @@ typedef struct {
     ImportFormat format;
     const char *topology; /* a topology name or path; default frontier */
     int nodes;            /* default: the fewest that hold TP x PP */
-    const char *model;    /* a shipped model by name, for formats without a model (DeepSpeed) */
+    const char *model;    /* a shipped model by name, for formats without a model (DeepSpeed,
+                             accelerate) */
     const char *name;     /* the model's name; default from the file */
 } ImportOptions;
 
-/* The format's name ("gpt-neox", "megatron", "deepspeed", "hf"), and the one named by text
+/* The format's name ("gpt-neox", "megatron", "deepspeed", "hf", "llm-foundry", "accelerate"),
+ * and the one named by text
  * (FALSE when none is). */
 const char *import_format_name(ImportFormat f);
 gboolean import_format_parse(const char *text, ImportFormat *out);

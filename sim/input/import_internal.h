@@ -1,6 +1,7 @@
 /* import_internal: what the parts of `sim import`'s mapper share (import.c, import_model.c,
- * import_run.c): the settings read, the lookup that marks a setting read, the conversions that
- * name a bad value's place, and the writers of one scenario line. Not for: any other module. */
+ * import_run.c, import_fsdp.c, import_interp.c): the settings read, the lookup that marks a setting
+ * read, the conversions that name a bad value's place, and the writers of one scenario line. Not
+ * for: any other module. */
 #ifndef SIM_IMPORT_INTERNAL_H
 #define SIM_IMPORT_INTERNAL_H
 
@@ -56,6 +57,12 @@ char *im_yaml_quoted(const char *s);
 /* Whether the value holds needle, case aside. */
 gboolean im_value_has(const ImportItem *it, const char *needle);
 
+/* The model line of a shipped model named by --model. */
+void im_put_model_option(GString *m, const ImportOptions *opt);
+/* layer_vector_params_h for a GeLU, LayerNorm, biased multi-head layer (kv 0 or heads), or the
+ * default named (import_model.c). */
+void im_put_vector_params(Im *im, GString *m, const Shape *sh, int64_t kv);
+
 /* The sections (import_model.c, import_run.c); FALSE and err on a setting that cannot be. */
 gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape *sh, GError **err);
 gboolean import_write_precision(Im *im, GString *t, Run *r, GError **err);
@@ -65,5 +72,13 @@ gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t 
 gboolean import_write_training(Im *im, GString *t, Run *r, GError **err);
 gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_t *nodes,
                           GError **err);
+
+/* llm-foundry's ${...} interpolations resolved in the values of items (import_interp.c): what
+ * cannot be resolved statically is marked unknown, with its reason, and refused by the mapper
+ * only where it is read. */
+void import_foundry_resolve(GPtrArray *items);
+/* Every section of an llm-foundry or accelerate file, and the nodes (import_fsdp.c). */
+gboolean import_write_fsdp(Im *im, const ImportOptions *opt, GString *model, GString *par,
+                           GString *train, int64_t *nodes, GError **err);
 
 #endif

@@ -312,6 +312,23 @@ static char *model_name(Im *im, const ImportOptions *opt) {
     return g_strdup(type && *type->value ? type->value : base);
 }
 
+/* A GPT-NeoX-shaped layer (GeLU, LayerNorm, biases, multi-head; kv 0 or heads) counts the
+ * study's 8h of vectors unless told otherwise. A checkpoint (config.json), a Megatron-LM or an MPT
+ * model has exactly two LayerNorms (4h) and its biases (QKV 3h, output h, MLP ffn + h): written
+ * out when a whole number of h; a GPT-NeoX import keeps the study's form. */
+void im_put_vector_params(Im *im, GString *m, const Shape *sh, int64_t kv) {
+    if (sh->swiglu || sh->rms || !sh->bias || (kv != 0 && kv != sh->heads))
+        return;
+    int64_t ffn = sh->ffn ? sh->ffn : 4 * sh->hidden, vec = 9 * sh->hidden + ffn;
+    if (im->fmt != IMPORT_NEOX && vec % sh->hidden == 0)
+        im_put_int(m, "layer_vector_params_h", vec / sh->hidden,
+                   "two LayerNorms (4h) and biases (5h + ffn): the exact count");
+    else
+        im_chose(im, "layer_vector_params_h", "8",
+                 "the study's Eq. 1 (GPT-NeoX's code holds 13; --set "
+                 "model.layer_vector_params_h=13 for its exact count)");
+}
+
 gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape *sh, GError **err) {
     g_autofree char *name = model_name(im, opt);
     g_autofree char *quoted = im_yaml_quoted(name);
@@ -385,19 +402,6 @@ gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape 
     if (!model_bias(im, m, sh, err) || !model_vocab(im, m, err) || !model_positions(im, m, err) ||
         !model_embeddings(im, m, err) || !model_attention(im, m, err) || !model_misc(im, m, err))
         return FALSE;
-    /* A GPT-NeoX-shaped layer (GeLU, LayerNorm, biases, multi-head) counts the study's 8h of
-     * vectors unless told otherwise. A checkpoint (config.json) or a Megatron-LM model has
-     * exactly two LayerNorms (4h) and its biases (QKV 3h, output h, MLP ffn + h): written out
-     * when a whole number of h; a GPT-NeoX import keeps the study's form. */
-    if (!sh->swiglu && !sh->rms && sh->bias && (kv == 0 || kv == sh->heads)) {
-        int64_t ffn = sh->ffn ? sh->ffn : 4 * sh->hidden, vec = 9 * sh->hidden + ffn;
-        if (im->fmt != IMPORT_NEOX && vec % sh->hidden == 0)
-            im_put_int(m, "layer_vector_params_h", vec / sh->hidden,
-                       "two LayerNorms (4h) and biases (5h + ffn): the exact count");
-        else
-            im_chose(im, "layer_vector_params_h", "8",
-                     "the study's Eq. 1 (GPT-NeoX's code holds 13; --set "
-                     "model.layer_vector_params_h=13 for its exact count)");
-    }
+    im_put_vector_params(im, m, sh, kv);
     return TRUE;
 }

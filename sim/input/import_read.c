@@ -1,6 +1,7 @@
-/* import_read: the four readers of `sim import`, each flattening its file into ImportItems.
+/* import_read: the readers of `sim import`, each flattening its file into ImportItems.
  *
- * GPT-NeoX .yml (YAML, conf.c's reader: every item knows its line and column), DeepSpeed and
+ * GPT-NeoX .yml, llm-foundry and accelerate YAML (conf.c's reader: every item knows its line and
+ * column; llm-foundry's ${...} interpolations resolved by import_fsdp.c), DeepSpeed and
  * Hugging Face JSON (json-glib; an item's place is its key path), and Megatron-LM argument lists
  * (a launch script or a bare list of arguments, read as bash would expand it: import_shell.c;
  * an item's place is its line). Keys are normalised as GPT-NeoX's own argument parser does
@@ -20,6 +21,8 @@ static void item_free(gpointer p) {
     g_free(it->value);
     g_free(it->where);
     g_free(it->unknown);
+    g_free(it->note);
+    g_slist_free(it->refs);
     g_free(it);
 }
 
@@ -72,7 +75,8 @@ static gboolean read_yaml(const char *path, GPtrArray *items, GError **err) {
     if (!root)
         return FALSE;
     if (root->kind != CONF_MAP)
-        return conf_fail(err, CONF_ERROR_VALUE, root, "a GPT-NeoX config must be a mapping");
+        return conf_fail(err, CONF_ERROR_VALUE, root,
+                         "a GPT-NeoX, llm-foundry or accelerate config must be a mapping");
     yaml_walk(root, NULL, items);
     return TRUE;
 }
@@ -193,7 +197,8 @@ static gboolean read_args(const char *path, GPtrArray *items, GError **err) {
 
 /* --- the format ---------------------------------------------------------------------------- */
 
-static const char *const format_names[] = {"auto", "gpt-neox", "megatron", "deepspeed", "hf", NULL};
+static const char *const format_names[] = {"auto", "gpt-neox",    "megatron",   "deepspeed",
+                                           "hf",   "llm-foundry", "accelerate", NULL};
 
 const char *import_format_name(ImportFormat f) {
     return format_names[f];
@@ -236,11 +241,25 @@ GPtrArray *import_read(const char *path, ImportFormat *f, GError **err) {
     ImportFormat fmt = *f;
     if (fmt == IMPORT_AUTO)
         fmt = json ? IMPORT_HF : yaml ? IMPORT_NEOX : IMPORT_MEGATRON;
-    gboolean ok = fmt == IMPORT_NEOX       ? read_yaml(path, items, err)
+    gboolean is_yaml = fmt == IMPORT_NEOX || fmt == IMPORT_FOUNDRY || fmt == IMPORT_ACCELERATE;
+    gboolean ok = is_yaml                  ? read_yaml(path, items, err)
                   : fmt == IMPORT_MEGATRON ? read_args(path, items, err)
                                            : read_json(path, items, err);
     if (!ok)
         return NULL;
+    /* a YAML file is an accelerate config when it names a distributed_type (accelerate's
+     * ClusterConfig, commands/config/config_args.py), an llm-foundry one when it holds the keys
+     * its TrainConfig requires (llmfoundry/utils/config_utils.py: model with a name, the batch,
+     * max_seq_len) or an fsdp_config, else GPT-NeoX's */
+    if (*f == IMPORT_AUTO && fmt == IMPORT_NEOX)
+        fmt = has_key(items, "distributed_type") ? IMPORT_ACCELERATE
+              : has_key(items, "model.name") || has_key(items, "global_train_batch_size") ||
+                      has_key(items, "device_train_microbatch_size") ||
+                      has_key(items, "fsdp_config.sharding_strategy")
+                  ? IMPORT_FOUNDRY
+                  : IMPORT_NEOX;
+    if (fmt == IMPORT_FOUNDRY)
+        import_foundry_resolve(items);
     /* a JSON file without a model's shape is a DeepSpeed config */
     if (*f == IMPORT_AUTO && fmt == IMPORT_HF && !has_key(items, "hidden_size") &&
         !has_key(items, "num_hidden_layers") && !has_key(items, "n_embd") &&
