@@ -58,7 +58,9 @@ sim_build() {
         made="$dir/sim"
     fi
     mkdir -p "$dir"
-    if [ ! -f "$dir/CMakeCache.txt" ]; then
+    # a cache without a build file is a configure that failed (say, run before the packages were
+    # installed): configure again rather than build nothing
+    if [ ! -f "$dir/CMakeCache.txt" ] || { [ ! -f "$dir/Makefile" ] && [ ! -f "$dir/build.ninja" ]; }; then
         sim_log "build: configuring $dir (cmake)"
         if ! cmake -S "$SIM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$log" 2>&1; then
             cat "$log" >&2; return 1
