@@ -20,10 +20,11 @@ const char *scenario_fsdp_bwd_prefetch_name(FsdpBackwardPrefetch p) {
 gboolean scenario_load_fsdp(const ConfNode *tr, Scenario *s, GError **err) {
     static const char *const keys[] = {SCENARIO_FSDP_KEYS, NULL};
     int bwd = FSDP_BWD_PRE;
-    /* Megatron-FSDP (framework.c) has neither knob: its _pre_forward prefetches the next layer
-     * with no limit; its _pre_backward prefetches as BACKWARD_PRE does */
-    s->fsdp_fwd_prefetch = s->framework == FW_MEGATRON;
-    s->fsdp_limit_gathers = s->framework != FW_MEGATRON;
+    /* the framework's own (framework.c): Megatron-FSDP has neither knob, and its _pre_backward
+     * prefetches as BACKWARD_PRE does */
+    const Framework *fw = framework_get(s->framework);
+    s->fsdp_fwd_prefetch = fw->gather_fwd_prefetch;
+    s->fsdp_limit_gathers = fw->gather_limit;
     if (!conf_enum(tr, keys[0], FALSE, bwd_prefetch_names, &bwd, err) ||
         !conf_bool(tr, keys[1], FALSE, &s->fsdp_fwd_prefetch, err) ||
         !conf_bool(tr, keys[2], FALSE, &s->fsdp_limit_gathers, err))

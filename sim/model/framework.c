@@ -80,7 +80,10 @@ static const Framework frameworks[FW_COUNT] = {
                      .first_bucket_bytes = 0,
                      .zero_stages = 0xb, /* DDP, distributed optimizer, Megatron-FSDP */
                      .gather = GATHER_FLAT_UNIT,
-                     .reduce_per_unit = TRUE},
+                     .reduce_per_unit = TRUE,
+                     /* custom_fsdp's _pre_forward prefetches the next layer with no limit */
+                     .gather_fwd_prefetch = TRUE,
+                     .gather_limit = FALSE},
     [FW_PYTORCH] = {.name = "pytorch",
                     .ddp_overlap = TRUE,
                     .close_before_overflow = FALSE,
@@ -88,7 +91,11 @@ static const Framework frameworks[FW_COUNT] = {
                     .zero_stages = 0xd, /* DDP, FSDP SHARD_GRAD_OP and FULL_SHARD */
                     .gather = GATHER_FLAT_UNIT,
                     .zero2_gathers_in_forward = TRUE,
-                    .reduce_per_unit = TRUE},
+                    .reduce_per_unit = TRUE,
+                    /* FullyShardedDataParallel.__init__: forward_prefetch False,
+                     * limit_all_gathers True */
+                    .gather_fwd_prefetch = FALSE,
+                    .gather_limit = TRUE},
 };
 
 /* What a parameter costs:

@@ -54,6 +54,11 @@ typedef struct {
     /* ZeRO-2/3 reduce-scatter each unit's gradients as soon as its backward ends (FSDP's
      * post-backward hook per FlatParameter) instead of filling buckets. */
     gboolean reduce_per_unit;
+    /* The flat-unit gathers' defaults where no setting overrides them (scenario_fsdp.c): the
+     * next unit's allgather issued as the current one's forward starts, and at most two gathers
+     * in flight (FSDP's rate limiter). */
+    gboolean gather_fwd_prefetch;
+    gboolean gather_limit;
 } Framework;
 
 /* How a framework stores what one parameter costs, in bytes, for a compute precision: the
