@@ -594,11 +594,7 @@ START_TEST(test_calibration_blocks) {
     ck_assert_double_eq(r->topo.device.compute_scale, 1.0);
     ck_assert_double_eq_tol(device_compute_factor(&r->topo.device), 0.9, 1e-15);
     const char *bad[] = {"topology.device.calibration.scale=1", NULL};
-    g_autoptr(GError) err = NULL;
-    g_autofree char *path = g_build_filename(SIM_SOURCE_DIR, "scenarios", "1.3B_ddp.yaml", NULL);
-    g_autoptr(Scenario) no = scenario_load(path, (char **)bad, &err);
-    ck_assert_ptr_null(no);
-    ck_assert_msg(err && strstr(err->message, "scale"), "%s", err ? err->message : "");
+    load_fails("1.3B_ddp.yaml", bad, "scale");
 }
 END_TEST
 
