@@ -39,6 +39,16 @@
  *   backward. So stage 3 under megatron is PyTorch FSDP's flat-unit gathers with
  *   forward_prefetch on, limit_all_gathers off and BACKWARD_PRE (scenario_fsdp.c sets them)
  *   and Megatron's bytes. Megatron's stage 2 (optim_grads) is not modelled.
+ *   Tensor parallelism (megatron/core/tensor_parallel/layers.py,
+ *   LinearWithGradAccumulationAndAsyncCommunication.backward, the column-parallel linears'):
+ *   the input-gradient GEMM, then the input gradient's all_reduce (allreduce_dgrad, on by
+ *   default at TP > 1 without sequence parallelism) or, under sequence parallelism, its
+ *   reduce_scatter_tensor issued with async_op=True, then the weight-gradient GEMM, then
+ *   handle.wait(): CUDA_DEVICE_MAX_CONNECTIONS=1 makes the reduction start before the GEMM
+ *   (dgrad_overlap; blocks.c). Under sequence parallelism the gather of the stored input is
+ *   issued before the input-gradient GEMM and waited for after it, before the weight gradient.
+ *   GPT-NeoX's mpu (DeepSpeed here) reduces the input gradient synchronously in
+ *   copy_to_model_parallel_region's backward, after the block.
  * PyTorch DDP (torch/nn/parallel/distributed.py): bucket_cap_mb = 25 MiB, the first bucket
  *   capped at dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB, filled parameter by parameter in reverse
  *   registration order (compute_bucket_assignment_by_size closes a bucket once it reaches the
@@ -83,7 +93,8 @@ static const Framework frameworks[FW_COUNT] = {
                      .reduce_per_unit = TRUE,
                      /* custom_fsdp's _pre_forward prefetches the next layer with no limit */
                      .gather_fwd_prefetch = TRUE,
-                     .gather_limit = FALSE},
+                     .gather_limit = FALSE,
+                     .dgrad_overlap = TRUE},
     [FW_PYTORCH] = {.name = "pytorch",
                     .ddp_overlap = TRUE,
                     .close_before_overflow = FALSE,

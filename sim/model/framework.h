@@ -59,6 +59,11 @@ typedef struct {
      * in flight (FSDP's rate limiter). */
     gboolean gather_fwd_prefetch;
     gboolean gather_limit;
+    /* A column-parallel linear's backward reduces its input gradient (allreduce, or
+     * reduce-scatter under sequence parallelism) asynchronously while its weight-gradient GEMM
+     * runs, and waits for it only after (Megatron-LM's
+     * LinearWithGradAccumulationAndAsyncCommunication), instead of after the whole block. */
+    gboolean dgrad_overlap;
 } Framework;
 
 /* How a framework stores what one parameter costs, in bytes, for a compute precision: the

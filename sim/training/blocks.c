@@ -104,8 +104,15 @@ static BlockTasks block_forward(Builder *b, const Block *k, guint32 in, guint32 
     return r;
 }
 
+/* A block's backward. With Framework.dgrad_overlap (Megatron-LM's column-parallel linear,
+ * framework.c) the kernels run in three tasks: up to the input-gradient GEMM of the block's
+ * column-parallel input linear; its weight-gradient GEMM, while the leave hooks' reduction of
+ * the input gradient runs (and, under sequence parallelism, after the gather of the stored
+ * input it reads); then the kernels after it (the norm's backward), which wait for the
+ * reduction. A block whose body a plug-in owns keeps one task. */
 static BlockTasks block_backward(Builder *b, const Block *k, guint32 in, guint32 ag,
                                  guint32 *seg_task) {
+    b->wgrad_input = NO_TASK;
     guint32 g = enter(b, k, in);
     const Parallelism *own = body_owner(b, k);
     BlockTasks r = {NO_TASK, NO_TASK};
@@ -117,6 +124,17 @@ static BlockTasks block_backward(Builder *b, const Block *k, guint32 in, guint32
         if (k->kind == BLOCK_ATTN && b->sc->recompute == RECOMPUTE_SELECTIVE) {
             dur = sim_time_add(dur, b->attn_core);
             kernels += b->ncore;
+        }
+        SimTime w = b->colw[k->seg], tail = b->tail[k->seg];
+        if (w > 0 && k->column_in) {
+            int nw = b->ncolw[k->seg], nt = b->ntail[k->seg];
+            guint32 d = compute_k(b, dur - w - tail, kernels - nw - nt, PHASE_BWD, k->layer,
+                                  k->micro, g, ag);
+            guint32 red = leave(b, k, d, 1);
+            compute_k(b, w, nw, PHASE_BWD, k->layer, k->micro, b->wgrad_input, NO_TASK);
+            r.kernels = seg_task[k->seg] =
+                compute_k(b, tail, nt, PHASE_BWD, k->layer, k->micro, red, NO_TASK);
+            return r; /* the last kernels waited for the reduction: they are the block's end */
         }
         r.kernels = seg_task[k->seg] =
             compute_k(b, dur, kernels, PHASE_BWD, k->layer, k->micro, g, ag);

@@ -76,8 +76,10 @@ static guint32 sp_leave(Builder *b, const Block *k, guint32 c, int parts) {
 
 static guint32 sp_enter_bwd(Builder *b, const Block *k, guint32 in) {
     guint32 g = k->row_out ? comm_or(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, k, in) : in;
-    if (k->column_in) /* the stored input, for the weight gradient: nothing waits for it */
-        collective(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, PHASE_BWD, k->layer, k->micro, g);
+    if (k->column_in) /* the stored input, for the weight gradient: nothing but that waits
+                         for it (blocks.c, where the weight-gradient GEMM runs apart) */
+        b->wgrad_input =
+            collective(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, PHASE_BWD, k->layer, k->micro, g);
     return g;
 }
 

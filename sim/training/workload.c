@@ -334,6 +334,29 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     return total;
 }
 
+/* Framework.dgrad_overlap: the time and kernels of segment seg's last weight-gradient GEMM in
+ * backward order (the column-parallel input linear's: qkv, mlp_fc1, logits) and of the kernels
+ * after it (the norm's backward), timed as segment_time times them, so the parts sum to b->bwd. */
+static void dgrad_split(Builder *b, Segment seg) {
+    const Scenario *sc = b->sc;
+    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
+                      sc->precision, ops);
+    int last = -1;
+    for (guint i = 0; i < ops->len; i++)
+        if (model_op_weight_grad(&g_array_index(ops, ModelOp, i)))
+            last = (int)i;
+    if (last < 0)
+        return;
+    b->colw[seg] = op_time(sc, b->dev, &g_array_index(ops, ModelOp, last));
+    b->ncolw[seg] = 1;
+    for (guint i = (guint)last + 1; i < ops->len; i++) {
+        b->tail[seg] =
+            sim_time_add(b->tail[seg], op_time(sc, b->dev, &g_array_index(ops, ModelOp, i)));
+        b->ntail[seg]++;
+    }
+}
+
 static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     const Scenario *sc = wl->sc;
     const DeviceSpec *dev = &topo_spec(wl->topo)->device;
@@ -350,6 +373,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .last_hsdp = NO_TASK,
                  .last_compute = NO_TASK,
                  .p2p_block = NO_TASK,
+                 .wgrad_input = NO_TASK,
                  .bucket_ready = NO_TASK,
                  .moe_expert_ready = NO_TASK,
                  .xbucket_ready = NO_TASK,
@@ -403,6 +427,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.split = schedule_get(sc->schedule)->split;
     if (b.split) /* after the host's rates: B and W kernels dispatch alike */
         wgrad_prepare(&b, dev);
+    else if (b.fw->dgrad_overlap && layout_group_size(b.lay, DIM_TP) > 1)
+        for (Segment s = SEG_ATTN; s <= SEG_HEAD; s++)
+            if (s != SEG_EMBED) /* its input is token ids: no input gradient to reduce */
+                dgrad_split(&b, s);
     /* gradients and the optimizer's partitions: over the data-parallel group with context
      * parallelism, dp x cp ranks (layout.h; the experts', which CP refuses, over dp / ep) */
     int dpc = layout_group_size(b.lay, DIM_DP);

@@ -100,17 +100,24 @@ struct Builder {
     int chunks;               /* tp_comm_overlap: chunks of each producer GEMM (0: not split) */
     SimTime prod[SEG_COUNT];  /* forward time of the segment's producer GEMM, picoseconds */
     SimTime chunk[SEG_COUNT]; /* of one of its row chunks, picoseconds */
-    double act_bytes;         /* b s h activations, bytes */
-    double ce_bytes;          /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
-    int e;                    /* bytes per element */
-    int ge;                   /* bytes per gradient element, as the framework reduces them */
-    int pe;                   /* bytes per parameter element, as ZeRO-3 / FSDP gathers them */
-    gboolean unit_buckets;    /* FSDP: one reduce-scatter per unit, whatever the bucket size */
-    gboolean logger;          /* DeepSpeed's comms_logger synchronises around its calls */
-    double bucket_params;     /* gradients waiting in the open bucket, parameters */
-    Buf bucket_tensors;       /* BucketTensor: its tensors, in order (qgZ takes them one by one) */
-    guint32 bucket_ready;     /* task after which the open bucket's gradients exist */
-    int buckets_flushed;      /* in this reduction pass (PyTorch caps the first bucket lower) */
+    /* Framework.dgrad_overlap: per segment, its backward's last weight-gradient GEMM (the
+     * column-parallel input linear's) and the kernels after it (the norm's backward), which
+     * blocks.c runs apart so that the input gradient's reduction overlaps the GEMM; colw 0 where
+     * the split does not apply (no tensor parallelism, a split backward, another framework) */
+    SimTime colw[SEG_COUNT], tail[SEG_COUNT];
+    int ncolw[SEG_COUNT], ntail[SEG_COUNT];
+    guint32 wgrad_input;   /* sequence parallelism: the backward's gather of the stored input */
+    double act_bytes;      /* b s h activations, bytes */
+    double ce_bytes;       /* b s fp32 values: one vocabulary-parallel cross-entropy reduction */
+    int e;                 /* bytes per element */
+    int ge;                /* bytes per gradient element, as the framework reduces them */
+    int pe;                /* bytes per parameter element, as ZeRO-3 / FSDP gathers them */
+    gboolean unit_buckets; /* FSDP: one reduce-scatter per unit, whatever the bucket size */
+    gboolean logger;       /* DeepSpeed's comms_logger synchronises around its calls */
+    double bucket_params;  /* gradients waiting in the open bucket, parameters */
+    Buf bucket_tensors;    /* BucketTensor: its tensors, in order (qgZ takes them one by one) */
+    guint32 bucket_ready;  /* task after which the open bucket's gradients exist */
+    int buckets_flushed;   /* in this reduction pass (PyTorch caps the first bucket lower) */
     /* FSDP (gathers.c): the stage's units outside the wrapped transformer layers (embedding,
      * head with the final norm) are the root FullyShardedDataParallel's one flat parameter:
      * gathered once per micro-batch, kept to its last use in backward, reduce-scattered once */
