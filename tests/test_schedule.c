@@ -2,10 +2,13 @@
  * hand), and whole runs of the interleaved schedule against its closed forms: the bubble
  * (p - 1) / (v m) of the ideal time (Narayanan et al. SC21, Sec. 2.2), the pipeline sends per
  * chunk boundary, and the first stage's activations p (1 + (p - 1) / (p v)) micro-batches
- * (Korthikanti et al. 2022, Sec. 4.2.3). */
+ * (Korthikanti et al. 2022, Sec. 4.2.3); under Megatron-LM the pipeline calls its interleaved
+ * schedule makes, against its code written out below, and their wait. */
 #include <math.h>
+#include <string.h>
 
 #include "util.h"
+#include "watch.h"
 
 static PassRef at(const GArray *a, guint k) {
     return g_array_index(a, PassRef, k);
@@ -192,6 +195,148 @@ START_TEST(test_interleaved_memory) {
 }
 END_TEST
 
+/* Megatron-LM's interleaved schedule's pipeline calls on stage s, written out from its code
+ * (megatron/core/pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving,
+ * m > p; p2p_communication.py _communicate, _batched_p2p_ops): each call's operations in
+ * _batched_p2p_ops's order, "sb" send_prev, "rf" recv_prev, "sf" send_next, "rb" recv_next, then
+ * "|" for its torch.cuda.synchronize(). */
+static int chunk_id(int k, gboolean fwd, int p, int v) {
+    int g = ((k % (p * v)) + p * v) % (p * v), c = g / p; /* Python's modulo */
+    return fwd ? c : v - 1 - c;
+}
+
+static void call(GString *o, gboolean send_next, gboolean send_prev, gboolean recv_prev,
+                 gboolean recv_next) {
+    g_string_append_printf(o, "%s%s%s%s| ", send_prev ? "sb " : "", recv_prev ? "rf " : "",
+                           send_next ? "sf " : "", recv_next ? "rb " : "");
+}
+
+static char *megatron_calls(int p, int s, int m, int v) {
+    GString *o = g_string_new(NULL);
+    int total = m * v, warm = MIN(2 * (p - s - 1) + (v - 1) * p, total), rem = total - warm;
+#define FIRST(c) (s == 0 && (c) == 0)
+#define LAST(c) (s == p - 1 && (c) == v - 1)
+    if (!FIRST(0)) /* recv_forward */
+        call(o, FALSE, FALSE, TRUE, FALSE);
+    for (int k = 0; k < warm; k++) {
+        gboolean recv_prev = !(s == 0 && chunk_id(k + 1, TRUE, p, v) == 0) && k != total - 1;
+        gboolean out = !LAST(chunk_id(k, TRUE, p, v));
+        call(o, out, FALSE, recv_prev, k == warm - 1 && s != p - 1);
+    }
+    for (int k = 0; k < rem; k++) {
+        int fk = k + warm, bk = k;
+        gboolean recv_prev = s != 0 || chunk_id(fk - (p - 1), TRUE, p, v) != v - 1;
+        gboolean recv_next = s != p - 1 || chunk_id(bk - (p - 1), FALSE, p, v) != 0;
+        if (k == rem - 1)
+            recv_prev = FALSE;
+        call(o, !LAST(chunk_id(fk, TRUE, p, v)), !FIRST(chunk_id(bk, FALSE, p, v)), recv_prev,
+             recv_next);
+    }
+    for (int k = rem; k < total; k++) {
+        gboolean recv_next =
+            !(s == p - 1 && chunk_id(k + 1, FALSE, p, v) == v - 1) && k != total - 1;
+        call(o, FALSE, !FIRST(chunk_id(k, FALSE, p, v)), FALSE, recv_next);
+    }
+#undef FIRST
+#undef LAST
+    return g_string_free(o, FALSE);
+}
+
+/* The same read off a stage's program: its sends and receives by stream, "|" where the host
+ * synchronises (the last call's is the optimizer's). */
+static char *program_calls(const Program *pg) {
+    GString *o = g_string_new(NULL);
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *t = &pg->tasks[k];
+        if (t->host_sync && k > 0)
+            g_string_append(o, "| ");
+        if (t->kind == TASK_SEND || t->kind == TASK_RECV)
+            g_string_append(o, t->stream == STREAM_PP_SEND_BWD   ? "sb "
+                               : t->stream == STREAM_PP_RECV_FWD ? "rf "
+                               : t->stream == STREAM_PP_SEND_FWD ? "sf "
+                                                                 : "rb ");
+    }
+    return g_string_free(o, FALSE);
+}
+
+static int count(const char *s, const char *tok) {
+    int n = 0;
+    for (const char *q = s; (q = strstr(q, tok)); q += strlen(tok))
+        n++;
+    return n;
+}
+
+#define MEGATRON_SETS(v) "training.framework=megatron", UNIFORM_SETS(v)
+
+/* Megatron's calls, one per step, each waited for and synchronised: on every stage of p 4,
+ * m 8 and v 2 and 4 the program makes the calls written out above, in order; so stage s sends
+ * m v activations (the last stage m fewer, its last chunk's) and as many gradients (the first
+ * stage m fewer) and synchronises T + W_s times (W_s warm-up steps, T = m v), once more for its
+ * recv_forward where s > 0. */
+START_TEST(test_interleaved_megatron_calls) {
+    const char *v2[] = {MEGATRON_SETS("2")}, *v4[] = {MEGATRON_SETS("4")};
+    const char *const *sets[] = {v2, v4};
+    for (int i = 0; i < 2; i++) {
+        g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets[i]);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        int p = sc->pp, m = sc->grad_accum, v = sc->virtual_stages;
+        for (int s = 0; s < p; s++) {
+            g_autofree char *want = megatron_calls(p, s, m, v);
+            g_autofree char *got = program_calls(workload_program(sim_workload(run), s));
+            ck_assert_msg(strcmp(got, want) == 0, "v %d stage %d:\n got  %s\n want %s", v, s, got,
+                          want);
+            int warm = 2 * (p - s - 1) + (v - 1) * p;
+            ck_assert_int_eq(count(got, "sf"), m * v - (s == p - 1 ? m : 0));
+            ck_assert_int_eq(count(got, "sb"), m * v - (s == 0 ? m : 0));
+            ck_assert_int_eq(count(got, "|"), m * v + warm + (s > 0));
+        }
+    }
+}
+END_TEST
+
+/* The wait, on stage 0's first forwards (rank 0), pipeline links of a known cost c (one send of
+ * b s h activations, no latency): Megatron posts forward k's output with the receive of nothing
+ * (forward k + 1 reads the data loader) and waits for it, so forward k + 1 starts c after
+ * forward k ends: forward k at k (f + c) for k < p, f a forward of chunk 0 on stage 0 (the next
+ * stage, without the embedding, is faster and posts its receive in time). Without the wait
+ * (before: sends that did not block) forward k started at k f. */
+START_TEST(test_interleaved_megatron_wait) {
+    const char *sets[] = {MEGATRON_SETS("2"), NULL};
+    /* links of 100 GB/s instead of 1 PB/s */
+    for (int i = 0; sets[i]; i++)
+        if (strcmp(sets[i], "topology.node.link.bandwidth=1PB/s") == 0)
+            sets[i] = "topology.node.link.bandwidth=100GB/s";
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    SimTime start[4] = {-1, -1, -1, -1}, end[4] = {0}, c = -1;
+    int chunk_layers = sc->model.layers / (sc->pp * sc->virtual_stages);
+    for (guint k = 0; k < w.ran->len; k++) {
+        const Ran *r = &g_array_index(w.ran, Ran, k);
+        if (r->t.kind == TASK_COMPUTE && r->t.phase == PHASE_FWD && r->t.micro < 4 &&
+            r->t.layer < chunk_layers) { /* chunk 0: the embedding and its layers */
+            if (start[r->t.micro] < 0)
+                start[r->t.micro] = r->begin;
+            end[r->t.micro] = MAX(end[r->t.micro], r->end);
+        }
+        if (r->t.kind == TASK_SEND && c < 0)
+            c = r->end - r->begin;
+    }
+    g_array_unref(w.ran);
+    double bsh = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * 2;
+    ck_assert_msg(fabs((double)c - bsh / 100e9 * 1e12) < 0.01 * (double)c,
+                  "send %" G_GINT64_FORMAT " ps, b s h / 100 GB/s %.0f ps", c, bsh / 100e9 * 1e12);
+    SimTime f = end[0] - start[0];
+    ck_assert_int_eq(start[0], 0);
+    for (int k = 1; k < 4; k++)
+        ck_assert_msg(start[k] == k * (f + c),
+                      "forward %d starts at %" G_GINT64_FORMAT
+                      " ps, want k (f + c) = %" G_GINT64_FORMAT " ps (f %" G_GINT64_FORMAT
+                      ", c %" G_GINT64_FORMAT ")",
+                      k, start[k], k * (f + c), f, c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("core");
@@ -201,6 +346,8 @@ int main(void) {
     tcase_add_test(tc, test_interleaved_bubble);
     tcase_add_test(tc, test_interleaved_sends);
     tcase_add_test(tc, test_interleaved_memory);
+    tcase_add_test(tc, test_interleaved_megatron_calls);
+    tcase_add_test(tc, test_interleaved_megatron_wait);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -362,6 +362,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "zero",
                                            "schedule",
                                            "virtual_stages",
+                                           "overlap_p2p_comm",
                                            "sequence_parallel",
                                            "tp_comm_overlap",
                                            "bucket_size",
@@ -442,6 +443,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_int32(par, "ep", FALSE, 1, 1 << 20, &s->ep, err) ||
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
+        !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
         !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
         !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||

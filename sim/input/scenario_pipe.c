@@ -39,6 +39,14 @@ static gboolean check_v(const ConfNode *root, Scenario *s, GError **err) {
  * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
 gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err) {
     gboolean chunked = schedule_get(s->schedule)->chunked;
+    /* Megatron-LM's overlap_p2p_comm (megatron/core/model_parallel_config.py) is read by its
+     * interleaved schedule alone (schedules.py forward_backward_pipelining_with_interleaving) */
+    if (s->overlap_p2p_comm && (s->schedule != SCHED_INTERLEAVED || s->framework != FW_MEGATRON))
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "overlap_p2p_comm"),
+                         "overlap_p2p_comm is Megatron-LM's, for its interleaved schedule: it "
+                         "needs schedule: interleaved and training.framework: megatron "
+                         "(got %s, %s); remove it or set it to false",
+                         schedule_name(s->schedule), framework_names[s->framework]);
     if (!chunked) {
         if (s->virtual_stages > 1)
             return conf_fail(err, CONF_ERROR_INVALID,

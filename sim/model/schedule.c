@@ -86,9 +86,13 @@ static PassRef virtual_pass(int pp, int v, int k, gboolean fwd) {
     return (PassRef){fwd, micro, fwd ? chunk : v - 1 - chunk, FALSE};
 }
 
-static void interleaved(int pp, int stage, int m, int v, GArray *out) {
+int schedule_interleaved_warmup(int pp, int stage, int m, int v) {
     int total = m * v;
-    int warm = m == pp ? total : MIN(2 * (pp - stage - 1) + (v - 1) * pp, total);
+    return m == pp ? total : MIN(2 * (pp - stage - 1) + (v - 1) * pp, total);
+}
+
+static void interleaved(int pp, int stage, int m, int v, GArray *out) {
+    int total = m * v, warm = schedule_interleaved_warmup(pp, stage, m, v);
     for (int k = 0; k < warm; k++)
         push_ref(out, virtual_pass(pp, v, k, TRUE));
     for (int k = 0; k < total - warm; k++) {

@@ -65,6 +65,13 @@ const char *schedule_name(PipeSchedule id);
  * zero-bubble-pipeline-parallelism repository's zbv.py create_schedule: layer_group_idx). */
 int schedule_virtual_stage(gboolean vshape, int pp, int stage, int chunk);
 
+/* The interleaved schedule's warm-up forwards on stage `stage` of pp, m micro-batches, v chunks:
+ * 2 (pp - stage - 1) + (v - 1) pp, at most m v, and all m v when m = pp (Megatron-LM's
+ * get_pp_rank_microbatches: num_warmup_microbatches, are_all_microbatches_in_warmup). Its pass
+ * list is these forwards, then m v - warm-up pairs of a forward and a backward, then the
+ * warm-up's number of backwards. */
+int schedule_interleaved_warmup(int pp, int stage, int m, int v);
+
 /* The passes of stage `stage` (PassRef, caller unrefs). */
 GArray *schedule_passes(PipeSchedule id, int pp, int stage, int m, int v);
 

@@ -83,11 +83,14 @@ guint32 compute_k(Builder *b, SimTime dur, int kernels, Phase ph, int layer, int
               .layer = layer,
               .micro = micro,
               .duration = dur};
-    guint32 deps[3] = {dep1, dep2, b->p2p_block};
-    b->p2p_block = NO_TASK;
+    guint32 deps[2 + PP_BATCH_MAX] = {dep1, dep2};
+    for (int k = 0; k < PP_BATCH_MAX; k++) {
+        deps[2 + k] = b->p2p_block[k];
+        b->p2p_block[k] = NO_TASK;
+    }
     b->sync_next |= b->sync_compute;
     b->sync_compute = FALSE;
-    return b->last_compute = emit(b, t, deps, 3);
+    return b->last_compute = emit(b, t, deps, 2 + PP_BATCH_MAX);
 }
 
 /* One segment's kernels in one pass (bwd FALSE: forward or its recomputation) as one compute
@@ -171,7 +174,7 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
  * compute task: both frameworks post a send and the receive paired with it
  * before waiting (Megatron's send_forward_recv_backward is one batch; DeepSpeed orders them by
  * stage parity), which a synchronisation between them would deadlock here. */
-static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
+guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
               .op = kind == TASK_SEND ? COLL_SEND : COLL_RECV,
@@ -180,16 +183,21 @@ static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int mic
               .layer = -2,
               .micro = micro,
               .bytes = b->act_bytes};
-    guint32 idx = emit(b, t, &after, 1);
-    /* Under the interleaved schedule neither: Megatron-LM batches each step's sends and receives
-     * of several chunks, which this program, posting them per chunk pass, would deadlock on (a
-     * receive stream in chunk order behind a send not yet made). */
+    return emit(b, t, &after, 1);
+}
+
+static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
+    guint32 idx = p2p_task(b, kind, stream, ph, micro, after);
+    /* With several chunks neither here: Megatron-LM's interleaved schedule posts its calls per
+     * step, not per pass (pp_batch.c, unless overlap_p2p_comm leaves them unwaited), and ZB-V's
+     * sends do not block. Posting them per chunk pass and waiting would deadlock (a receive
+     * stream in chunk order behind a send not yet made). */
     if (b->v > 1)
         return idx;
     /* DeepSpeed's pipe/p2p.py calls deepspeed.comm: logged */
     b->sync_compute |= b->logger || b->sc->framework == FW_MEGATRON;
     if (kind == TASK_SEND)
-        b->p2p_block = idx;
+        b->p2p_block[0] = idx;
     return idx;
 }
 
@@ -231,6 +239,8 @@ static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
     if (v_turn(b) && chunk == 1)
         in = b->turn[micro];
+    else if (!first_virtual(b, chunk) && b->batched)
+        in = pp_batch_take(b, 0);
     else if (!first_virtual(b, chunk))
         in = p2p(b, TASK_RECV, pp_stream(b, chunk, TRUE, FALSE), PHASE_FWD, micro, NO_TASK);
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
@@ -244,6 +254,8 @@ static void forward_pass(Builder *b, int micro, int chunk) {
     }
     if (v_turn(b) && chunk == 0)
         b->turn[micro] = in;
+    else if (!last_virtual(b, chunk) && b->batched)
+        pp_batch_put(b, 0, micro);
     else if (!last_virtual(b, chunk))
         p2p(b, TASK_SEND, pp_stream(b, chunk, TRUE, TRUE), PHASE_FWD, micro, in);
     else
@@ -257,6 +269,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     guint32 in = b->loss[micro];
     if (v_turn(b) && chunk == 0)
         in = b->turn[micro];
+    else if (!last_virtual(b, chunk) && b->batched)
+        in = pp_batch_take(b, 1);
     else if (!last_virtual(b, chunk))
         in = p2p(b, TASK_RECV, pp_stream(b, chunk, FALSE, FALSE), PHASE_BWD, micro, NO_TASK);
     /* under a split backward the gradients exist after W (wgrad_pass), not here */
@@ -289,6 +303,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         grads_after_backward(b, micro);
     if (v_turn(b) && chunk == 1)
         b->turn[micro] = in;
+    else if (!first_virtual(b, chunk) && b->batched)
+        pp_batch_put(b, 1, micro);
     else if (!first_virtual(b, chunk))
         p2p(b, TASK_SEND, pp_stream(b, chunk, FALSE, TRUE), PHASE_BWD, micro, in);
 }
@@ -372,7 +388,10 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .last_dp = NO_TASK,
                  .last_hsdp = NO_TASK,
                  .last_compute = NO_TASK,
-                 .p2p_block = NO_TASK,
+                 .p2p_block = {NO_TASK, NO_TASK, NO_TASK, NO_TASK},
+                 .batched = pp_batch_enabled(sc),
+                 .batch_in = {NO_TASK, NO_TASK},
+                 .batch_out_micro = {-1, -1},
                  .wgrad_input = NO_TASK,
                  .bucket_ready = NO_TASK,
                  .moe_expert_ready = NO_TASK,
@@ -451,6 +470,8 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
     gathers_plan(&b, passes);
+    if (b.batched)
+        pp_batch_step(&b, passes, -1);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
         if (pr->wgrad)
@@ -461,6 +482,8 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         else
             backward_pass(&b, pr->micro, pr->chunk, pr->micro == sc->grad_accum - 1,
                           k + 1 == passes->len);
+        if (b.batched)
+            pp_batch_step(&b, passes, (int)k);
     }
 
     /* Optimizer step over the local (ZeRO: partitioned; FSDP HYBRID_SHARD: within the shard

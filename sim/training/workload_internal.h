@@ -9,6 +9,7 @@
 #include "zeropp.h"
 
 #define NO_TASK G_MAXUINT32
+#define PP_BATCH_MAX 4 /* sends and receives in one batched pipeline call */
 
 typedef struct Builder Builder;
 
@@ -131,10 +132,18 @@ struct Builder {
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
-    guint32 last_dp;       /* last task on the DP reduction stream */
-    guint32 last_hsdp;     /* last task on STREAM_DP_ALLREDUCE (FSDP HYBRID_SHARD), NO_TASK: none */
-    guint32 last_compute;  /* last compute task emitted */
-    guint32 p2p_block;     /* a pipeline send the next compute task waits for (NO_TASK: none) */
+    guint32 last_dp;      /* last task on the DP reduction stream */
+    guint32 last_hsdp;    /* last task on STREAM_DP_ALLREDUCE (FSDP HYBRID_SHARD), NO_TASK: none */
+    guint32 last_compute; /* last compute task emitted */
+    /* pipeline sends and receives the next compute task waits for (NO_TASK: none): a send
+     * (p2p_block[0]), or the tasks of a batch (pp_batch.c) */
+    guint32 p2p_block[PP_BATCH_MAX];
+    /* Megatron-LM's batched pipeline calls under the interleaved schedule (pp_batch.c): each
+     * direction's receive posted for the next pass (0 activations, 1 gradients) and the send its
+     * step has to post (its micro-batch; -1 none); batch_in NO_TASK when none */
+    gboolean batched;
+    guint32 batch_in[2];
+    int batch_out_micro[2];
     guint32 *loss;         /* per micro-batch on the last stage: the task that ends the loss */
     gboolean vshape;       /* ZB-V's chunks in a V (schedule_virtual_stage) */
     guint32 *turn;         /* with vshape, per micro-batch on the last stage: chunk 0's output,
@@ -218,6 +227,20 @@ void grads_begin_pass(Builder *b, int chunk);
  * backward has otherwise (workload_wgrad_held_bytes in workload.h is wgrad.c's too). */
 void wgrad_prepare(Builder *b, const DeviceSpec *dev);
 void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean last_pass);
+
+/* A pipeline send or receive (kind) of one micro-batch's activations (ph PHASE_FWD) or gradients
+ * (PHASE_BWD) on `stream`, after `after`; nothing waits for it (workload.c's p2p does that). */
+guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after);
+
+/* pp_batch.c: Megatron-LM's batched pipeline calls under the interleaved schedule. Whether the
+ * stage's program posts them (Builder.batched); the pending receive a pass of direction dir
+ * (0 forward, 1 backward) reads, taken; the send a pass leaves for its step's batch; and after
+ * pass k of passes (the interleaved schedule's list), the batch that ends its step, if one
+ * does (k -1: the receive before the first step). */
+gboolean pp_batch_enabled(const Scenario *sc);
+guint32 pp_batch_take(Builder *b, int dir);
+void pp_batch_put(Builder *b, int dir, int micro);
+void pp_batch_step(Builder *b, const GArray *passes, int k);
 
 /* gathers.c: ZeRO-3 / FSDP parameters. Plan the stage's uses from its passes (nothing without
  * ZeRO-3 or FSDP; it also sets Builder's FSDP root fields); the program reaches its next use:
