@@ -52,6 +52,8 @@ expect_grep megatron-70b-vpp "virtual_stages: 2 .*# num_layers_per_virtual_pipel
 expect_grep megatron-70b-sched "schedule: interleaved" "$tmp/m70.yaml"
 run_json megatron-70b "$tmp/m70.yaml"
 expect_grep megatron-70b-vpp-json '"virtual_stages": 2' "$tmp/out"
+# Megatron-LM's interleaved p2p overlap is on unless --no-overlap-p2p-communication says not
+expect_grep megatron-70b-p2p-default '"overlap_p2p_comm": true' "$tmp/out"
 expect_grep megatron-70b-params '"params": 70553706496' "$tmp/out"
 expect_grep megatron-70b-fp8 '"precision": "fp8"' "$tmp/out"
 expect_grep megatron-70b-gqa '"kv_heads": 8' "$tmp/out"
@@ -143,6 +145,12 @@ expect_grep dev-zero-text "not a configuration file" "$tmp/err"
 check two-files 2 "$sim" import "$d/ds_config.json" "$d/hf_llama3_8b_config.json"
 check not-json 2 "$sim" import --format hf "$d/neox_20B.yml"
 expect_grep not-json-text "not valid JSON" "$tmp/err"
+sed 's/--num-layers-per-virtual-pipeline-stage 5/--num-layers-per-virtual-pipeline-stage 5 --no-overlap-p2p-communication/' \
+    "$d/megatron_llama3_70b_gqa.sh" >"$tmp/nop2p.sh"
+check megatron-no-p2p-overlap 0 "$sim" import "$tmp/nop2p.sh" --topology dgx-h100 --nodes 16 -o "$tmp/nop2p.yaml"
+expect_grep megatron-no-p2p-overlap-key "overlap_p2p_comm: false .*# no_overlap_p2p_communication" "$tmp/nop2p.yaml"
+run_json megatron-no-p2p-overlap "$tmp/nop2p.yaml"
+expect_grep megatron-no-p2p-overlap-json '"overlap_p2p_comm": false' "$tmp/out"
 # an interleaved schedule whose chunk size the layers cannot take is refused naming the flag
 sed 's/--num-layers-per-virtual-pipeline-stage 5/--num-layers-per-virtual-pipeline-stage 3/' \
     "$d/megatron_llama3_70b_gqa.sh" >"$tmp/vpp3.sh"

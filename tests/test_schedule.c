@@ -266,7 +266,8 @@ static int count(const char *s, const char *tok) {
     return n;
 }
 
-#define MEGATRON_SETS(v) "training.framework=megatron", UNIFORM_SETS(v)
+#define MEGATRON_SETS(v)                                                                           \
+    "training.framework=megatron", "parallel.overlap_p2p_comm=false", UNIFORM_SETS(v)
 
 /* Megatron's calls, one per step, each waited for and synchronised: on every stage of p 4,
  * m 8 and v 2 and 4 the program makes the calls written out above, in order; so stage s sends

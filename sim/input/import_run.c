@@ -35,10 +35,18 @@ gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t 
                            n, r->pp, n, layers);
         v = layers / (r->pp * n);
     }
+    /* --no-overlap-p2p-communication: arguments.py's store_false into overlap_p2p_comm, which
+     * only the interleaved schedule reads (parallel.overlap_p2p_comm, on there by default) */
+    ImportItem *no_ov = im_take(im, "no_overlap_p2p_communication", NULL);
+    gboolean off = FALSE;
+    if (no_ov && !im_as_bool(no_ov, &off, err))
+        return FALSE;
     if (v > 1) {
         ImportItem *from = per ? per : direct;
         im_put(p, "schedule", "interleaved", from->key);
         im_put_int(p, "virtual_stages", v, from->key);
+        if (off)
+            im_put(p, "overlap_p2p_comm", "false", no_ov->key);
     }
     return TRUE;
 }

@@ -421,7 +421,8 @@ static const char store_true[] =
     "use_precision_aware_optimizer no_create_attention_mask_in_dataloader "
     "check_for_nan_in_loss_and_grad distribute_saved_activations use_torch_fsdp2 "
     "account_for_embedding_in_pipeline_split account_for_loss_in_pipeline_split "
-    "moe_router_pre_softmax add_bias_linear overlap_p2p_communication no_rope_fusion ";
+    "moe_router_pre_softmax add_bias_linear overlap_p2p_communication no_rope_fusion "
+    "no_overlap_p2p_communication ";
 
 /* Whether a normalised flag name is among store_true's (words between single spaces). */
 static gboolean is_store_true(const char *norm) {

@@ -40,7 +40,13 @@ static gboolean check_v(const ConfNode *root, Scenario *s, GError **err) {
 gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err) {
     gboolean chunked = schedule_get(s->schedule)->chunked;
     /* Megatron-LM's overlap_p2p_comm (megatron/core/model_parallel_config.py) is read by its
-     * interleaved schedule alone (schedules.py forward_backward_pipelining_with_interleaving) */
+     * interleaved schedule alone (schedules.py forward_backward_pipelining_with_interleaving).
+     * Not given, it is what Megatron-LM's pretrain scripts get: on (megatron/training/
+     * arguments.py, --no-overlap-p2p-communication is store_false into overlap_p2p_comm, which
+     * validate_args turns off for the other schedules); ModelParallelConfig's own default, off,
+     * is what NeMo's configs and 2021-2022 Megatron-LM run, and their scenarios say so. */
+    if (!conf_get(conf_get(root, "parallel"), "overlap_p2p_comm"))
+        s->overlap_p2p_comm = s->schedule == SCHED_INTERLEAVED && s->framework == FW_MEGATRON;
     if (s->overlap_p2p_comm && (s->schedule != SCHED_INTERLEAVED || s->framework != FW_MEGATRON))
         return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "overlap_p2p_comm"),
                          "overlap_p2p_comm is Megatron-LM's, for its interleaved schedule: it "
