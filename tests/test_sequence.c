@@ -276,6 +276,28 @@ START_TEST(test_dgrad_overlap) {
 }
 END_TEST
 
+/* Pipeline sends carry the stage's output as the sequence-parallel region holds it: b s h / t
+ * per rank with sequence parallelism (Megatron-core schedules.py get_tensor_shapes), b s h
+ * without. Stage 0 of TP 4 x PP 2 sends one activation per micro-batch. */
+START_TEST(test_sp_pipeline_bytes) {
+    for (int q = 0; q < 2; q++) {
+        const char *sets[] = {q ? "parallel.sequence_parallel=true"
+                                : "parallel.sequence_parallel=false",
+                              "parallel.tp=4",
+                              "parallel.pp=2",
+                              "training.grad_accum=4",
+                              "training.framework=megatron",
+                              NULL};
+        g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+        g_autoptr(SimRun) run = run_ok(sc, -1);
+        double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E;
+        double want = sc->grad_accum * act / (q ? sc->tp : 1);
+        double got = stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
+        ck_assert_msg(fabs(got - want) < 1.0, "sp %d: sent %.0f, want %.0f", q, got, want);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("sequence");
     TCase *tc = tcase_create("core");
@@ -286,6 +308,7 @@ int main(void) {
     tcase_add_test(tc, test_sp_emitter);
     tcase_add_test(tc, test_tp_overlap_inventory_and_cost);
     tcase_add_test(tc, test_dgrad_overlap);
+    tcase_add_test(tc, test_sp_pipeline_bytes);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -173,7 +173,11 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
  * (Megatron-LM's after each batch, DeepSpeed's comms_logger after each call) wait before the next
  * compute task: both frameworks post a send and the receive paired with it
  * before waiting (Megatron's send_forward_recv_backward is one batch; DeepSpeed orders them by
- * stage parity), which a synchronisation between them would deadlock here. */
+ * stage parity), which a synchronisation between them would deadlock here.
+ * What moves: the stage's output on this rank's tokens, b s/cp h, and under sequence parallelism
+ * its 1/t of the sequence (megatron/core/pipeline_parallel/schedules.py get_tensor_shapes:
+ * "if config.sequence_parallel: seq_length = seq_length // tensor_model_parallel_world_size"),
+ * the split the sequence-parallel regions already hold between layers. */
 guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
@@ -182,7 +186,7 @@ guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro
               .phase = ph,
               .layer = -2,
               .micro = micro,
-              .bytes = b->act_bytes};
+              .bytes = b->sp ? b->act_bytes / b->sc->tp : b->act_bytes};
     return emit(b, t, &after, 1);
 }
 
