@@ -133,6 +133,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     s->solves = net_solves(run->net);
     s->solved_links = net_solved_links(run->net);
     s->lane_events = engine_lane_events(run->eng);
+    s->early_activations = net_early_flows(run->net);
     s->rank_events = s->events + exec_group_events(run->ex);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
     coll_copies_evenness(run->coll, &s->copy_sends, &s->uneven_sends, &s->copy_pace_ratio);
