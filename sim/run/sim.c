@@ -97,6 +97,9 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
+    if (obs) /* a trace lists tasks in the order they come, which EARLY ACTIVATION (network.c) may
+                change within a picosecond: off, as groups in step are */
+        net_set_early_activation(run->net, FALSE);
     exec_set_horizon(run->ex, horizon);
     if (work) {
         net_set_sharing(run->net, FALSE);
