@@ -40,7 +40,7 @@ check json-again 0 "$sim" "$s/13B_tp8.yaml" --set nodes=4 --format json --no-tim
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL determinism: JSON differs"; fi
 for key in schema_version iteration_time_s compute_s comm_s exposed_comm_s bubble_s overlap \
            tflops_per_gpu mfu neox_flops neox_tflops_per_gpu params_bytes capacity_bytes fits \
-           total_volume_bytes sizes events solves solved_links lane_events read_ahead host_wait_s interference_s \
+           total_volume_bytes sizes events solves solved_links lane_events early_activations read_ahead host_wait_s interference_s \
            peak_rss_bytes page_faults copy_sends uneven_copy_sends copy_pace_ratio dedup_rerun \
            trial_events trial_copy_sends trial_uneven_copy_sends trial_copy_pace_ratio; do
     expect_grep "json-$key" "\"$key\"" "$tmp/a.json"

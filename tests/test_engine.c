@@ -109,6 +109,35 @@ START_TEST(test_timer_move_and_cancel) {
 }
 END_TEST
 
+/* A held timer (engine_timer_hold) is armed with no event: cancelled, it leaves nothing to pop;
+ * set while held, it stays held at its new time; released, it fires once at its time. */
+START_TEST(test_timer_hold) {
+    g_autoptr(Engine) eng = engine_new();
+    Log log = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, TRUE};
+    EngineTimer a, b;
+    engine_timer_init(&a, record, &log, 1);
+    engine_timer_init(&b, record, &log, 2);
+    engine_timer_hold(eng, &a, 30);
+    engine_timer_hold(eng, &b, 70);
+    ck_assert(a.armed && a.held && a.when == 30);
+    ck_assert_uint_eq(engine_pending(eng), 0);
+    engine_timer_cancel(&a);
+    ck_assert(!a.armed && !a.held);
+    engine_timer_set(eng, &b, 50); /* held still, at 50 */
+    ck_assert(b.armed && b.held && b.when == 50);
+    ck_assert_uint_eq(engine_pending(eng), 0);
+    engine_timer_release(eng, &b);
+    engine_timer_release(eng, &a); /* not held: nothing */
+    ck_assert(b.armed && !b.held);
+    ck_assert_uint_eq(engine_pending(eng), 1);
+    ck_assert_int_eq(engine_run(eng), 50);
+    ck_assert_uint_eq(log.seen->len, 1);
+    ck_assert_uint_eq(g_array_index(log.seen, uint64_t, 0), 2);
+    ck_assert_uint_eq(engine_events(eng), 1); /* the cancelled held timer left no entry */
+    g_array_unref(log.seen);
+}
+END_TEST
+
 /* engine_move: a moved event orders as one scheduled at the moment of the move (after events
  * already at its new time, before later ones), from either direction. */
 START_TEST(test_move_orders_as_new) {
@@ -393,6 +422,7 @@ int main(void) {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_order_and_ties);
+    tcase_add_test(tc, test_timer_hold);
     tcase_add_test(tc, test_many_sorted);
     tcase_add_test(tc, test_schedule_from_handler);
     tcase_add_test(tc, test_timer_move_and_cancel);

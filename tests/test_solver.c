@@ -265,9 +265,11 @@ END_TEST
 /* Borrowed load sets with links of their own and links shared with other sets, whose flows start
  * at scattered times, overlap their own set's flows, and meet flows with loads of their own that
  * take over links a set had alone, run with and without the exclusive-link shortcut
- * (network.c, EXCLUSIVE LINKS): every flow ends at the same picosecond, every link carries the
- * same bytes by class, and the solver runs the same solves over the same links. The run with the
- * shortcut keeps each set's handle (net_flow_borrowed), the other finds sets by address. */
+ * (network.c, EXCLUSIVE LINKS), and with it and early activation (EARLY ACTIVATION: flows of one
+ * set that start together, and owned flows that take a link over within a set's flow's latency,
+ * put an early flow back): every flow ends at the same picosecond, every link carries the same
+ * bytes by class, and the solver runs the same solves over the same links. The runs with the
+ * shortcut keep each set's handle (net_flow_borrowed), the other finds sets by address. */
 typedef struct {
     Network *net;
     GArray **sets;  /* NetLoad, borrowed */
@@ -299,6 +301,7 @@ START_TEST(test_exclusive_links_change_nothing) {
     GRand *rng = g_rand_new_with_seed(5);
     enum { NSETS = 10, NEXCL = 64, PRIVATE = 24 };
     ck_assert_int_gt(nlinks, NSETS * PRIVATE + 64);
+    uint64_t early = 0; /* flows activated early, over the rounds */
     for (int round = 0; round < 20; round++) {
         int32_t common[12];
         for (int i = 0; i < 12; i++)
@@ -335,13 +338,14 @@ START_TEST(test_exclusive_links_change_nothing) {
                     g_array_append_val(owned[f], g_array_index(from, NetLoad, i));
             }
         }
-        SimTime at[2][NEXCL];
-        GArray *busiest[2];
-        uint64_t solves[2], looked[2];
-        for (int on = 0; on < 2; on++) {
+        SimTime at[3][NEXCL];
+        GArray *busiest[3];
+        uint64_t solves[3], looked[3];
+        for (int on = 0; on < 3; on++) { /* off; exclusive links; and early activation */
             g_autoptr(Engine) eng = engine_new();
             g_autoptr(Network) net = net_new(eng, topo);
-            net_set_exclusive_links(net, on);
+            net_set_exclusive_links(net, on > 0);
+            net_set_early_activation(net, on == 2);
             Finish fin = {{0}, eng};
             NetLoadSet facts[NSETS] = {0}; /* kept with the shortcut on, not without */
             ExclRun r = {net, sets, owned, set_of, bytes, &fin, on ? facts : NULL};
@@ -352,21 +356,24 @@ START_TEST(test_exclusive_links_change_nothing) {
             busiest[on] = net_busiest_links(net, 1 << 20);
             solves[on] = net_solves(net);
             looked[on] = net_solved_links(net);
+            early += net_early_flows(net);
         }
-        for (int f = 0; f < NEXCL; f++)
-            ck_assert_msg(at[0][f] == at[1][f],
-                          "round %d flow %d: %" PRId64 " ps, %" PRId64 " with the shortcut", round,
-                          f, at[0][f], at[1][f]);
-        ck_assert_uint_eq(busiest[0]->len, busiest[1]->len);
-        for (guint i = 0; i < busiest[0]->len; i++) {
-            const NetLinkStat *a = &g_array_index(busiest[0], NetLinkStat, i),
-                              *b = &g_array_index(busiest[1], NetLinkStat, i);
-            ck_assert_msg(memcmp(a, b, sizeof *a) == 0, "round %d: link %d %.17g B, %d %.17g B",
-                          round, a->link, a->bytes, b->link, b->bytes);
+        for (int on = 1; on < 3; on++) {
+            for (int f = 0; f < NEXCL; f++)
+                ck_assert_msg(at[0][f] == at[on][f],
+                              "round %d flow %d: %" PRId64 " ps, %" PRId64 " with shortcuts %d",
+                              round, f, at[0][f], at[on][f], on);
+            ck_assert_uint_eq(busiest[0]->len, busiest[on]->len);
+            for (guint i = 0; i < busiest[0]->len; i++) {
+                const NetLinkStat *a = &g_array_index(busiest[0], NetLinkStat, i),
+                                  *b = &g_array_index(busiest[on], NetLinkStat, i);
+                ck_assert_msg(memcmp(a, b, sizeof *a) == 0, "round %d: link %d %.17g B, %d %.17g B",
+                              round, a->link, a->bytes, b->link, b->bytes);
+            }
+            ck_assert_uint_eq(solves[0], solves[on]);
+            ck_assert_uint_eq(looked[0], looked[on]);
         }
-        ck_assert_uint_eq(solves[0], solves[1]);
-        ck_assert_uint_eq(looked[0], looked[1]);
-        for (int on = 0; on < 2; on++)
+        for (int on = 0; on < 3; on++)
             g_array_unref(busiest[on]);
         for (int k = 0; k < NSETS; k++)
             g_array_unref(sets[k]);
@@ -374,6 +381,7 @@ START_TEST(test_exclusive_links_change_nothing) {
             if (owned[f])
                 g_array_unref(owned[f]);
     }
+    ck_assert_uint_gt(early, 0);
     g_rand_free(rng);
 }
 END_TEST

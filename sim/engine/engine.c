@@ -606,6 +606,8 @@ static void timer_fire(Engine *eng, void *ctx, uint64_t gen) {
 void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay) {
     t->gen++;
     t->when = sim_time_add(eng->now, delay);
+    if (t->held) /* still no event: released at its new time */
+        return;
     if (t->armed) { /* its event moves where it is */
         engine_move(eng, t->ev, delay, t->gen);
         return;
@@ -617,4 +619,21 @@ void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay) {
 void engine_timer_cancel(EngineTimer *t) {
     t->gen++;
     t->armed = FALSE;
+    t->held = FALSE;
+}
+
+void engine_timer_hold(Engine *eng, EngineTimer *t, SimTime when) {
+    g_assert(when >= eng->now && !(t->armed && !t->held)); /* no event of it is pending */
+    t->gen++;
+    t->when = when;
+    t->armed = TRUE;
+    t->held = TRUE;
+}
+
+void engine_timer_release(Engine *eng, EngineTimer *t) {
+    if (!t->held)
+        return;
+    g_assert(t->armed && t->when >= eng->now);
+    t->held = FALSE;
+    t->ev = engine_schedule_movable(eng, t->when - eng->now, timer_fire, t, t->gen);
 }

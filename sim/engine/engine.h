@@ -75,23 +75,31 @@ void engine_move(Engine *eng, uint32_t ev, SimTime delay, uint64_t arg);
 /* A timer: a callback that can be moved or cancelled after it was scheduled. The caller owns the
  * struct (it must not move while armed); each set or cancel bumps its generation. Setting an
  * armed timer moves its event in place (engine_move); a cancelled one's event stays and is
- * dropped when it comes up (lazy deletion: O(1) to cancel, the stale entry costs one pop). */
+ * dropped when it comes up (lazy deletion: O(1) to cancel, the stale entry costs one pop). A
+ * held timer (engine_timer_hold) is armed with no event yet: cancelled, it costs nothing. */
 typedef struct {
     EngineFn fn;
     void *ctx;
     uint64_t arg;
-    uint64_t gen;   /* generation of the armed event */
-    SimTime when;   /* when it fires, picoseconds; valid while armed */
-    uint32_t ev;    /* its event (engine_schedule_movable), while armed */
-    gboolean armed; /* an event of this generation is in the queue */
+    uint64_t gen;  /* generation of the armed event */
+    SimTime when;  /* when it fires, picoseconds; valid while armed */
+    uint32_t ev;   /* its event (engine_schedule_movable), while armed and not held */
+    uint8_t armed; /* it fires at `when`: an event of this generation is in the queue, or held */
+    uint8_t held;  /* armed, its event not queued until engine_timer_release */
 } EngineTimer;
 
 /* Set up t to call fn(eng, ctx, arg); not armed. */
 void engine_timer_init(EngineTimer *t, EngineFn fn, void *ctx, uint64_t arg);
-/* Arm t to fire at now + delay (delay >= 0), replacing any earlier setting. O(log n). */
+/* Arm t to fire at now + delay (delay >= 0), replacing any earlier setting (a held timer stays
+ * held). O(log n). */
 void engine_timer_set(Engine *eng, EngineTimer *t, SimTime delay);
 /* Disarm t: a pending event of it will not run. O(1). */
 void engine_timer_cancel(EngineTimer *t);
+/* Arm t at time `when` (absolute, >= now) without queueing its event: it must be cancelled, set
+ * or released before the engine runs past `when`. O(1). */
+void engine_timer_hold(Engine *eng, EngineTimer *t, SimTime when);
+/* Queue a held timer's event, at its `when` (>= now); nothing for a timer not held. O(log n). */
+void engine_timer_release(Engine *eng, EngineTimer *t);
 
 /* A handler's hint: fetch what fn(eng, ctx, arg) will read first (__builtin_prefetch), nothing
  * else. With read-ahead on, while an event runs engine_run calls the hint of the event queued

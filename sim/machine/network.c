@@ -59,6 +59,7 @@ static void links_reserve(Network *net, uint32_t cap) {
 
 static void activate(Engine *eng, void *ctx, uint64_t slot);
 static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
+static void unearly(Network *net, LoadInfo *x);
 
 /* READ AHEAD (engine.c): a flow's start or end reads its record first, fetched while the event
  * before it runs (arg: the slot in its low 32 bits, for both). */
@@ -77,6 +78,7 @@ Network *net_new(Engine *eng, const Topology *topo) {
     net->classes = TRUE;
     net->exclusive = TRUE;
     net->local = TRUE;
+    net->early = TRUE;
     net->nlinks = topo_links(topo);
     /* zeroed, not filled: a fresh mapping's pages stay untouched until a link is used, and on
      * huge pages (bigmem.h) a traffic that reaches every node, as a DP ring does, faults in one
@@ -137,6 +139,14 @@ void net_set_exclusive_links(Network *net, gboolean on) {
 
 void net_set_local_solves(Network *net, gboolean on) {
     net->local = on;
+}
+
+void net_set_early_activation(Network *net, gboolean on) {
+    net->early = on;
+}
+
+uint64_t net_early_flows(const Network *net) {
+    return net->early_flows;
 }
 
 void net_set_link_room(Network *net, uint32_t links) {
@@ -324,8 +334,6 @@ SimTime net_flow_time_alone(const Network *net, const NetLoad *loads, int n, dou
     return net_time_at_rate(bytes, alone_rate(net, loads, n), latency);
 }
 
-static void on_flow_done(Engine *eng, void *ctx, uint64_t arg);
-
 void net_schedule_finish(Network *net, guint32 slot) {
     Flow *f = flow_at(net, slot);
     f->version++;
@@ -402,6 +410,7 @@ void net_flow_materialise(Network *net, guint32 slot) {
     Flow *f = flow_at(net, slot);
     LoadInfo *x = f->info;
     g_assert(f->lazy && x && x->lazy == (int32_t)slot);
+    g_assert(f->last <= engine_now(net->eng)); /* not early: unearly() comes first */
     uint64_t ub = flow_ub(f);
     for (uint32_t k = 0; k < x->nexcl; k++)
         load_on(net, f, slot, (int)x->eidx[k], ub);
@@ -415,6 +424,7 @@ static void link_share(Network *net, uint32_t d) {
     LinkStat *ls = &net->lstat[d];
     if (ls->owner >= 0) {
         LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
+        unearly(net, x);
         if (x->lazy >= 0)
             net_flow_materialise(net, (guint32)x->lazy);
         for (int c = 0; c < NET_CLASSES; c++)
@@ -428,20 +438,10 @@ static void link_share(Network *net, uint32_t d) {
     ls->owner = LINK_SHARED;
 }
 
-static void activate(Engine *eng, void *ctx, uint64_t slot) {
-    Network *net = ctx;
-    Flow *f = flow_at(net, slot);
-    f->last = engine_now(eng);
-    if (f->n == 0 || f->bytes <= 0) { /* nothing to move: done now */
-        f->rate = G_MAXDOUBLE;
-        f->remaining = 0;
-        net_schedule_finish(net, (guint32)slot);
-        return;
-    }
-    f->live = TRUE;
-    uint64_t ub = flow_ub(f);
+/* A live flow's coupling list (COUPLING LISTS), empty, its block kept with the slot. */
+static void flow_lists(Network *net, Flow *f) {
     f->ntl = 0;
-    if ((uint32_t)f->n > f->tl_cap) { /* its coupling list (COUPLING LISTS), kept with the slot */
+    if ((uint32_t)f->n > f->tl_cap) {
         /* a power of 2 (n <= INT_MAX: it fits): a slot's old pieces (ARENA PIECES) are at most
          * its last */
         size_t cap = 4;
@@ -451,10 +451,82 @@ static void activate(Engine *eng, void *ctx, uint64_t slot) {
         f->tl = bigarena_alloc(net->arena, cap * (sizeof(TightLoad) + sizeof(uint32_t)));
     }
     f->tpos = (uint32_t *)(f->tl + f->tl_cap);
+}
+
+/* EARLY ACTIVATION. A borrowed flow whose set's links are all exclusive (EXCLUSIVE LINKS), with
+ * no other flow of the set live or waiting out its latency, is activated when it starts, as of
+ * the end of its latency (its `last`): activate() would find it alone, make it the set's lazy flow
+ * and give it its lone rate, all the same whenever it runs, and nothing reads the flow or those
+ * links before then but a second flow of the set activating or a link becoming shared. So its
+ * completion is scheduled at start + latency + bytes / lone, the same picosecond, and one event
+ * (the activation's) is saved. If either of those comes while it is still early (its `last` in
+ * the future), unearly() puts it back to where it would be, waiting to activate at `last`.
+ * docs/speed.md, "Early activation". */
+static gboolean early_ok(const Network *net, const LoadInfo *x, int n, double bytes, double lone,
+                         SimTime latency) {
+    if (!x || n <= 0 || x->nexcl != (uint32_t)n || bytes <= 0 || !net->sharing || !net->classes ||
+        !net->early || x->live || x->lazy >= 0 || x->waiting || !(lone > 0))
+        return FALSE;
+    SimTime now = engine_now(net->eng), dt = sim_time_from_s(bytes / lone);
+    return latency < SIM_TIME_MAX / 4 && dt < SIM_TIME_MAX / 4 && now < SIM_TIME_MAX / 4;
+}
+
+static void activate_early(Network *net, guint32 slot, SimTime latency) {
+    Flow *f = flow_at(net, slot);
+    LoadInfo *x = f->info;
+    f->last = engine_now(net->eng) + latency;
+    f->live = TRUE;
+    flow_lists(net, f);
+    x->live++;
+    f->lazy = 1;
+    x->lazy = (int32_t)slot;
+    f->rate = f->lone;
+    f->version++; /* as net_schedule_finish, from the end of the latency */
+    SimTime dt = sim_time_from_s(f->remaining / f->rate);
+    f->ev = engine_schedule_movable(net->eng, latency + dt, on_flow_done, net,
+                                    (uint64_t)f->version << 32 | slot);
+    f->ev_armed = 1;
+    net->early_flows++;
+}
+
+/* Set x's lazy flow, if it is still early, back to waiting for its activation. */
+static void unearly(Network *net, LoadInfo *x) {
+    Flow *f = x->lazy >= 0 ? flow_at(net, (guint32)x->lazy) : NULL;
+    SimTime now = engine_now(net->eng);
+    if (!f || f->last <= now) /* none, or activated as of now: as activate() left it */
+        return;
+    guint32 slot = (guint32)x->lazy;
+    f->version++; /* its completion event is stale */
+    f->ev_armed = 0;
+    f->live = FALSE;
+    f->lazy = 0;
+    x->live--;
+    x->lazy = -1;
+    x->waiting++;
+    net->early_flows--;
+    engine_schedule(net->eng, f->last - now, activate, net, slot);
+}
+
+static void activate(Engine *eng, void *ctx, uint64_t slot) {
+    Network *net = ctx;
+    Flow *f = flow_at(net, slot);
+    f->last = engine_now(eng);
+    if (f->info)
+        f->info->waiting--;
+    if (f->n == 0 || f->bytes <= 0) { /* nothing to move: done now */
+        f->rate = G_MAXDOUBLE;
+        f->remaining = 0;
+        net_schedule_finish(net, (guint32)slot);
+        return;
+    }
+    f->live = TRUE;
+    uint64_t ub = flow_ub(f);
+    flow_lists(net, f);
     /* its set's only live flow stays off the set's exclusive links (EXCLUSIVE LINKS above); a
      * second one puts the first on them */
     LoadInfo *x = f->info;
     if (x) {
+        unearly(net, x);
         if (x->lazy >= 0)
             net_flow_materialise(net, (guint32)x->lazy);
         if (x->live++ == 0 && x->nexcl > 0 && net->sharing && net->classes) {
@@ -521,6 +593,12 @@ static void flow_start(Network *net, const NetLoad *loads, LoadInfo *info, const
         slot = net->nflows++;
         *flow_at(net, slot) = f;
     }
+    if (early_ok(net, info, n, bytes, lone, latency)) {
+        activate_early(net, slot, latency);
+        return;
+    }
+    if (info)
+        info->waiting++;
     engine_schedule(net->eng, latency, activate, net, slot);
 }
 
@@ -688,52 +766,4 @@ static void on_flow_done(Engine *eng, void *ctx, uint64_t arg) {
     f->dl = NULL;
     vec_push(&net->free_slots, slot);
     done(dctx, darg);
-}
-
-/* --- statistics ---------------------------------------------------------------------------- */
-
-static gint cmp_stat(gconstpointer a, gconstpointer b) {
-    const NetLinkStat *x = a, *y = b;
-    if (x->busy_s != y->busy_s)
-        return x->busy_s > y->busy_s ? -1 : 1;
-    return (x->link > y->link) - (x->link < y->link);
-}
-
-GArray *net_busiest_links(const Network *net, int max) {
-    GArray *all = g_array_new(FALSE, FALSE, sizeof(NetLinkStat));
-    for (uint32_t i = 0; i < net->nlk; i++) {
-        const Link *l = &net->lk[i];
-        NetLinkStat s = {l->id, 0, 0, {0}};
-        const LinkStat *ls = &net->lstat[i];
-        const double *acc = NULL; /* an exclusive link's: its owner's (EXCLUSIVE LINKS) */
-        if (ls->owner >= 0) {
-            const LoadInfo *x = g_ptr_array_index(net->infos, ls->owner);
-            acc = x->acc[x->wc[ls->owner_load]];
-        }
-        for (int c = 0; c < NET_CLASSES; c++) {
-            s.by_class[c] = acc ? acc[c] : *link_bytes(net, c, i);
-            s.bytes += s.by_class[c];
-        }
-        s.busy_s = s.bytes / l->cap;
-        if (s.bytes <= 0)
-            continue;
-        if (max > 64) {
-            g_array_append_val(all, s);
-            continue;
-        }
-        /* the few first kept in order as they come: cmp_stat is a total order (link ids are
-         * unique), so the same list as sorting all and keeping the first max */
-        guint at = all->len;
-        while (at > 0 && cmp_stat(&s, &g_array_index(all, NetLinkStat, at - 1)) < 0)
-            at--;
-        if ((int)at < max) {
-            g_array_insert_val(all, at, s);
-            if ((int)all->len > max)
-                g_array_set_size(all, max);
-        }
-    }
-    g_array_sort(all, cmp_stat);
-    if ((int)all->len > max)
-        g_array_set_size(all, max);
-    return all;
 }

@@ -46,6 +46,11 @@ void net_set_exclusive_links(Network *net, gboolean on);
  * solver's filled links (net_solver.c, FILLED LINKS); the rates must come out the same, bit for
  * bit, with more links looked at. */
 void net_set_local_solves(Network *net, gboolean on);
+/* Testing: off, every flow's activation is an event of its own (network.c, EARLY ACTIVATION);
+ * rates, times and link bytes must come out the same, bit for bit, with more events. */
+void net_set_early_activation(Network *net, gboolean on);
+/* Flows activated when they started (EARLY ACTIVATION): one engine event fewer each. */
+uint64_t net_early_flows(const Network *net);
 /* Testing: before any flow, room for only `links` links at first (default: every link of the
  * machine up to 4 M), so that the arrays grow by doubling as links are first used; nothing else
  * may change. */

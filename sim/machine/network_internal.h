@@ -26,6 +26,7 @@ typedef struct {
                                    class (every such link carries the same, in the same order) */
     uint32_t live;              /* flows of this set on their links */
     int32_t lazy;               /* the slot of its live flow not on its exclusive links, -1 none */
+    uint32_t waiting;           /* flows of this set started, their activation still to come */
 } LoadInfo;
 
 /* A flow's load on a link that couples (Flow.tl): what the solver reads of it, beside it, so that
@@ -170,10 +171,12 @@ struct Network {
     gboolean sharing;
     NetFlowFn flow_fn; /* net_set_flow_observer: told of every flow as it starts */
     void *flow_ctx;
-    gboolean classes;   /* the solver's private links and link classes (net_set_solver_classes) */
-    gboolean exclusive; /* a load set's one live flow skips its exclusive links (network.c) */
-    gboolean local;     /* a solve closes over filled links, not every tight one (net_solver.c) */
-    Flow *fl;           /* by slot: nflows used of cflows (bigmem_regrow) */
+    gboolean classes;     /* the solver's private links and link classes (net_set_solver_classes) */
+    gboolean exclusive;   /* a load set's one live flow skips its exclusive links (network.c) */
+    gboolean local;       /* a solve closes over filled links, not every tight one (net_solver.c) */
+    gboolean early;       /* EARLY ACTIVATION (network.c) */
+    uint64_t early_flows; /* flows activated early to the end (their activation event saved) */
+    Flow *fl;             /* by slot: nflows used of cflows (bigmem_regrow) */
     guint32 nflows, cflows;
     Vec free_slots;     /* flow slots free for reuse, a stack */
     uint32_t *dense_of; /* by link id: its index in lk + 1, 0 until first used */

@@ -493,6 +493,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "solves", (double)s->solves, FALSE);
     report_kv_num(out, i2, "solved_links", (double)s->solved_links, FALSE);
     report_kv_num(out, i2, "lane_events", (double)s->lane_events, FALSE);
+    report_kv_num(out, i2, "early_activations", (double)s->early_activations, FALSE);
     report_kv_num(out, i2, "rank_events", (double)s->rank_events, FALSE);
     fprintf(out, "%s\"read_ahead\": %s,\n", i2, s->read_ahead ? "true" : "false");
     report_kv_num(out, i2, "ranks_simulated", s->ranks_simulated, FALSE);

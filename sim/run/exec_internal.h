@@ -88,8 +88,17 @@ struct Executor {
 /* gang.c (GROUPS IN STEP). */
 void gang_setup(Executor *ex);
 void gang_free(Executor *ex);
-/* Rank i's group stops running as one: every member gets the first member's state. */
+/* Rank i's group stops running as one: every member gets the first member's state, its timers
+ * held (HELD TIMERS in gang.c) and released in a settling event unless the group ties first. */
 void gang_untie(Executor *ex, int i);
+/* gang_untie without the settling event: whether a timer is held, which the caller releases
+ * (gang_release) before the event ends unless the group ties again. */
+gboolean gang_part(Executor *ex, int i);
+/* The held timers of the group of first member `lead` queued (HELD TIMERS in gang.c). */
+void gang_release(Executor *ex, int lead);
+/* executor.c: a settling event for the group of first member `lead` at this picosecond, after the
+ * events queued for it, unless one is queued (on_settle). */
+void exec_settle_later(Executor *ex, int lead);
 /* Before anything that concerns rank i alone (its own collective, send or kernel ends, a member's
  * arrival at another dimension's collective): i's group, if tied, is untied. */
 static inline void gang_own(Executor *ex, int i) {

@@ -132,37 +132,6 @@ Executor *exec_new(Engine *eng, Collectives *coll, const Workload *wl, Stats *st
     return ex;
 }
 
-SimTime exec_host_cost(const TopologySpec *ts, const Task *t) {
-    if (t->kind != TASK_COMPUTE && t->kind != TASK_KERNEL)
-        return ts->host_comm_dispatch;
-    SimTime op = t->phase == PHASE_BWD ? ts->host_bwd_op_dispatch : ts->host_op_dispatch;
-    return t->host_ops * op + t->hooks * ts->host_hook;
-}
-
-HostWork exec_host_work(const TopologySpec *ts, const Program *pg) {
-    HostWork w = {0};
-    for (guint k = 0; k < pg->ntasks; k++) {
-        const Task *t = &pg->tasks[k];
-        double hooks = (double)t->hooks * ts->host_hook;
-        if (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL) {
-            w.dispatch_s += (double)exec_host_cost(ts, t) - hooks;
-            w.hooks_s += hooks;
-        } else {
-            w.comm_s += (double)exec_host_cost(ts, t);
-        }
-        if (t->host_sync && k > 0) { /* as the executor: none before the first task */
-            w.syncs++;
-            if (t->phase == PHASE_OPTIMIZER)
-                w.step_s += (double)ts->host_step;
-        }
-    }
-    w.dispatch_s = sim_time_s(w.dispatch_s);
-    w.hooks_s = sim_time_s(w.hooks_s);
-    w.comm_s = sim_time_s(w.comm_s);
-    w.step_s = sim_time_s(w.step_s);
-    return w;
-}
-
 void exec_free(Executor *ex) {
     if (!ex)
         return;
@@ -284,6 +253,7 @@ static void on_settle(Engine *eng, void *ctx, uint64_t lead) {
         try_advance(ex, (int)lead);
         return;
     }
+    gang_release(ex, (int)lead); /* its followers' timers, held since it parted (gang.c) */
     for (int j = (int)lead; j >= 0; j = ex->gang_next[j])
         try_advance(ex, j);
     gang_settle(ex, (int)lead);
@@ -299,7 +269,10 @@ static void complete_own(Executor *ex, int i, int s) {
         return;
     }
     finish_task(ex, i, s);
-    int lead = ex->gang_lead[i];
+    exec_settle_later(ex, ex->gang_lead[i]);
+}
+
+void exec_settle_later(Executor *ex, int lead) {
     if (!ex->gang_pending[lead]) {
         ex->gang_pending[lead] = 1;
         engine_schedule(ex->eng, 0, on_settle, ex, (uint64_t)lead);
@@ -634,26 +607,23 @@ static gboolean about_to_part(const Executor *ex, int i) {
     return FALSE;
 }
 
-static void try_advance(Executor *ex, int i) {
+/* Start rank i's tasks that are ready and issued; with `own`, only those that are not a tied
+ * group's as a whole (a send, a kernel, another dimension's collective), leaving the rest for a
+ * full pass after. */
+static void start_ready(Executor *ex, int i, gboolean own) {
     RankState *rs = &ex->rs[i];
     const Program *pg = program_of(ex, i);
     SimTime now = engine_now(ex->eng);
-    host_sync(ex, i);
-    if (rs->tied && about_to_part(ex, i)) { /* each member goes on alone, in member order */
-        gang_untie(ex, i);
-        for (int j = i; j >= 0; j = ex->gang_next[j])
-            try_advance(ex, j);
-        gang_settle(ex, i); /* still in step where each started the same at the same time */
-        return;
-    }
     /* the streams with a task waiting, in stream order (starting one changes no other's deps) */
     for (unsigned m = rs->waiting; m; m &= m - 1) {
         int s = __builtin_ctz(m);
         guint32 k = pg->streams[s][rs->next[s]];
         const Task *t = &pg->tasks[k];
-        if (!deps_met(pg, rs, t))
+        if ((own && group_task(t)) || !deps_met(pg, rs, t))
             continue;
         SimTime issued = issue_time(ex, i, k);
+        if (issued > now && own)
+            continue;
         if (issued > now) { /* the GPU could run it; the host has not launched it yet */
             if (s == STREAM_COMPUTE && rs->ready_since < 0)
                 rs->ready_since = now;
@@ -695,6 +665,32 @@ static void try_advance(Executor *ex, int i) {
             break;
         }
     }
+}
+
+static void try_advance(Executor *ex, int i) {
+    RankState *rs = &ex->rs[i];
+    const Program *pg = program_of(ex, i);
+    host_sync(ex, i);
+    if (rs->tied && about_to_part(ex, i)) {
+        /* each member starts its own tasks, in member order; then, where that left the members in
+           step, the group goes on as one (its followers' timers were held, not armed: HELD
+           TIMERS, gang.c), else each member alone */
+        gboolean held = gang_part(ex, i);
+        for (int j = i; j >= 0; j = ex->gang_next[j])
+            start_ready(ex, j, TRUE);
+        gang_settle(ex, i);
+        if (rs->tied) {
+            try_advance(ex, i);
+            return;
+        }
+        if (held)
+            gang_release(ex, i);
+        for (int j = i; j >= 0; j = ex->gang_next[j])
+            try_advance(ex, j);
+        gang_settle(ex, i); /* still in step where each started the same at the same time */
+        return;
+    }
+    start_ready(ex, i, FALSE);
     if (rs->completed == pg->ntasks && !rs->finished) { /* each task is in one stream */
         rs->finished = 1;
         GANG_EACH(ex, i, j) {

@@ -12,14 +12,15 @@
  * be with every member simulated separately.
  *
  * What concerns one member alone unties the group first (gang_untie: every member gets the first
- * member's state, its timers armed at the same times): a task that is not the group's as a whole
- * about to start (a collective of another dimension, whose group differs per member, a pipeline
- * send or receive, a kernel), or an event of one member (its own collective, send or kernel
- * ending; another rank's arrival that starts a collective it belongs to). An untied group ties
- * again (gang_try_tie) when its members' states are equal: in the settling event queued at the
- * picosecond of its members' own ends, before they start what the ends enabled (on_settle in
- * executor.c), and at the end of an event that parted it but left its members equal. That is
- * where members that drifted apart (their sends took different paths) meet again.
+ * member's state, its timers due at the same times but held, HELD TIMERS below): a task that is
+ * not the group's as a whole about to start (a collective of another dimension, whose group
+ * differs per member, a pipeline send or receive, a kernel: each member starts those first, and
+ * the group goes on as one if that left them in step), or an event of one member (its own
+ * collective, send or kernel ending; another rank's arrival that starts a collective it belongs
+ * to). An untied group ties again (gang_try_tie) when its members' states are equal: in the
+ * settling event queued at the picosecond of its members' own ends, before they start what the ends
+ * enabled (on_settle in executor.c), and at the end of an event that parted it but left its members
+ * equal. That is where members that drifted apart (their sends took different paths) meet again.
  *
  * Exact: between tie and untie the members' states are equal by construction, and every event
  * that reaches them is one the group receives as a whole. What differs from running each member
@@ -106,30 +107,59 @@ void gang_try_tie(Executor *ex, int lead, int changed) {
         f->tied = 1;
         /* the first member's fire for all; a cancelled timer's entry still pops as an event,
          * which stands for the rank-event the group's event counts for it (exec_group_events) */
-        ex->gang_events -= (int64_t)f->comp.armed + (int64_t)f->wake.armed;
+        ex->gang_events -= (int64_t)(f->comp.armed && !f->comp.held) +
+                           (int64_t)(f->wake.armed && !f->wake.held); /* held: no entry */
         engine_timer_cancel(&f->comp);
         engine_timer_cancel(&f->wake);
     }
 }
 
-/* Re-arm a follower's timer t as the first member's l is set (absolute time). */
-static void rearm(Engine *eng, EngineTimer *t, const EngineTimer *l) {
-    if (l->armed)
+/* Arm a follower's timer t as the first member's l is set (absolute time), held (HELD TIMERS
+ * below): whether it was. */
+static gboolean rearm(Engine *eng, EngineTimer *t, const EngineTimer *l) {
+    if (!l->armed)
+        return FALSE;
+    if (t->armed && !t->held) /* not expected: a tied group's followers' timers are cancelled */
         engine_timer_set(eng, t, l->when - engine_now(eng));
+    else
+        engine_timer_hold(eng, t, l->when);
+    return t->held;
 }
 
-void gang_untie(Executor *ex, int i) {
+/* HELD TIMERS. Untied, each follower gets the first member's timers, but held
+ * (engine_timer_hold): armed, due at the same picosecond, with no event queued. Most groups tie
+ * again within the same picosecond (their members' sends started, or their own ends settled), and
+ * a tie cancels a follower's timers: held ones leave no stale entry to pop. Those of a group that
+ * stays untied are released (engine_timer_release) in its settling event, queued at this
+ * picosecond (exec_settle_later; gang_part's caller releases them itself), so each fires at the
+ * same picosecond as if armed here, only later among that picosecond's events (which no figure
+ * depends on: "Groups in step", docs/speed.md). */
+gboolean gang_part(Executor *ex, int i) {
     int lead = ex->gang_lead[i];
     RankState *l = &ex->rs[lead];
     g_assert(l->tied);
     l->tied = 0;
+    gboolean held = FALSE;
     for (int j = ex->gang_next[lead]; j >= 0; j = ex->gang_next[j]) {
         RankState *f = &ex->rs[j];
         EngineTimer comp = f->comp, wake = f->wake; /* its own callbacks (rank j's) */
         *f = *l;
         f->comp = comp;
         f->wake = wake;
-        rearm(ex->eng, &f->comp, &l->comp);
-        rearm(ex->eng, &f->wake, &l->wake);
+        held |= rearm(ex->eng, &f->comp, &l->comp);
+        held |= rearm(ex->eng, &f->wake, &l->wake);
+    }
+    return held;
+}
+
+void gang_untie(Executor *ex, int i) {
+    if (gang_part(ex, i))
+        exec_settle_later(ex, ex->gang_lead[i]);
+}
+
+void gang_release(Executor *ex, int lead) {
+    for (int j = ex->gang_next[lead]; j >= 0; j = ex->gang_next[j]) {
+        engine_timer_release(ex->eng, &ex->rs[j].comp);
+        engine_timer_release(ex->eng, &ex->rs[j].wake);
     }
 }

@@ -97,6 +97,9 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     run->st = stats_new(nsim, weight, sc->gpus);
     run->ex = exec_new(run->eng, run->coll, run->wl, run->st, dd);
     exec_set_observer(run->ex, obs);
+    if (obs) /* a trace lists tasks in the order they come, which EARLY ACTIVATION (network.c) may
+                change within a picosecond: off, as groups in step are */
+        net_set_early_activation(run->net, FALSE);
     exec_set_horizon(run->ex, horizon);
     if (work) {
         net_set_sharing(run->net, FALSE);
@@ -133,6 +136,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     s->solves = net_solves(run->net);
     s->solved_links = net_solved_links(run->net);
     s->lane_events = engine_lane_events(run->eng);
+    s->early_activations = net_early_flows(run->net);
     s->rank_events = s->events + exec_group_events(run->ex);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
     coll_copies_evenness(run->coll, &s->copy_sends, &s->uneven_sends, &s->copy_pace_ratio);

@@ -53,6 +53,8 @@ typedef struct {
     uint64_t solves;            /* max-min solves (net_solves) */
     uint64_t solved_links;      /* links those solves looked at, in all (net_solved_links) */
     uint64_t lane_events;       /* events taken from a same-time lane (engine_lane_events) */
+    uint64_t early_activations; /* flows activated as they started, an event fewer each
+                                   (net_early_flows) */
     uint64_t rank_events;       /* the rank-events the events stand for: events, plus n - 1 for
                                    each event a tied group of n ran (exec_group_events) */
     gboolean read_ahead;        /* the engine read crowds' state ahead (READ_AHEAD_BYTES) */

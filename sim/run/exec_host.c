@@ -1,0 +1,35 @@
+/* exec_host: what a stage program costs its host thread (the dispatch model in executor.c's
+ * opening comment): per task, and summed for the report. Pure functions of the program and the
+ * topology's host figures; nothing here runs during a simulation. */
+#include "executor.h"
+
+SimTime exec_host_cost(const TopologySpec *ts, const Task *t) {
+    if (t->kind != TASK_COMPUTE && t->kind != TASK_KERNEL)
+        return ts->host_comm_dispatch;
+    SimTime op = t->phase == PHASE_BWD ? ts->host_bwd_op_dispatch : ts->host_op_dispatch;
+    return t->host_ops * op + t->hooks * ts->host_hook;
+}
+
+HostWork exec_host_work(const TopologySpec *ts, const Program *pg) {
+    HostWork w = {0};
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *t = &pg->tasks[k];
+        double hooks = (double)t->hooks * ts->host_hook;
+        if (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL) {
+            w.dispatch_s += (double)exec_host_cost(ts, t) - hooks;
+            w.hooks_s += hooks;
+        } else {
+            w.comm_s += (double)exec_host_cost(ts, t);
+        }
+        if (t->host_sync && k > 0) { /* as the executor: none before the first task */
+            w.syncs++;
+            if (t->phase == PHASE_OPTIMIZER)
+                w.step_s += (double)ts->host_step;
+        }
+    }
+    w.dispatch_s = sim_time_s(w.dispatch_s);
+    w.hooks_s = sim_time_s(w.hooks_s);
+    w.comm_s = sim_time_s(w.comm_s);
+    w.step_s = sim_time_s(w.step_s);
+    return w;
+}
