@@ -124,7 +124,10 @@ START_TEST(test_cp_ring_timing) {
         /* forward: before, cp steps, after (the MLP's come later); backward: the same */
         ck_assert_int_ge(nc, cp + 3);
         ck_assert_int_eq(nx, b ? cp : cp - 1);
-        int first = b ? 2 : 1; /* backward: the MLP's (same layer) and the block's first */
+        /* backward: the MLP's (same layer: three tasks where Megatron's dgrad reduction runs
+         * beside the weight-gradient GEMM, blocks.c) and the block's first */
+        int mlp = framework_get(sc->framework)->dgrad_overlap && sc->tp > 1 ? 3 : 1;
+        int first = b ? mlp + 1 : 1;
         for (int k = 0; k + 1 < cp; k++) {
             const Ran *step = comp[first + k], *next = comp[first + 1 + k];
             SimTime want = MAX(step->end, x[k]->end);
