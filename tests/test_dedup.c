@@ -154,6 +154,7 @@ START_TEST(test_uneven_copies) {
                            "topology.fabric.nodes_per_leaf=6",
                            "topology.fabric.taper=12",
                            "training.framework=deepspeed",
+                           "parallel.pipeline_scatter_gather=false", /* Megatron-LM's */
                            NULL};
     const SimSummary *s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", leaf6, 1);
     ck_assert_int_eq(s->copy_sends, 16);
@@ -215,6 +216,7 @@ START_TEST(test_exact_by_default) {
                            "topology.fabric.nodes_per_leaf=6",
                            "topology.fabric.taper=12",
                            "training.framework=deepspeed",
+                           "parallel.pipeline_scatter_gather=false", /* Megatron-LM's */
                            NULL};
     const SimSummary *s = summary_ok(&c1, &r1, "validation/megatron_39b.yaml", leaf6, -1);
     const SimSummary *all = summary_ok(&c2, &r2, "validation/megatron_39b.yaml", leaf6, 0);

@@ -298,6 +298,67 @@ START_TEST(test_sp_pipeline_bytes) {
 }
 END_TEST
 
+/* 2021-2022 Megatron-LM's pipeline scatter-gather (parallel.pipeline_scatter_gather; workload.c
+ * sg_gather): stage 0 of TP 4 x PP 2 without sequence parallelism sends 1/t of each activation,
+ * and each gradient it receives is all-gathered over TP (b s h, (t-1)/t of it per rank) before
+ * the backward reads it: on rank 0, host and interference off, every backward receive's gather
+ * starts as the receive ends and the micro-batch's first backward kernel as the gather ends. */
+START_TEST(test_pipeline_scatter_gather) {
+#define SG_SETS                                                                                    \
+    "parallel.sequence_parallel=false", "parallel.tp=4", "parallel.pp=2", "training.grad_accum=4", \
+        "training.framework=megatron", "training.recompute=none", "sim.host=false",                \
+        "sim.interference=false"
+    const char *base[] = {SG_SETS, NULL};
+    const char *sg[] = {SG_SETS, "parallel.pipeline_scatter_gather=true", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", base);
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sg);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    double t = sc->tp, m = sc->grad_accum;
+    double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E;
+    double sent = stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
+    ck_assert_msg(fabs(sent - m * act / t) < 1.0, "sent %.0f, want %.0f", sent, m * act / t);
+    double ag = volume(run, COLL_ALLGATHER) - volume(ra, COLL_ALLGATHER);
+    ck_assert_msg(fabs(ag - m * act * (t - 1) / t) < 1.0, "gathered %.0f more, want %.0f", ag,
+                  m * act * (t - 1) / t);
+    int checked = 0, gated = 0;
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind != TASK_RECV || r->t.phase != PHASE_BWD)
+            continue;
+        const Ran *g = NULL, *c = NULL;
+        for (guint j = 0; j < w.ran->len; j++) {
+            const Ran *q = &g_array_index(w.ran, Ran, j);
+            if (q->t.micro != r->t.micro || q->t.phase != PHASE_BWD)
+                continue;
+            if (!g && q->t.kind == TASK_COLL && q->t.op == COLL_ALLGATHER && q->t.layer == -2)
+                g = q;
+            if (!c && q->t.kind == TASK_COMPUTE)
+                c = q;
+        }
+        ck_assert_ptr_nonnull(g);
+        ck_assert_ptr_nonnull(c);
+        SimTime prev = 0; /* the compute stream's previous task's end, and the sends Megatron
+                             waits for before the next compute (workload.c p2p) */
+        for (guint j = 0; j < w.ran->len; j++) {
+            const Ran *q = &g_array_index(w.ran, Ran, j);
+            if ((q->t.kind == TASK_COMPUTE || q->t.kind == TASK_SEND) && q->begin < c->begin)
+                prev = MAX(prev, q->end);
+        }
+        ck_assert_int_eq(g->begin, r->end);
+        ck_assert_int_eq(c->begin, MAX(g->end, prev));
+        gated += g->end > prev;
+        checked++;
+    }
+    ck_assert_int_eq(checked, sc->grad_accum);
+    ck_assert_int_gt(gated, 0); /* the gather, not the stream, set some start */
+    g_array_unref(w.ran);
+    const char *ds[] = {"parallel.pipeline_scatter_gather=true", NULL}; /* a DeepSpeed scenario */
+    load_fails("1.3B_tp.yaml", ds, "2021-2022 Megatron-LM's pipeline optimisation");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("sequence");
     TCase *tc = tcase_create("core");
@@ -309,6 +370,7 @@ int main(void) {
     tcase_add_test(tc, test_tp_overlap_inventory_and_cost);
     tcase_add_test(tc, test_dgrad_overlap);
     tcase_add_test(tc, test_sp_pipeline_bytes);
+    tcase_add_test(tc, test_pipeline_scatter_gather);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

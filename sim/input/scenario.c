@@ -363,6 +363,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                                            "schedule",
                                            "virtual_stages",
                                            "overlap_p2p_comm",
+                                           "pipeline_scatter_gather",
                                            "sequence_parallel",
                                            "tp_comm_overlap",
                                            "bucket_size",
@@ -444,6 +445,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
+        !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err) ||
         !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
         !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
         !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||

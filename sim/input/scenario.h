@@ -65,34 +65,36 @@ typedef struct {
                               interleaved schedule (Megatron's
                               --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
                               the others */
-    gboolean overlap_p2p_comm; /* parallel.overlap_p2p_comm: Megatron-LM's overlap_p2p_comm under
-                                  the interleaved schedule (pipeline sends and receives posted
-                                  without waiting); FALSE: its batched, synchronised calls */
-    FrameworkId framework;     /* training.framework: whose bucketing, overlap and prefetch */
-    double bucket_bytes;       /* gradient bucket (DDP, ZeRO reduction), bytes */
-    double prefetch_elems;     /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
-    double max_live_elems;     /* ZeRO-3: stage3_max_live_parameters, elements */
-    double max_reuse_elems;    /* ZeRO-3: stage3_max_reuse_distance, elements (0: release always) */
-    double persist_elems;      /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
-                                  tensors stay whole on every rank (DeepSpeed) */
-    ZeroPP zpp;                /* ZeRO++ switches (all off by default) */
-    int fsdp_shard;            /* parallel.hybrid_shard: data-parallel ranks of one FSDP shard
-                                  group (HYBRID_SHARD, _HYBRID_SHARD_ZERO2; divides dp, at least 2,
-                                  less than dp); 0: off, one group of every DP rank (FULL_SHARD,
-                                  SHARD_GRAD_OP) */
-    gboolean comms_logger;     /* DeepSpeed's comms_logger: a device-wide synchronize after every
-                                  deepspeed.comm call (workload.c) */
-    gboolean sync_each_layer;  /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
-                                  checkpointed layer's forward and backward boundaries */
-    int micro_batch;           /* sequences per micro-batch per rank */
-    int grad_accum;            /* micro-batches per rank per iteration */
-    int64_t global_batch;      /* sequences per iteration: micro_batch x grad_accum x dp (the CP
-                                  ranks of a replica share its sequences) */
-    int seq_len;               /* tokens per sequence */
-    double token_budget;       /* tokens to train on (training.token_budget), 0: none given; the
-                                  report's time to train */
-    ConfNode *resolved;        /* the tree it was loaded from (scenario_resolve), owned: the JSON
-                                  report's resolved_scenario */
+    gboolean pp_scatter_gather; /* parallel.pipeline_scatter_gather: 2021-2022 Megatron-LM's
+                                   scatter_gather_tensors_in_pipeline (workload.c p2p_task) */
+    gboolean overlap_p2p_comm;  /* parallel.overlap_p2p_comm: Megatron-LM's overlap_p2p_comm under
+                                   the interleaved schedule (pipeline sends and receives posted
+                                   without waiting); FALSE: its batched, synchronised calls */
+    FrameworkId framework;      /* training.framework: whose bucketing, overlap and prefetch */
+    double bucket_bytes;        /* gradient bucket (DDP, ZeRO reduction), bytes */
+    double prefetch_elems;      /* ZeRO-3: stage3_prefetch_bucket_size, elements (0: no prefetch) */
+    double max_live_elems;      /* ZeRO-3: stage3_max_live_parameters, elements */
+    double max_reuse_elems;   /* ZeRO-3: stage3_max_reuse_distance, elements (0: release always) */
+    double persist_elems;     /* ZeRO-3: stage3_param_persistence_threshold, elements: smaller
+                                 tensors stay whole on every rank (DeepSpeed) */
+    ZeroPP zpp;               /* ZeRO++ switches (all off by default) */
+    int fsdp_shard;           /* parallel.hybrid_shard: data-parallel ranks of one FSDP shard
+                                 group (HYBRID_SHARD, _HYBRID_SHARD_ZERO2; divides dp, at least 2,
+                                 less than dp); 0: off, one group of every DP rank (FULL_SHARD,
+                                 SHARD_GRAD_OP) */
+    gboolean comms_logger;    /* DeepSpeed's comms_logger: a device-wide synchronize after every
+                                 deepspeed.comm call (workload.c) */
+    gboolean sync_each_layer; /* GPT-NeoX synchronize_each_layer: device-wide synchronize at every
+                                 checkpointed layer's forward and backward boundaries */
+    int micro_batch;          /* sequences per micro-batch per rank */
+    int grad_accum;           /* micro-batches per rank per iteration */
+    int64_t global_batch;     /* sequences per iteration: micro_batch x grad_accum x dp (the CP
+                                 ranks of a replica share its sequences) */
+    int seq_len;              /* tokens per sequence */
+    double token_budget;      /* tokens to train on (training.token_budget), 0: none given; the
+                                 report's time to train */
+    ConfNode *resolved;       /* the tree it was loaded from (scenario_resolve), owned: the JSON
+                                 report's resolved_scenario */
     Precision precision;
     Recompute recompute;
     Dedup dedup_replicas;   /* simulate one data-parallel replica and count it dp times */

@@ -387,6 +387,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         report_kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
     if (sc->schedule == SCHED_INTERLEAVED && sc->framework == FW_MEGATRON) /* only there */
         fprintf(out, "%s\"overlap_p2p_comm\": %s,\n", i2, sc->overlap_p2p_comm ? "true" : "false");
+    if (sc->pp_scatter_gather) /* only when on */
+        fprintf(out, "%s\"pipeline_scatter_gather\": true,\n", i2);
     if (sc->tp_overlap_chunks > 0) /* only when on */
         report_kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);
     if (sc->sequence_parallel) /* only when on: other reports unchanged */

@@ -177,7 +177,8 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
  * What moves: the stage's output on this rank's tokens, b s/cp h, and under sequence parallelism
  * its 1/t of the sequence (megatron/core/pipeline_parallel/schedules.py get_tensor_shapes:
  * "if config.sequence_parallel: seq_length = seq_length // tensor_model_parallel_world_size"),
- * the split the sequence-parallel regions already hold between layers. */
+ * the split the sequence-parallel regions already hold between layers; with the 2021-2022
+ * scatter-gather (Builder.sg) its 1/t of the flat tensor, gathered at the receiver. */
 guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
     Task t = {.kind = kind,
               .stream = stream,
@@ -186,7 +187,7 @@ guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro
               .phase = ph,
               .layer = -2,
               .micro = micro,
-              .bytes = b->sp ? b->act_bytes / b->sc->tp : b->act_bytes};
+              .bytes = b->sp || b->sg ? b->act_bytes / b->sc->tp : b->act_bytes};
     return emit(b, t, &after, 1);
 }
 
@@ -239,14 +240,26 @@ static StreamId pp_stream(const Builder *b, int chunk, gboolean fwd, gboolean se
                 : (back ? STREAM_PP_RECV_BWD_V : STREAM_PP_RECV_BWD);
 }
 
+/* 2021-2022 Megatron-LM's scatter_gather_tensors_in_pipeline (Builder.sg): each TP rank sent
+ * its 1/t of the stage's output (p2p_task), and _communicate gathered the received chunks back
+ * over the TP group before returning them (mpu.gather_split_1d_tensor, an all-gather of b s h):
+ * the compute that reads the input waits for that gather. */
+static guint32 sg_gather(Builder *b, guint32 recv, Phase ph, int micro) {
+    if (!b->sg)
+        return recv;
+    return collective(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, ph, -2, micro, recv);
+}
+
 static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
     if (v_turn(b) && chunk == 1)
         in = b->turn[micro];
     else if (!first_virtual(b, chunk) && b->batched)
-        in = pp_batch_take(b, 0);
+        in = sg_gather(b, pp_batch_take(b, 0), PHASE_FWD, micro);
     else if (!first_virtual(b, chunk))
-        in = p2p(b, TASK_RECV, pp_stream(b, chunk, TRUE, FALSE), PHASE_FWD, micro, NO_TASK);
+        in = sg_gather(
+            b, p2p(b, TASK_RECV, pp_stream(b, chunk, TRUE, FALSE), PHASE_FWD, micro, NO_TASK),
+            PHASE_FWD, micro);
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -274,9 +287,11 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     if (v_turn(b) && chunk == 0)
         in = b->turn[micro];
     else if (!last_virtual(b, chunk) && b->batched)
-        in = pp_batch_take(b, 1);
+        in = sg_gather(b, pp_batch_take(b, 1), PHASE_BWD, micro);
     else if (!last_virtual(b, chunk))
-        in = p2p(b, TASK_RECV, pp_stream(b, chunk, FALSE, FALSE), PHASE_BWD, micro, NO_TASK);
+        in = sg_gather(
+            b, p2p(b, TASK_RECV, pp_stream(b, chunk, FALSE, FALSE), PHASE_BWD, micro, NO_TASK),
+            PHASE_BWD, micro);
     /* under a split backward the gradients exist after W (wgrad_pass), not here */
     gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
     grads_begin_pass(b, chunk);
@@ -441,6 +456,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
     }
     blocks_prepare(&b); /* the parallelisms' plug-ins, once the segments' times are known */
+    /* Megatron-LM skipped its pipeline scatter-gather under sequence parallelism, whose p2p
+     * already carries 1/t (p2p_communication.py: "and not args.sequence_parallel") */
+    b.sg = sc->pp_scatter_gather && !b.sp && layout_group_size(b.lay, DIM_TP) > 1;
     /* the host's operators per kernel, so that a dense layer dispatches what model_host.c
      * measured */
     double kf = b.nfwd[SEG_ATTN] + b.nfwd[SEG_MLP], kb = b.nbwd[SEG_ATTN] + b.nbwd[SEG_MLP];

@@ -83,6 +83,7 @@ struct Builder {
     const Parallelism *par[PAR_MAX]; /* the plug-ins the scenario enables, in wrapping order */
     int npar;
     gboolean sp;            /* sequence parallelism (par_sp) replaces TP's allreduces */
+    gboolean sg;            /* pipeline sends split over TP and gathered (workload.c sg_gather) */
     GArray *units;          /* ParamUnit, forward order, chunk after chunk */
     int v;                  /* model chunks on this stage */
     guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
