@@ -1,7 +1,8 @@
 /* wgrad: the backward split into an input-gradient pass B and a weight-gradient pass W, for the
  * zero-bubble pipeline schedules (schedule.c, Schedule.split). Part of building a stage's program
  * (workload.c); the block walker and its plug-ins (blocks.c, par_*.c) are unchanged: their
- * backward is B.
+ * backward is B. Also the one weight-gradient GEMM a Megatron block runs beside its input
+ * gradient's reduction (wgrad_dgrad_prepare, for blocks.c's Framework.dgrad_overlap).
  *
  * Not for: the order of the passes (schedule.c) or the collectives inside B (the plug-ins).
  *
@@ -31,14 +32,15 @@
  * at 2-byte activations and TP 1 (workload_wgrad_held_bytes derives it from the same kernels). */
 #include "workload_internal.h"
 
-/* The backward kernels of one segment (or MoE part, moe >= 0) as the device runs them. */
+/* The backward kernels of one segment (or MoE part, moe >= 0) as the device runs them, on the
+ * rank's s / cp tokens (segment_time's; CP is refused with MoE and with a split backward). */
 static void backward_ops(const Scenario *sc, Segment seg, int moe, GArray *ops) {
     g_array_set_size(ops, 0);
     if (moe >= 0)
         model_moe_ops(&sc->model, moe, PASS_BWD, sc->micro_batch, sc->seq_len, sc->tp, sc->ep,
                       sc->precision, ops);
     else
-        model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, sc->seq_len, sc->tp,
+        model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
                           sc->precision, ops);
     for (guint i = 0; sc->sequence_parallel && moe < 0 && i < ops->len; i++)
         model_op_sequence_split(&g_array_index(ops, ModelOp, i), sc->tp); /* as segment_time */
@@ -156,4 +158,31 @@ double workload_wgrad_held_bytes(const Scenario *sc, int stage) {
     for (int c = 0; c < sc->virtual_stages; c++)
         total += workload_wgrad_chunk_bytes(sc, stage, c);
     return total;
+}
+
+/* Framework.dgrad_overlap (blocks.c block_backward): per segment with an input gradient to reduce
+ * (not the embedding, whose input is token ids), its backward's last weight-gradient GEMM (the
+ * column-parallel input linear's: qkv, mlp_fc1, logits) and the kernels after it (the norm's
+ * backward), timed as segment_time times them, so that the parts sum to b->bwd. */
+void wgrad_dgrad_prepare(Builder *b, const DeviceSpec *dev) {
+    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    for (Segment seg = SEG_ATTN; seg <= SEG_HEAD; seg++) {
+        if (seg == SEG_EMBED)
+            continue;
+        backward_ops(b->sc, seg, -1, ops);
+        int last = -1;
+        for (guint i = 0; i < ops->len; i++)
+            if (model_op_weight_grad(&g_array_index(ops, ModelOp, i)))
+                last = (int)i;
+        for (guint i = last < 0 ? ops->len : (guint)last; i < ops->len; i++) {
+            SimTime t = device_op_time(dev, &g_array_index(ops, ModelOp, i), b->sc->precision);
+            if ((int)i == last) {
+                b->colw[seg] = t;
+                b->ncolw[seg] = 1;
+            } else {
+                b->tail[seg] = sim_time_add(b->tail[seg], t);
+                b->ntail[seg]++;
+            }
+        }
+    }
 }

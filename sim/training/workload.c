@@ -250,16 +250,31 @@ static guint32 sg_gather(Builder *b, guint32 recv, Phase ph, int micro) {
     return collective(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, ph, -2, micro, recv);
 }
 
+/* A pass's input from the neighbouring stage (fwd: activations, else gradients): the receive
+ * the step before posted (pp_batch.c) or its own, then the scatter-gather's gather. */
+static guint32 pp_receive(Builder *b, int chunk, gboolean fwd, int micro) {
+    Phase ph = fwd ? PHASE_FWD : PHASE_BWD;
+    guint32 r = b->batched ? pp_batch_take(b, fwd ? 0 : 1)
+                           : p2p(b, TASK_RECV, pp_stream(b, chunk, fwd, FALSE), ph, micro, NO_TASK);
+    return sg_gather(b, r, ph, micro);
+}
+
+/* A pass's output to the neighbouring stage, after task `after`: left to the step's batch
+ * (pp_batch.c) or sent now. */
+static void pp_send(Builder *b, int chunk, gboolean fwd, int micro, guint32 after) {
+    if (b->batched)
+        pp_batch_put(b, fwd ? 0 : 1, micro);
+    else
+        p2p(b, TASK_SEND, pp_stream(b, chunk, fwd, TRUE), fwd ? PHASE_FWD : PHASE_BWD, micro,
+            after);
+}
+
 static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
     if (v_turn(b) && chunk == 1)
         in = b->turn[micro];
-    else if (!first_virtual(b, chunk) && b->batched)
-        in = sg_gather(b, pp_batch_take(b, 0), PHASE_FWD, micro);
     else if (!first_virtual(b, chunk))
-        in = sg_gather(
-            b, p2p(b, TASK_RECV, pp_stream(b, chunk, TRUE, FALSE), PHASE_FWD, micro, NO_TASK),
-            PHASE_FWD, micro);
+        in = pp_receive(b, chunk, TRUE, micro);
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -271,10 +286,8 @@ static void forward_pass(Builder *b, int micro, int chunk) {
     }
     if (v_turn(b) && chunk == 0)
         b->turn[micro] = in;
-    else if (!last_virtual(b, chunk) && b->batched)
-        pp_batch_put(b, 0, micro);
     else if (!last_virtual(b, chunk))
-        p2p(b, TASK_SEND, pp_stream(b, chunk, TRUE, TRUE), PHASE_FWD, micro, in);
+        pp_send(b, chunk, TRUE, micro, in);
     else
         b->loss[micro] = in;
 }
@@ -286,12 +299,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     guint32 in = b->loss[micro];
     if (v_turn(b) && chunk == 0)
         in = b->turn[micro];
-    else if (!last_virtual(b, chunk) && b->batched)
-        in = sg_gather(b, pp_batch_take(b, 1), PHASE_BWD, micro);
     else if (!last_virtual(b, chunk))
-        in = sg_gather(
-            b, p2p(b, TASK_RECV, pp_stream(b, chunk, FALSE, FALSE), PHASE_BWD, micro, NO_TASK),
-            PHASE_BWD, micro);
+        in = pp_receive(b, chunk, FALSE, micro);
     /* under a split backward the gradients exist after W (wgrad_pass), not here */
     gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
     grads_begin_pass(b, chunk);
@@ -322,10 +331,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
         grads_after_backward(b, micro);
     if (v_turn(b) && chunk == 1)
         b->turn[micro] = in;
-    else if (!first_virtual(b, chunk) && b->batched)
-        pp_batch_put(b, 1, micro);
     else if (!first_virtual(b, chunk))
-        p2p(b, TASK_SEND, pp_stream(b, chunk, FALSE, TRUE), PHASE_BWD, micro, in);
+        pp_send(b, chunk, FALSE, micro, in);
 }
 
 static SimTime op_time(const Scenario *sc, const DeviceSpec *dev, ModelOp *op) {
@@ -367,29 +374,6 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
     }
     *kernels = (int)ops->len;
     return total;
-}
-
-/* Framework.dgrad_overlap: the time and kernels of segment seg's last weight-gradient GEMM in
- * backward order (the column-parallel input linear's: qkv, mlp_fc1, logits) and of the kernels
- * after it (the norm's backward), timed as segment_time times them, so the parts sum to b->bwd. */
-static void dgrad_split(Builder *b, Segment seg) {
-    const Scenario *sc = b->sc;
-    g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-    model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
-                      sc->precision, ops);
-    int last = -1;
-    for (guint i = 0; i < ops->len; i++)
-        if (model_op_weight_grad(&g_array_index(ops, ModelOp, i)))
-            last = (int)i;
-    if (last < 0)
-        return;
-    b->colw[seg] = op_time(sc, b->dev, &g_array_index(ops, ModelOp, last));
-    b->ncolw[seg] = 1;
-    for (guint i = (guint)last + 1; i < ops->len; i++) {
-        b->tail[seg] =
-            sim_time_add(b->tail[seg], op_time(sc, b->dev, &g_array_index(ops, ModelOp, i)));
-        b->ntail[seg]++;
-    }
 }
 
 static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
@@ -469,9 +453,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     if (b.split) /* after the host's rates: B and W kernels dispatch alike */
         wgrad_prepare(&b, dev);
     else if (b.fw->dgrad_overlap && layout_group_size(b.lay, DIM_TP) > 1)
-        for (Segment s = SEG_ATTN; s <= SEG_HEAD; s++)
-            if (s != SEG_EMBED) /* its input is token ids: no input gradient to reduce */
-                dgrad_split(&b, s);
+        wgrad_dgrad_prepare(&b, dev);
     /* gradients and the optimizer's partitions: over the data-parallel group with context
      * parallelism, dp x cp ranks (layout.h; the experts', which CP refuses, over dp / ep) */
     int dpc = layout_group_size(b.lay, DIM_DP);

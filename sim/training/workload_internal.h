@@ -227,6 +227,8 @@ void grads_begin_pass(Builder *b, int chunk);
  * chunk `chunk`'s W pass for one micro-batch, with the gradient hooks and reductions a
  * backward has otherwise (workload_wgrad_held_bytes in workload.h is wgrad.c's too). */
 void wgrad_prepare(Builder *b, const DeviceSpec *dev);
+/* Framework.dgrad_overlap's split of each segment's backward (Builder.colw, tail). */
+void wgrad_dgrad_prepare(Builder *b, const DeviceSpec *dev);
 void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean last_pass);
 
 /* A pipeline send or receive (kind) of one micro-batch's activations (ph PHASE_FWD) or gradients
