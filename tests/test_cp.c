@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "watch.h"
 
 /* GPT-NeoX 1.3B on one DGX H100 node as Megatron-LM runs it with fused attention. */
 #define CP_BASE                                                                                    \
@@ -60,32 +61,6 @@ START_TEST(test_cp_inventory) {
 }
 END_TEST
 
-typedef struct {
-    Task t;
-    SimTime begin, end;
-} Ran;
-
-static void w_begin(void *ctx, int rank, const Task *t, SimTime now) {
-    if (rank != 0)
-        return;
-    Ran r = {.t = *t, .begin = now, .end = -1};
-    g_array_append_val((GArray *)ctx, r);
-}
-
-static void w_end(void *ctx, int rank, const Task *t, SimTime now) {
-    GArray *ran = ctx;
-    if (rank != 0)
-        return;
-    for (guint i = ran->len; i-- > 0;) {
-        Ran *r = &g_array_index(ran, Ran, i);
-        if (r->end < 0 && memcmp(&r->t, t, sizeof *t) == 0) {
-            r->end = now;
-            return;
-        }
-    }
-    ck_abort_msg("task ended that never began");
-}
-
 /* Layer 3's attention block of micro-batch 0 in phase ph: its compute tasks (before the core,
  * the cp steps, after it) and its sendrecvs, in begin order. */
 static int block_tasks(const GArray *ran, Phase ph, const Ran **comp, int maxc, const Ran **x,
@@ -111,11 +86,9 @@ START_TEST(test_cp_ring_timing) {
     const char *sets[] = {CP_BASE,          "parallel.tp=2",          "parallel.cp=4",
                           "sim.host=false", "sim.interference=false", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
-    g_autoptr(GArray) ran = g_array_new(FALSE, FALSE, sizeof(Ran));
-    ExecObserver obs = {.ctx = ran, .begin = w_begin, .end = w_end};
-    g_autoptr(GError) err = NULL;
-    g_autoptr(SimRun) run = sim_run_observed(sc, -1, &obs, &err);
-    ck_assert_msg(run, "%s", err ? err->message : "");
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    g_autoptr(GArray) ran = w.ran;
     int cp = sc->cp;
     for (int b = 0; b < 2; b++) {
         Phase ph = b ? PHASE_BWD : PHASE_FWD;
