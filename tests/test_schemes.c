@@ -146,9 +146,18 @@ START_TEST(test_eq5_pp) {
 }
 END_TEST
 
-/* 3D: TP per first-stage rank (12L/p + 2) bsh (t-1)/t; PP per lane 2bsh(p-1). */
+/* 3D: TP per first-stage rank (12L/p + 2) bsh (t-1)/t; PP per lane 2bsh(p-1). The paper counts
+ * every TP rank's send whole, as DeepSpeed's pipeline engine does with its partitioning off
+ * (framework.c); with it on (the default), each lane sends its 1/t: 2bsh(p-1) in all. */
 START_TEST(test_eq5_eq6_tp_pp) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_tp_pp.yaml", NULL);
+    g_autoptr(Scenario) part = load_ok("1.3B_tp_pp.yaml", NULL);
+    g_autoptr(SimRun) prun = run_ok(part, -1);
+    double psent = 0;
+    for (int r = 0; r < part->gpus; r++)
+        psent += row_volume(prun, r, COLL_SEND, DIM_PP);
+    ck_assert_double_eq_tol(psent, 2 * bsh(part) * E * (part->pp - 1) * part->grad_accum, 1.0);
+    const char *whole[] = {"parallel.pipeline_scatter_gather=false", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp_pp.yaml", whole);
     g_autoptr(SimRun) run = run_ok(sc, -1);
     double t = sc->tp, p = sc->pp, L = sc->model.layers, m = sc->grad_accum;
     ck_assert_double_eq_tol(row_volume(run, 0, COLL_ALLREDUCE, DIM_TP),

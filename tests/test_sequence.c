@@ -354,8 +354,73 @@ START_TEST(test_pipeline_scatter_gather) {
     ck_assert_int_eq(checked, sc->grad_accum);
     ck_assert_int_gt(gated, 0); /* the gather, not the stream, set some start */
     g_array_unref(w.ran);
-    const char *ds[] = {"parallel.pipeline_scatter_gather=true", NULL}; /* a DeepSpeed scenario */
-    load_fails("1.3B_tp.yaml", ds, "2021-2022 Megatron-LM's pipeline optimisation");
+    const char *pt[] = {"parallel.pipeline_scatter_gather=true", "training.framework=pytorch",
+                        NULL};
+    load_fails("1.3B_tp.yaml", pt, "it needs training.framework: megatron or deepspeed");
+}
+END_TEST
+
+/* DeepSpeed's pipeline engine partitions its pipeline tensors at TP > 1 (framework.c: the
+ * default of parallel.pipeline_scatter_gather there): stage 0 of TP 4 x PP 2 sends 1/t of each
+ * activation, and before each backward all-gathers over TP first its own output, of which it kept
+ * 1/t, then the received gradient (_exec_backward_pass): 2 m b s h (t-1)/t gathered per rank more
+ * than with pipeline.pipe_partitioned off. On rank 0, host and interference off, the first gather
+ * starts as the gradient's receive ends, the second as the first ends, and the micro-batch's
+ * first backward kernel once the second has ended and the stream is free. */
+START_TEST(test_deepspeed_pipe_partitioned) {
+#define DS_SETS                                                                                    \
+    "parallel.tp=4", "parallel.pp=2", "training.grad_accum=4", "training.framework=deepspeed",     \
+        "training.recompute=none", "training.comms_logger=false",                                  \
+        "training.synchronize_each_layer=false", "sim.host=false", "sim.interference=false"
+    const char *off[] = {DS_SETS, "parallel.pipeline_scatter_gather=false", NULL};
+    const char *on[] = {DS_SETS, NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_tp.yaml", off);
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", on);
+    ck_assert(sc->pp_scatter_gather && !a->pp_scatter_gather);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    Watch w;
+    g_autoptr(SimRun) run = watched(sc, &w);
+    double t = sc->tp, m = sc->grad_accum;
+    double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E;
+    double sent = stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
+    double sent_off = stats_rank_volume(sim_stats(ra), sim_index_of(ra, 0), COLL_SEND, DIM_PP);
+    ck_assert_msg(fabs(sent - m * act / t) < 1.0, "sent %.0f, want %.0f", sent, m * act / t);
+    ck_assert_msg(fabs(sent_off - m * act) < 1.0, "sent %.0f unpartitioned, want %.0f", sent_off,
+                  m * act);
+    double ag = volume(run, COLL_ALLGATHER) - volume(ra, COLL_ALLGATHER);
+    ck_assert_msg(fabs(ag - 2 * m * act * (t - 1) / t) < 1.0, "gathered %.0f more, want %.0f", ag,
+                  2 * m * act * (t - 1) / t);
+    int checked = 0;
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind != TASK_RECV || r->t.phase != PHASE_BWD)
+            continue;
+        const Ran *g[2] = {NULL, NULL}, *c = NULL;
+        for (guint j = 0; j < w.ran->len; j++) {
+            const Ran *q = &g_array_index(w.ran, Ran, j);
+            if (q->t.micro != r->t.micro || q->t.phase != PHASE_BWD)
+                continue;
+            if (q->t.kind == TASK_COLL && q->t.op == COLL_ALLGATHER && q->t.layer == -2)
+                g[g[0] ? 1 : 0] = g[0] && g[1] ? g[1] : q;
+            if (!c && q->t.kind == TASK_COMPUTE)
+                c = q;
+        }
+        ck_assert_ptr_nonnull(g[0]);
+        ck_assert_ptr_nonnull(g[1]);
+        ck_assert_ptr_nonnull(c);
+        SimTime prev = 0; /* the compute stream's previous task, and sends waited for */
+        for (guint j = 0; j < w.ran->len; j++) {
+            const Ran *q = &g_array_index(w.ran, Ran, j);
+            if ((q->t.kind == TASK_COMPUTE || q->t.kind == TASK_SEND) && q->begin < c->begin)
+                prev = MAX(prev, q->end);
+        }
+        ck_assert_int_eq(g[0]->begin, r->end);
+        ck_assert_int_eq(g[1]->begin, g[0]->end);
+        ck_assert_int_eq(c->begin, MAX(g[1]->end, prev));
+        checked++;
+    }
+    ck_assert_int_eq(checked, sc->grad_accum);
+    g_array_unref(w.ran);
 }
 END_TEST
 
@@ -370,6 +435,7 @@ int main(void) {
     tcase_add_test(tc, test_tp_overlap_inventory_and_cost);
     tcase_add_test(tc, test_dgrad_overlap);
     tcase_add_test(tc, test_sp_pipeline_bytes);
+    tcase_add_test(tc, test_deepspeed_pipe_partitioned);
     tcase_add_test(tc, test_pipeline_scatter_gather);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -65,8 +65,11 @@ typedef struct {
                               interleaved schedule (Megatron's
                               --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
                               the others */
-    gboolean pp_scatter_gather; /* parallel.pipeline_scatter_gather: 2021-2022 Megatron-LM's
-                                   scatter_gather_tensors_in_pipeline (workload.c p2p_task) */
+    gboolean pp_scatter_gather; /* parallel.pipeline_scatter_gather: each pipeline send split
+                                   over the TP ranks and gathered at the receiver: 2021-2022
+                                   Megatron-LM's scatter_gather_tensors_in_pipeline, DeepSpeed's
+                                   partitioned pipeline tensors (its default: framework.h
+                                   pipe_partitioned; workload.c p2p_task, pp_receive) */
     gboolean overlap_p2p_comm;  /* parallel.overlap_p2p_comm: Megatron-LM's overlap_p2p_comm under
                                    the interleaved schedule (pipeline sends and receives posted
                                    without waiting); FALSE: its batched, synchronised calls */

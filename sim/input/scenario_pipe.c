@@ -47,14 +47,20 @@ gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err
      * is what NeMo's configs and 2021-2022 Megatron-LM run, and their scenarios say so. */
     if (!conf_get(conf_get(root, "parallel"), "overlap_p2p_comm"))
         s->overlap_p2p_comm = s->schedule == SCHED_INTERLEAVED && s->framework == FW_MEGATRON;
-    /* 2021-2022 Megatron-LM's --no-scatter-gather-tensors-in-pipeline (arguments.py, store_false:
-     * on unless given) split each pipeline send over the TP ranks and gathered it at the receiver
-     * (p2p_communication.py _communicate); Megatron-core dropped it */
-    if (s->pp_scatter_gather && s->framework != FW_MEGATRON)
+    /* Each pipeline send split over the TP ranks and gathered at the receiver: 2021-2022
+     * Megatron-LM's --no-scatter-gather-tensors-in-pipeline (arguments.py, store_false: on unless
+     * given; p2p_communication.py _communicate), which Megatron-core dropped, so off for megatron
+     * unless the scenario sets it; DeepSpeed's pipeline engine partitions its pipeline tensors
+     * whenever TP > 1 (framework.c), so on for deepspeed unless the scenario turns it off (later
+     * DeepSpeed's pipeline.pipe_partitioned). PyTorch has no pipeline engine of its own here. */
+    if (!conf_get(conf_get(root, "parallel"), "pipeline_scatter_gather"))
+        s->pp_scatter_gather = framework_get(s->framework)->pipe_partitioned;
+    if (s->pp_scatter_gather && s->framework == FW_PYTORCH)
         return conf_fail(err, CONF_ERROR_INVALID,
                          scenario_at(root, "parallel", "pipeline_scatter_gather"),
-                         "pipeline_scatter_gather is 2021-2022 Megatron-LM's pipeline "
-                         "optimisation: it needs training.framework: megatron (got %s); remove it",
+                         "pipeline_scatter_gather is Megatron-LM's (2021-2022) and DeepSpeed's "
+                         "pipeline engines' split of each send over the TP ranks: it needs "
+                         "training.framework: megatron or deepspeed (got %s); remove it",
                          framework_names[s->framework]);
     if (s->overlap_p2p_comm && (s->schedule != SCHED_INTERLEAVED || s->framework != FW_MEGATRON))
         return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "overlap_p2p_comm"),

@@ -1,6 +1,17 @@
 /* framework: the behaviour table.
  *
  * DeepSpeed (v0.14, what the study's GPT-NeoX ran):
+ * - pipeline parallelism (deepspeed/runtime/pipe/engine.py, the same in EleutherAI's DeeperSpeed
+ *   fork GPT-NeoX runs): PipelineEngine.__init__ sets is_pipe_partitioned = is_grad_partitioned
+ *   = is_model_parallel (TP > 1; later DeepSpeed reads them from the pipeline config's
+ *   pipe_partitioned / grad_partitioned, default true). _exec_forward_pass wraps a non-last
+ *   stage's output in a PartitionedTensor over the slice (TP) group and keeps only its part
+ *   (first_output.data = torch.zeros(1)), so each TP rank sends its 1/t; a non-first stage's
+ *   forward starts with part_input.full(), an all_gather of the received parts over the TP
+ *   group. _exec_send_grads partitions the input gradient the same way; a non-last stage's
+ *   _exec_backward_pass first gathers its own output back (part_output.full()), then the
+ *   received gradient (part_grad.full()), then runs the backward (pipe_partitioned,
+ *   pipe_regathers_output; workload.c pp_receive).
  * - zero 0: deepspeed/runtime/engine.py allreduce_gradients() runs after backward, only at a
  *   gradient-accumulation boundary, and calls buffered_allreduce_fallback() with
  *   elements_per_buffer = 5e8 (MEMORY_OPT_ALLREDUCE_SIZE): the gradients, in named_parameters()
@@ -83,7 +94,11 @@ static const Framework frameworks[FW_COUNT] = {
                       .first_bucket_bytes = 0,
                       .reduce_per_owner = TRUE,
                       .zero_stages = 0xf,
-                      .gather = GATHER_COORDINATOR},
+                      .gather = GATHER_COORDINATOR,
+                      /* PipelineEngine.__init__: is_pipe_partitioned = is_grad_partitioned =
+                       * is_model_parallel (above) */
+                      .pipe_partitioned = TRUE,
+                      .pipe_regathers_output = TRUE},
     [FW_MEGATRON] = {.name = "megatron",
                      .ddp_overlap = TRUE,
                      .close_before_overflow = FALSE,

@@ -64,6 +64,13 @@ typedef struct {
      * runs, and waits for it only after (Megatron-LM's
      * LinearWithGradAccumulationAndAsyncCommunication), instead of after the whole block. */
     gboolean dgrad_overlap;
+    /* The pipeline engine splits each pipeline send over the tensor-parallel ranks (each sends
+     * its 1/t) and the receiver all-gathers it back before its pass: parallel.
+     * pipeline_scatter_gather's default where the scenario does not set it. */
+    gboolean pipe_partitioned;
+    /* ... and a stage keeps only its 1/t of the output it sent, all-gathering it back before the
+     * micro-batch's backward. */
+    gboolean pipe_regathers_output;
 } Framework;
 
 /* How a framework stores what one parameter costs, in bytes, for a compute precision: the

@@ -387,7 +387,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
         report_kv_num(out, i2, "virtual_stages", sc->virtual_stages, FALSE);
     if (sc->schedule == SCHED_INTERLEAVED && sc->framework == FW_MEGATRON) /* only there */
         fprintf(out, "%s\"overlap_p2p_comm\": %s,\n", i2, sc->overlap_p2p_comm ? "true" : "false");
-    if (sc->pp_scatter_gather) /* only when on */
+    /* only where it splits something: pipeline sends over TP ranks without sequence parallelism
+     * (on by default for DeepSpeed, whose other reports stay as they were) */
+    if (sc->pp_scatter_gather && sc->pp > 1 && sc->tp > 1 && !sc->sequence_parallel)
         fprintf(out, "%s\"pipeline_scatter_gather\": true,\n", i2);
     if (sc->tp_overlap_chunks > 0) /* only when on */
         report_kv_num(out, i2, "tp_comm_overlap_chunks", sc->tp_overlap_chunks, FALSE);

@@ -251,11 +251,15 @@ static guint32 sg_gather(Builder *b, guint32 recv, Phase ph, int micro) {
 }
 
 /* A pass's input from the neighbouring stage (fwd: activations, else gradients): the receive
- * the step before posted (pp_batch.c) or its own, then the scatter-gather's gather. */
+ * the step before posted (pp_batch.c) or its own, then the scatter-gather's gather. Before a
+ * backward, DeepSpeed's engine first gathers back the stage's own output, of which it kept its
+ * 1/t after sending it (Framework.pipe_regathers_output; framework.c). */
 static guint32 pp_receive(Builder *b, int chunk, gboolean fwd, int micro) {
     Phase ph = fwd ? PHASE_FWD : PHASE_BWD;
     guint32 r = b->batched ? pp_batch_take(b, fwd ? 0 : 1)
                            : p2p(b, TASK_RECV, pp_stream(b, chunk, fwd, FALSE), ph, micro, NO_TASK);
+    if (!fwd && framework_get(b->sc->framework)->pipe_regathers_output)
+        r = sg_gather(b, r, ph, micro);
     return sg_gather(b, r, ph, micro);
 }
 
