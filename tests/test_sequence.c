@@ -298,6 +298,53 @@ START_TEST(test_sp_pipeline_bytes) {
 }
 END_TEST
 
+/* Rank 0's pipeline sends over the run, bytes. */
+static double sent_pp(const SimRun *run) {
+    return stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
+}
+
+/* Every backward receive of rank 0 in w is followed by `gathers` TP allgathers of its micro-batch
+ * (layer -2), the first starting as the receive ends and each next as the one before ends, and the
+ * micro-batch's first backward kernel starts once the last has ended and the compute stream (and
+ * the sends waited for before it: workload.c p2p) is free. Returns the receives checked; *gated
+ * counts those whose last gather, not the stream, set the kernel's start. */
+static int check_backward_gathers(const Watch *w, int gathers, int *gated) {
+    int checked = 0;
+    *gated = 0;
+    for (guint i = 0; i < w->ran->len; i++) {
+        const Ran *r = &g_array_index(w->ran, Ran, i);
+        if (r->t.kind != TASK_RECV || r->t.phase != PHASE_BWD)
+            continue;
+        const Ran *g[2] = {NULL, NULL}, *c = NULL;
+        int ng = 0;
+        for (guint j = 0; j < w->ran->len; j++) {
+            const Ran *q = &g_array_index(w->ran, Ran, j);
+            if (q->t.micro != r->t.micro || q->t.phase != PHASE_BWD)
+                continue;
+            if (ng < gathers && q->t.kind == TASK_COLL && q->t.op == COLL_ALLGATHER &&
+                q->t.layer == -2)
+                g[ng++] = q;
+            if (!c && q->t.kind == TASK_COMPUTE)
+                c = q;
+        }
+        ck_assert_int_eq(ng, gathers);
+        ck_assert_ptr_nonnull(c);
+        SimTime prev = 0;
+        for (guint j = 0; j < w->ran->len; j++) {
+            const Ran *q = &g_array_index(w->ran, Ran, j);
+            if ((q->t.kind == TASK_COMPUTE || q->t.kind == TASK_SEND) && q->begin < c->begin)
+                prev = MAX(prev, q->end);
+        }
+        ck_assert_int_eq(g[0]->begin, r->end);
+        for (int k = 1; k < gathers; k++)
+            ck_assert_int_eq(g[k]->begin, g[k - 1]->end);
+        ck_assert_int_eq(c->begin, MAX(g[gathers - 1]->end, prev));
+        *gated += g[gathers - 1]->end > prev;
+        checked++;
+    }
+    return checked;
+}
+
 /* 2021-2022 Megatron-LM's pipeline scatter-gather (parallel.pipeline_scatter_gather; workload.c
  * sg_gather): stage 0 of TP 4 x PP 2 without sequence parallelism sends 1/t of each activation,
  * and each gradient it receives is all-gathered over TP (b s h, (t-1)/t of it per rank) before
@@ -317,40 +364,12 @@ START_TEST(test_pipeline_scatter_gather) {
     g_autoptr(SimRun) run = watched(sc, &w);
     double t = sc->tp, m = sc->grad_accum;
     double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E;
-    double sent = stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
+    double sent = sent_pp(run);
     ck_assert_msg(fabs(sent - m * act / t) < 1.0, "sent %.0f, want %.0f", sent, m * act / t);
     double ag = volume(run, COLL_ALLGATHER) - volume(ra, COLL_ALLGATHER);
     ck_assert_msg(fabs(ag - m * act * (t - 1) / t) < 1.0, "gathered %.0f more, want %.0f", ag,
                   m * act * (t - 1) / t);
-    int checked = 0, gated = 0;
-    for (guint i = 0; i < w.ran->len; i++) {
-        const Ran *r = &g_array_index(w.ran, Ran, i);
-        if (r->t.kind != TASK_RECV || r->t.phase != PHASE_BWD)
-            continue;
-        const Ran *g = NULL, *c = NULL;
-        for (guint j = 0; j < w.ran->len; j++) {
-            const Ran *q = &g_array_index(w.ran, Ran, j);
-            if (q->t.micro != r->t.micro || q->t.phase != PHASE_BWD)
-                continue;
-            if (!g && q->t.kind == TASK_COLL && q->t.op == COLL_ALLGATHER && q->t.layer == -2)
-                g = q;
-            if (!c && q->t.kind == TASK_COMPUTE)
-                c = q;
-        }
-        ck_assert_ptr_nonnull(g);
-        ck_assert_ptr_nonnull(c);
-        SimTime prev = 0; /* the compute stream's previous task's end, and the sends Megatron
-                             waits for before the next compute (workload.c p2p) */
-        for (guint j = 0; j < w.ran->len; j++) {
-            const Ran *q = &g_array_index(w.ran, Ran, j);
-            if ((q->t.kind == TASK_COMPUTE || q->t.kind == TASK_SEND) && q->begin < c->begin)
-                prev = MAX(prev, q->end);
-        }
-        ck_assert_int_eq(g->begin, r->end);
-        ck_assert_int_eq(c->begin, MAX(g->end, prev));
-        gated += g->end > prev;
-        checked++;
-    }
+    int gated, checked = check_backward_gathers(&w, 1, &gated);
     ck_assert_int_eq(checked, sc->grad_accum);
     ck_assert_int_gt(gated, 0); /* the gather, not the stream, set some start */
     g_array_unref(w.ran);
@@ -382,44 +401,16 @@ START_TEST(test_deepspeed_pipe_partitioned) {
     g_autoptr(SimRun) run = watched(sc, &w);
     double t = sc->tp, m = sc->grad_accum;
     double act = (double)sc->micro_batch * sc->seq_len * sc->model.hidden * E;
-    double sent = stats_rank_volume(sim_stats(run), sim_index_of(run, 0), COLL_SEND, DIM_PP);
-    double sent_off = stats_rank_volume(sim_stats(ra), sim_index_of(ra, 0), COLL_SEND, DIM_PP);
+    double sent = sent_pp(run), sent_off = sent_pp(ra);
     ck_assert_msg(fabs(sent - m * act / t) < 1.0, "sent %.0f, want %.0f", sent, m * act / t);
     ck_assert_msg(fabs(sent_off - m * act) < 1.0, "sent %.0f unpartitioned, want %.0f", sent_off,
                   m * act);
     double ag = volume(run, COLL_ALLGATHER) - volume(ra, COLL_ALLGATHER);
     ck_assert_msg(fabs(ag - 2 * m * act * (t - 1) / t) < 1.0, "gathered %.0f more, want %.0f", ag,
                   2 * m * act * (t - 1) / t);
-    int checked = 0;
-    for (guint i = 0; i < w.ran->len; i++) {
-        const Ran *r = &g_array_index(w.ran, Ran, i);
-        if (r->t.kind != TASK_RECV || r->t.phase != PHASE_BWD)
-            continue;
-        const Ran *g[2] = {NULL, NULL}, *c = NULL;
-        for (guint j = 0; j < w.ran->len; j++) {
-            const Ran *q = &g_array_index(w.ran, Ran, j);
-            if (q->t.micro != r->t.micro || q->t.phase != PHASE_BWD)
-                continue;
-            if (q->t.kind == TASK_COLL && q->t.op == COLL_ALLGATHER && q->t.layer == -2)
-                g[g[0] ? 1 : 0] = g[0] && g[1] ? g[1] : q;
-            if (!c && q->t.kind == TASK_COMPUTE)
-                c = q;
-        }
-        ck_assert_ptr_nonnull(g[0]);
-        ck_assert_ptr_nonnull(g[1]);
-        ck_assert_ptr_nonnull(c);
-        SimTime prev = 0; /* the compute stream's previous task, and sends waited for */
-        for (guint j = 0; j < w.ran->len; j++) {
-            const Ran *q = &g_array_index(w.ran, Ran, j);
-            if ((q->t.kind == TASK_COMPUTE || q->t.kind == TASK_SEND) && q->begin < c->begin)
-                prev = MAX(prev, q->end);
-        }
-        ck_assert_int_eq(g[0]->begin, r->end);
-        ck_assert_int_eq(g[1]->begin, g[0]->end);
-        ck_assert_int_eq(c->begin, MAX(g[1]->end, prev));
-        checked++;
-    }
+    int gated, checked = check_backward_gathers(&w, 2, &gated);
     ck_assert_int_eq(checked, sc->grad_accum);
+    ck_assert_int_gt(gated, 0); /* the gathers, not the stream, set some start */
     g_array_unref(w.ran);
 }
 END_TEST
