@@ -338,6 +338,42 @@ START_TEST(test_interleaved_megatron_wait) {
 }
 END_TEST
 
+/* DeepSpeed's pipeline engine (pp_calls.c): every send and receive is a blocking call made in the
+ * TrainSchedule's step order, so on one rank they never overlap one another: each starts once the
+ * one before it has ended (at that picosecond when the partner was already waiting), the step's
+ * compute after both. Stage 3 of 1.3B_pp (PP 8, 8 micro-batches) sends and receives m activations
+ * and m gradients. (With receives posted on their own, as before, no start is set by the call
+ * before: chained is 0.) */
+START_TEST(test_deepspeed_step_order) {
+    const char *sets[] = {"training.framework=deepspeed", "training.comms_logger=false",
+                          "sim.host=false", "sim.interference=false", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets);
+    ck_assert_int_eq(sc->pp, 8);
+    ck_assert_int_eq(sc->tp * sc->dp, 1); /* job rank 3 is stage 3 */
+    Watch w;
+    g_autoptr(SimRun) run = watched_rank(sc, 3, &w);
+    int sends = 0, recvs = 0, chained = 0;
+    const Ran *prev = NULL;
+    for (guint i = 0; i < w.ran->len; i++) {
+        const Ran *r = &g_array_index(w.ran, Ran, i);
+        if (r->t.kind != TASK_SEND && r->t.kind != TASK_RECV)
+            continue;
+        sends += r->t.kind == TASK_SEND;
+        recvs += r->t.kind == TASK_RECV;
+        if (prev) {
+            ck_assert_msg(r->begin >= prev->end, "p2p %u began at %lld before the one before ended",
+                          i, (long long)r->begin);
+            chained += r->begin == prev->end;
+        }
+        prev = r;
+    }
+    ck_assert_int_eq(sends, 2 * sc->grad_accum);
+    ck_assert_int_eq(recvs, 2 * sc->grad_accum);
+    ck_assert_int_gt(chained, 0); /* the call before, not the partner, set some starts */
+    g_array_unref(w.ran);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("core");
@@ -349,6 +385,7 @@ int main(void) {
     tcase_add_test(tc, test_interleaved_memory);
     tcase_add_test(tc, test_interleaved_megatron_calls);
     tcase_add_test(tc, test_interleaved_megatron_wait);
+    tcase_add_test(tc, test_deepspeed_step_order);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -5,7 +5,7 @@
 
 static void w_begin(void *ctx, int rank, const Task *t, SimTime now) {
     Watch *w = ctx;
-    if (rank != 0)
+    if (rank != w->rank)
         return;
     Ran r = {.t = *t, .begin = now, .end = -1};
     g_array_append_val(w->ran, r);
@@ -13,7 +13,7 @@ static void w_begin(void *ctx, int rank, const Task *t, SimTime now) {
 
 static void w_end(void *ctx, int rank, const Task *t, SimTime now) {
     Watch *w = ctx;
-    if (rank != 0)
+    if (rank != w->rank)
         return;
     for (guint i = w->ran->len; i-- > 0;) { /* the latest begun copy of this task */
         Ran *r = &g_array_index(w->ran, Ran, i);
@@ -26,6 +26,11 @@ static void w_end(void *ctx, int rank, const Task *t, SimTime now) {
 }
 
 SimRun *watched(const Scenario *sc, Watch *w) {
+    return watched_rank(sc, 0, w);
+}
+
+SimRun *watched_rank(const Scenario *sc, int rank, Watch *w) {
+    w->rank = rank;
     w->ran = g_array_new(FALSE, FALSE, sizeof(Ran));
     ExecObserver obs = {.ctx = w, .begin = w_begin, .end = w_end};
     g_autoptr(GError) err = NULL;

@@ -13,10 +13,13 @@ typedef struct {
 
 typedef struct {
     GArray *ran; /* Ran, in begin order */
+    int rank;    /* the job rank watched */
 } Watch;
 
 /* sc run with every task of rank 0 recorded in w (w->ran: the caller unrefs it). */
 SimRun *watched(const Scenario *sc, Watch *w);
+/* The same for job rank `rank`. */
+SimRun *watched_rank(const Scenario *sc, int rank, Watch *w);
 
 /* The units' layers (unit_layer: -1 embedding, L head) and parameters, forward order. */
 int units_of(const Scenario *sc, int *layer, double *params);

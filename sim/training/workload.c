@@ -163,49 +163,6 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
     return after;
 }
 
-/* A pipeline send or receive of one micro-batch's activations (or their gradients). Both
- * frameworks block the compute stream on it: DeepSpeed's pipeline engine (GPT-NeoX) calls the
- * synchronous dist.send / dist.recv (deepspeed/runtime/pipe/p2p.py), whose work the current stream
- * waits for; Megatron-LM's p2p_communication._communicate waits on every batch_isend_irecv
- * request and then, with batch_p2p_sync (its default), calls torch.cuda.synchronize() "to protect
- * against race condition". A receive already precedes the compute that reads it; a send makes the
- * next compute task wait (Builder.p2p_block). The host's synchronisations after these calls
- * (Megatron-LM's after each batch, DeepSpeed's comms_logger after each call) wait before the next
- * compute task: both frameworks post a send and the receive paired with it
- * before waiting (Megatron's send_forward_recv_backward is one batch; DeepSpeed orders them by
- * stage parity), which a synchronisation between them would deadlock here.
- * What moves: the stage's output on this rank's tokens, b s/cp h, and under sequence parallelism
- * its 1/t of the sequence (megatron/core/pipeline_parallel/schedules.py get_tensor_shapes:
- * "if config.sequence_parallel: seq_length = seq_length // tensor_model_parallel_world_size"),
- * the split the sequence-parallel regions already hold between layers; with the 2021-2022
- * scatter-gather (Builder.sg) its 1/t of the flat tensor, gathered at the receiver. */
-guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
-    Task t = {.kind = kind,
-              .stream = stream,
-              .op = kind == TASK_SEND ? COLL_SEND : COLL_RECV,
-              .dim = DIM_PP,
-              .phase = ph,
-              .layer = -2,
-              .micro = micro,
-              .bytes = b->sp || b->sg ? b->act_bytes / b->sc->tp : b->act_bytes};
-    return emit(b, t, &after, 1);
-}
-
-static guint32 p2p(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after) {
-    guint32 idx = p2p_task(b, kind, stream, ph, micro, after);
-    /* With several chunks neither here: Megatron-LM's interleaved schedule posts its calls per
-     * step, not per pass (pp_batch.c, unless overlap_p2p_comm leaves them unwaited), and ZB-V's
-     * sends do not block. Posting them per chunk pass and waiting would deadlock (a receive
-     * stream in chunk order behind a send not yet made). */
-    if (b->v > 1)
-        return idx;
-    /* DeepSpeed's pipe/p2p.py calls deepspeed.comm: logged */
-    b->sync_compute |= b->logger || b->sc->framework == FW_MEGATRON;
-    if (kind == TASK_SEND)
-        b->p2p_block[0] = idx;
-    return idx;
-}
-
 int unit_layer(const Builder *b, const ParamUnit *u) {
     return u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? b->sc->model.layers : u->layer;
 }
@@ -229,56 +186,12 @@ static gboolean v_turn(const Builder *b) {
     return b->vshape && b->stage == b->sc->pp - 1;
 }
 
-/* The streams a chunk's forward (fwd) or backward sends and receives on: in a V, chunk 1's go the
- * other way, on their own streams (workload_pp_channel). */
-static StreamId pp_stream(const Builder *b, int chunk, gboolean fwd, gboolean send) {
-    gboolean back = b->vshape && chunk == 1;
-    if (fwd)
-        return send ? (back ? STREAM_PP_SEND_FWD_V : STREAM_PP_SEND_FWD)
-                    : (back ? STREAM_PP_RECV_FWD_V : STREAM_PP_RECV_FWD);
-    return send ? (back ? STREAM_PP_SEND_BWD_V : STREAM_PP_SEND_BWD)
-                : (back ? STREAM_PP_RECV_BWD_V : STREAM_PP_RECV_BWD);
-}
-
-/* 2021-2022 Megatron-LM's scatter_gather_tensors_in_pipeline (Builder.sg): each TP rank sent
- * its 1/t of the stage's output (p2p_task), and _communicate gathered the received chunks back
- * over the TP group before returning them (mpu.gather_split_1d_tensor, an all-gather of b s h):
- * the compute that reads the input waits for that gather. */
-static guint32 sg_gather(Builder *b, guint32 recv, Phase ph, int micro) {
-    if (!b->sg)
-        return recv;
-    return collective(b, COLL_ALLGATHER, DIM_TP, b->act_bytes, ph, -2, micro, recv);
-}
-
-/* A pass's input from the neighbouring stage (fwd: activations, else gradients): the receive
- * the step before posted (pp_batch.c) or its own, then the scatter-gather's gather. Before a
- * backward, DeepSpeed's engine first gathers back the stage's own output, of which it kept its
- * 1/t after sending it (Framework.pipe_regathers_output; framework.c). */
-static guint32 pp_receive(Builder *b, int chunk, gboolean fwd, int micro) {
-    Phase ph = fwd ? PHASE_FWD : PHASE_BWD;
-    guint32 r = b->batched ? pp_batch_take(b, fwd ? 0 : 1)
-                           : p2p(b, TASK_RECV, pp_stream(b, chunk, fwd, FALSE), ph, micro, NO_TASK);
-    if (!fwd && framework_get(b->sc->framework)->pipe_regathers_output)
-        r = sg_gather(b, r, ph, micro);
-    return sg_gather(b, r, ph, micro);
-}
-
-/* A pass's output to the neighbouring stage, after task `after`: left to the step's batch
- * (pp_batch.c) or sent now. */
-static void pp_send(Builder *b, int chunk, gboolean fwd, int micro, guint32 after) {
-    if (b->batched)
-        pp_batch_put(b, fwd ? 0 : 1, micro);
-    else
-        p2p(b, TASK_SEND, pp_stream(b, chunk, fwd, TRUE), fwd ? PHASE_FWD : PHASE_BWD, micro,
-            after);
-}
-
 static void forward_pass(Builder *b, int micro, int chunk) {
     guint32 in = NO_TASK;
     if (v_turn(b) && chunk == 1)
         in = b->turn[micro];
-    else if (!first_virtual(b, chunk))
-        in = pp_receive(b, chunk, TRUE, micro);
+    else
+        in = pp_receive(b, chunk, TRUE, micro, !first_virtual(b, chunk));
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
@@ -304,7 +217,9 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     if (v_turn(b) && chunk == 0)
         in = b->turn[micro];
     else if (!last_virtual(b, chunk))
-        in = pp_receive(b, chunk, FALSE, micro);
+        in = pp_receive(b, chunk, FALSE, micro, TRUE);
+    else
+        pp_receive(b, chunk, FALSE, micro, FALSE); /* DeepSpeed's step may still send */
     /* under a split backward the gradients exist after W (wgrad_pass), not here */
     gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
     grads_begin_pass(b, chunk);
@@ -397,6 +312,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
                  .last_compute = NO_TASK,
                  .p2p_block = {NO_TASK, NO_TASK, NO_TASK, NO_TASK},
                  .batched = pp_batch_enabled(sc),
+                 .ds_steps = pp_ds_steps(sc),
                  .batch_in = {NO_TASK, NO_TASK},
                  .batch_out_micro = {-1, -1},
                  .wgrad_input = NO_TASK,
@@ -493,6 +409,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         if (b.batched)
             pp_batch_step(&b, passes, (int)k);
     }
+    pp_flush(&b);
 
     /* Optimizer step over the local (ZeRO: partitioned; FSDP HYBRID_SHARD: within the shard
      * group) parameters, once gradients are reduced: FSDP's _post_backward_final_callback

@@ -53,6 +53,14 @@ typedef struct {
     double n, width;
 } BucketTensor;
 
+/* A pipeline send DeepSpeed's engine leaves for the next step (pp_calls.c): its direction
+ * (activations or gradients), micro-batch and the task that produced it. */
+typedef struct {
+    gboolean set, fwd;
+    int micro;
+    guint32 after;
+} DsPending;
+
 /* A growable array of fixed-size elements the builder appends to inline (emit runs once per task
  * of every micro-batch: a GArray's out-of-line append was a fifth of building a long pipeline). */
 typedef struct {
@@ -145,6 +153,10 @@ struct Builder {
     gboolean batched;
     guint32 batch_in[2];
     int batch_out_micro[2];
+    /* DeepSpeed's pipeline engine (pp_calls.c): its step order, and the send a pass leaves for
+     * the next step's exchange */
+    gboolean ds_steps;
+    DsPending ds_pend;
     guint32 *loss;         /* per micro-batch on the last stage: the task that ends the loss */
     gboolean vshape;       /* ZB-V's chunks in a V (schedule_virtual_stage) */
     guint32 *turn;         /* with vshape, per micro-batch on the last stage: chunk 0's output,
@@ -234,6 +246,15 @@ void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean 
 /* A pipeline send or receive (kind) of one micro-batch's activations (ph PHASE_FWD) or gradients
  * (PHASE_BWD) on `stream`, after `after`; nothing waits for it (workload.c's p2p does that). */
 guint32 p2p_task(Builder *b, TaskKind kind, StreamId stream, Phase ph, int micro, guint32 after);
+
+/* pp_calls.c: a pass's input from the neighbouring stage (recv FALSE at the pipeline's ends:
+ * NO_TASK, though DeepSpeed's step still sends what the step before left), its output to it after
+ * `after`, the send still held after the last pass, and whether the stage runs DeepSpeed's engine
+ * step order (Builder.ds_steps). */
+guint32 pp_receive(Builder *b, int chunk, gboolean fwd, int micro, gboolean recv);
+void pp_send(Builder *b, int chunk, gboolean fwd, int micro, guint32 after);
+void pp_flush(Builder *b);
+gboolean pp_ds_steps(const Scenario *sc);
 
 /* pp_batch.c: Megatron-LM's batched pipeline calls under the interleaved schedule. Whether the
  * stage's program posts them (Builder.batched); the pending receive a pass of direction dir
