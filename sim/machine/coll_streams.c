@@ -52,6 +52,7 @@ struct CollStreams {
     int ngroups;             /* groups made */
     int rep_node;            /* while building: the symmetric form's node, -1 = all */
     gboolean shape_only;     /* while building: the shape, not the loads */
+    gboolean drop_only;      /* coll_streams_set_drop_only: the symmetric form never folds */
     /* sends run as copies (coll_streams_copies_evenness): built, those whose copies' paces
        differ, and the largest ratio of a send's fastest copy's pace to its slowest's */
     int copy_sends, uneven_sends;
@@ -80,6 +81,10 @@ CollStreams *coll_streams_new(const Topology *topo, Network *net) {
     cs->rep_node = -1;
     cs->pace_ratio = 1;
     return cs;
+}
+
+void coll_streams_set_drop_only(CollStreams *cs) {
+    cs->drop_only = TRUE;
 }
 
 void coll_streams_free(CollStreams *cs) {
@@ -532,7 +537,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         ps.loads = twin->loads;
         ps.nl = twin->nl;
     } else if (copies <= 1) {
-        gboolean fold = rep_node >= 0 && !node_symmetric(algo, op);
+        gboolean fold = rep_node >= 0 && !node_symmetric(algo, op) && !cs->drop_only;
         cs->rep_node = fold ? -1 : rep_node;
         ps.shape = build_streams(cs, algo, op, g, phase);
         cs->rep_node = -1;

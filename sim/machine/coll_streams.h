@@ -32,6 +32,12 @@ typedef struct CollStreams CollStreams;
 
 CollStreams *coll_streams_new(const Topology *topo, Network *net);
 void coll_streams_free(CollStreams *cs);
+/* From now on the symmetric form of an algorithm that is not alike on every node loads rep_node's
+ * own links as they are, other nodes' local links left out, instead of the busiest node's weight
+ * on them (fold_onto_node): each link then carries what it carries in the full form or nothing,
+ * and a flow moves no slower than in the full form. For the lower bound's run
+ * (coll_set_bound). */
+void coll_streams_set_drop_only(CollStreams *cs);
 
 /* A group: its member list as given (global GPUs, n, no repeats), its ring order, the phases
  * built for it. Valid while cs lives. (The type itself is declared in collectives.h, whose callers

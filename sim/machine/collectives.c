@@ -75,6 +75,7 @@ struct Collectives {
     CollMode mode;
     int force_algo, force_proto;
     int rep_node;         /* while choosing: see COLL_SYMMETRIC; -1 = all nodes */
+    gboolean bound;       /* coll_set_bound */
     CollStreams *streams; /* rings and loads per group (owned) */
     Instance *inst;       /* by slot: ninst used of cinst (bigmem_regrow) */
     guint32 ninst, cinst;
@@ -192,6 +193,11 @@ Collectives *coll_new(Engine *eng, Network *net, const Topology *topo) {
     c->choices = g_ptr_array_new_with_free_func(choices_free);
     c->choice_gen = 1;
     return c;
+}
+
+void coll_set_bound(Collectives *c) {
+    c->bound = TRUE;
+    coll_streams_set_drop_only(c->streams);
 }
 
 void coll_free(Collectives *c) {
@@ -601,7 +607,8 @@ void coll_start(Collectives *c, const CollCall *call, NetDoneFn done, void *ctx,
     in.ctx = ctx;
     in.arg = arg;
     guint slot = instance_new(c);
-    c->rep_node = in.rep_node >= 0 ? in.rep_node : COLL_NODES_ALL; /* copy 0: every node */
+    /* copy 0: every node; the bound's run chooses as the full form does (coll_set_bound) */
+    c->rep_node = in.rep_node >= 0 && !c->bound ? in.rep_node : COLL_NODES_ALL;
     in.choice = coll_choose_group(c, op, g, bytes);
     c->rep_node = -1;
     in.group = g;

@@ -100,6 +100,12 @@ void coll_free(Collectives *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Collectives, coll_free)
 
 void coll_set_mode(Collectives *c, CollMode mode);
+/* For the lower bound's run (sim.c, LOWER BOUND): every call chooses its algorithm and protocol
+ * on every node's loads, as the call in the full form does, and a call in the symmetric form
+ * leaves other nodes' local links out and never loads rep's node with another node's weight
+ * (coll_streams_set_drop_only). Each link then carries a call's full-form weight or nothing,
+ * so no flow is slower, and no link busier, than in the full form. */
+void coll_set_bound(Collectives *c);
 /* Force an algorithm and/or protocol (-1 = choose by the cost model). */
 void coll_force(Collectives *c, int algo, int proto);
 

@@ -409,7 +409,7 @@ static void start_collective(Executor *ex, int i, const Task *t) {
      * own share of the group's (a node standing for them all would leave the others' idle) */
     gboolean symmetric = cls == DIM_DP && layout_group_size(ex->lay, DIM_CP) == 1;
     CollCall call = {.op = t->op, .group = *g, .bytes = t->bytes, .cls = cls};
-    if (ex->dedup && symmetric && !ex->bound) {
+    if (ex->dedup && symmetric) { /* in the bound's run too: coll_set_bound */
         call.form = COLL_SYMMETRIC;
         call.rep = ex->job_rank[i];
     }

@@ -105,6 +105,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
         net_set_sharing(run->net, FALSE);
         net_set_flow_observer(run->net, note_work, work);
         exec_set_bound(run->ex);
+        coll_set_bound(run->coll);
     }
     run->sum.read_ahead = exec_state_bytes(run->ex) > READ_AHEAD_BYTES;
     engine_set_read_ahead(run->eng, run->sum.read_ahead);
@@ -215,12 +216,16 @@ SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **
     return run_mode(sc, dedup, horizon, NULL, err);
 }
 
-/* LOWER BOUND. sim_bound's run is the deduplicated one with three changes (exec_set_bound,
- * net_set_sharing off): compute is never slowed by communication, every flow moves at its own
- * bottleneck's rate (latency + bytes / min over its links of capacity / weight) whatever else is
- * in flight, and every collective and send of a simulated rank is started as the run with every
- * rank starts it (the same members, op, bytes and loads, so the same algorithm, protocol and
- * phases; no symmetric form, no copies of other replicas). The bound is the larger of two:
+/* LOWER BOUND. sim_bound's run is the deduplicated one with four changes (exec_set_bound,
+ * coll_set_bound, net_set_sharing off): compute is never slowed by communication, every flow
+ * moves at its own bottleneck's rate (latency + bytes / min over its links of capacity / weight)
+ * whatever else is in flight, every collective and send of a simulated rank is started with the
+ * members, op and bytes the run with every rank gives it and chooses the same algorithm,
+ * protocol and phases (on every node's loads, as that run does), and each flow loads some of
+ * the links the run with every rank's flow loads, each with the same weight: a pipeline send
+ * its own path alone (no copies of other replicas), a data-parallel collective the symmetric
+ * form that leaves out the other nodes' local links and folds nothing onto the simulated rank's
+ * node (coll_streams_set_drop_only). The bound is the larger of two:
  *
  * (1) The critical path: that run's iteration (its slowest simulated rank's finish). Claim: no
  * simulated rank finishes later in it than the same rank in the run with every rank
@@ -236,9 +241,10 @@ SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **
  * the members (the simulated ones): a maximum over fewer terms, never larger. No duration
  * exceeds the exact run's: a compute task takes its duration at full speed, where the exact
  * run's speed is 1 / (1 + sigma) <= 1 (the device's interference figures are >= 0 when loaded);
- * a kernel the same fixed time; a flow its latency plus bytes at the rate it would have alone,
- * where under max-min sharing a link of capacity c carries sum w r <= c, so a flow's rate never
- * exceeds c / w on any of its links; a collective is its phases (or detailed steps) one after
+ * a kernel the same fixed time; a flow its latency plus bytes at the rate it would have alone
+ * over its links, some of the exact flow's with the same weights, where under max-min sharing a
+ * link of capacity c carries sum w r <= c, so the exact flow's rate never exceeds c / w on any
+ * of its links, the bound's among them; a collective is its phases (or detailed steps) one after
  * another, each ending when its last flow does. Start = max of ends, end = start + duration,
  * both monotone in every term: by induction over task instances in the exact run's order of
  * ends, each starts and ends in the bound no later than in the exact run. QED.
@@ -247,7 +253,8 @@ SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **
  * over it starts, s plus the time at the link's full capacity of the bytes of those of its flows
  * that start at or after s. Claim: the exact run is no shorter. Proof. Each of the bound run's
  * flows is a distinct flow of the exact run (a group's k-th call is started once in each, a
- * simulated rank's send once) with the same loads and bytes, starting no earlier, by (1). A link
+ * simulated rank's send once) with the same bytes, and on every link it loads the same weight,
+ * starting no earlier, by (1). A link
  * carries at most its capacity under any sharing, so those flows' bytes over it take that long
  * after s, and each flow ends before the iteration does (its task ends before its ranks finish).
  * QED. This is what sees some of the contention (1) leaves out: the data-parallel rings of a
