@@ -21,22 +21,43 @@ typedef struct {
     GPtrArray *pending; /* SweepResult *: deduplicated rows still to be settled (PRUNING) */
     int failed;
     int beyond;         /* reruns stopped at the horizon (PRUNING) */
+    int pruned;         /* layouts ruled out by their bound (PRUNING) */
     Progress *progress; /* on a terminal (progress.c) */
     int done, total;
+    Sweep *sw;
+    int top;
+    gboolean settling; /* search_pending runs: each final row lowers the horizon */
 } Found;
+
+static gint by_time(gconstpointer a, gconstpointer b);
+
+/* The top-th best final iteration so far, SIM_TIME_MAX while fewer are known (T in PRUNING). */
+static SimTime top_time(const Found *f) {
+    if (f->results->len < (guint)f->top)
+        return SIM_TIME_MAX;
+    g_ptr_array_sort(f->results, by_time);
+    return ((SweepResult *)f->results->pdata[f->top - 1])->sum.iteration;
+}
 
 static void found(void *ctx, SweepResult *r) {
     Found *f = ctx;
     if (r->beyond) { /* slower than the top's last: see PRUNING */
-        f->beyond++;
+        if (r->pruned)
+            f->pruned++;
+        else
+            f->beyond++;
         sweep_result_free(r);
     } else if (r->error) {
         progress_break(f->progress);
         fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
         f->failed++;
         sweep_result_free(r);
+    } else if (r->final) {
+        g_ptr_array_add(f->results, r);
+        if (f->settling) /* for the reruns not yet started */
+            sweep_set_horizon(f->sw, top_time(f));
     } else {
-        g_ptr_array_add(r->final ? f->results : f->pending, r);
+        g_ptr_array_add(f->pending, r);
     }
     f->done++;
     if (progress_due(f->progress))
@@ -53,44 +74,27 @@ static gint by_time(gconstpointer a, gconstpointer b) {
 /* PRUNING. The exact answer (every layout as sim_run's default gives it, or with every rank under
  * --all-ranks) without running every layout exactly. Each layout is first run deduplicated
  * (sweep.c, SWEEP_TRIAL_EXACT / SWEEP_TRIAL_ALL): that is already its exact row where its
- * representatives are exact; the others (f->pending) carry the deduplicated estimate and a lower
- * bound on their exact iteration (sim_bound, proved in sim.c, LOWER BOUND). In the order of their
- * estimates, `jobs` at a time, the pending layouts are run exactly, and before each batch every
- * pending layout whose bound exceeds the top-th best exact iteration known so far (T) is dropped.
- * Why the printed top is the exhaustive search's: T only falls as rows are added, so a dropped
- * layout's exact iteration is >= its bound > the final T; at least `top` settled rows are at or
- * below the final T and so rank ahead of it (ties are broken by point, but its time is strictly
- * larger), and the settled rows keep their order among themselves: the first `top` of the
- * settled rows are the first `top` of all. A rerun is also stopped once its iteration is known
- * to exceed T (sweep_set_horizon, exec_set_horizon): dropped by the same argument, its time
- * strictly above T. docs/speed.md, "Search". */
-static void search_pending(Sweep *sw, Found *f, int jobs, int dedup, int top, guint8 *todo,
-                           int *reruns, int *pruned) {
+ * representatives are exact. The others (f->pending) are settled in the order of their
+ * deduplicated estimates, `jobs` at a time (SWEEP_SETTLE_*): each first gets a lower bound on its
+ * exact iteration (sim_bound_within, proved in sim.c, LOWER BOUND) and is ruled out if the bound
+ * exceeds T, the top-th best exact iteration known when it starts; else it is run exactly, and
+ * stopped once its iteration is known to exceed T (sim_run_within; horizon.c, HORIZON). T is
+ * lowered as each exact row comes in (sweep_set_horizon), for the layouts not yet started.
+ * Why the printed top is the exhaustive search's: T only falls, so a dropped layout's exact
+ * iteration is strictly above the final T; at least `top` settled rows are at or below the
+ * final T and so rank ahead of it (ties are broken by point, but its time is strictly larger),
+ * and the settled rows keep their order among themselves: the first `top` of the settled rows
+ * are the first `top` of all. docs/speed.md, "Search". */
+static void search_pending(Sweep *sw, Found *f, int jobs, int settle) {
     g_ptr_array_sort(f->pending, by_time); /* the cheap estimate's order */
-    guint next = 0;
-    while (next < f->pending->len) {
-        SimTime t = SIM_TIME_MAX; /* the top-th best settled iteration */
-        if (f->results->len >= (guint)top) {
-            g_ptr_array_sort(f->results, by_time);
-            t = ((SweepResult *)f->results->pdata[top - 1])->sum.iteration;
-        }
-        memset(todo, 0, (size_t)sweep_points(sw));
-        int batch = 0;
-        for (; next < f->pending->len && batch < MAX(jobs, 1); next++) {
-            const SweepResult *p = f->pending->pdata[next];
-            if (p->bound > t) {
-                (*pruned)++;
-                f->done++;
-                continue;
-            }
-            todo[p->point] = 1;
-            batch++;
-        }
-        *reruns += batch;
-        sweep_set_horizon(sw, t);
-        if (batch > 0)
-            sweep_run(sw, jobs, dedup, todo, found, NULL, f);
-    }
+    int n = (int)f->pending->len;
+    g_autofree int *list = g_new(int, MAX(n, 1));
+    for (int k = 0; k < n; k++)
+        list[k] = ((SweepResult *)f->pending->pdata[k])->point;
+    sweep_set_horizon(sw, top_time(f));
+    f->settling = TRUE;
+    sweep_run_list(sw, jobs, settle, list, n, found, f);
+    f->settling = FALSE;
     sweep_set_horizon(sw, SIM_TIME_MAX);
 }
 
@@ -333,22 +337,22 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: no layout fits; try more nodes or another global batch\n");
         return 2;
     }
-    Found f = {g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
-               g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
-               0,
-               0,
-               progress_new(!quiet),
-               0,
-               runs};
+    Found f = {.results = g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
+               .pending = g_ptr_array_new_with_free_func((GDestroyNotify)sweep_result_free),
+               .progress = progress_new(!quiet),
+               .total = runs,
+               .sw = sw,
+               .top = top};
     Dedup mode = sim_dedup_mode(sc, all_ranks ? DEDUP_OFF : -1);
-    int reruns = 0, pruned = 0;
+    int reruns = 0;
     if (mode == DEDUP_ESTIMATE || exhaustive) {
         sweep_run(sw, jobs, all_ranks ? DEDUP_OFF : -1, todo, found, NULL, &f);
     } else {
         sweep_run(sw, jobs, mode == DEDUP_EXACT ? SWEEP_TRIAL_EXACT : SWEEP_TRIAL_ALL, todo, found,
                   NULL, &f);
         f.total += f.pending->len;
-        search_pending(sw, &f, jobs, all_ranks ? DEDUP_OFF : -1, top, todo, &reruns, &pruned);
+        search_pending(sw, &f, jobs, all_ranks ? SWEEP_SETTLE_ALL : SWEEP_SETTLE_EXACT);
+        reruns = (int)f.pending->len - f.pruned;
     }
     progress_end(f.progress, FALSE);
     g_ptr_array_sort(f.results, by_time);
@@ -359,7 +363,7 @@ int cmd_search(int argc, char **argv) {
             fprintf(stderr,
                     "; %d run again with every rank (%d of them stopped once past the top), %d "
                     "ruled out by their lower bound",
-                    reruns, f.beyond, pruned);
+                    reruns, f.beyond, f.pruned);
         fputc('\n', stderr);
     }
 

@@ -373,7 +373,7 @@ void sweep_result_free(SweepResult *r) {
 }
 
 void sweep_set_horizon(Sweep *sw, SimTime horizon) {
-    sw->horizon = horizon;
+    __atomic_store_n(&sw->horizon, horizon, __ATOMIC_RELAXED); /* read by running workers */
 }
 
 SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
@@ -381,21 +381,25 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     SweepResult *r = g_new0(SweepResult, 1);
     r->point = i;
     r->final = TRUE;
-    r->bound = -1;
     g_autoptr(GError) e = NULL;
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(Scenario) sc = load_point(sw, p, &e);
+    SimTime horizon = __atomic_load_n(&sw->horizon, __ATOMIC_RELAXED);
     gboolean trial = dedup == SWEEP_TRIAL_EXACT || dedup == SWEEP_TRIAL_ALL;
-    g_autoptr(SimRun) run = !sc     ? NULL
-                            : trial ? sim_run(sc, DEDUP_ESTIMATE, &e)
-                                    : sim_run_within(sc, dedup, sw->horizon, &e);
-    if (run && trial && sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF &&
-        (dedup == SWEEP_TRIAL_ALL || sim_trial_mode(sim_summary(run)) == DEDUP_OFF)) {
-        r->final = FALSE;
-        r->bound = sim_bound(sc, &e);
-        if (r->bound < 0)
-            g_clear_pointer(&run, sim_run_free);
+    gboolean settle = dedup == SWEEP_SETTLE_EXACT || dedup == SWEEP_SETTLE_ALL;
+    if (settle) /* the run it settles to: the exact mode's, or every rank's */
+        dedup = dedup == SWEEP_SETTLE_ALL ? DEDUP_OFF : -1;
+    if (sc && settle && sim_bound_within(sc, horizon, &e) < 0 &&
+        g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
+        r->beyond = r->pruned = TRUE;
+        return r;
     }
+    g_autoptr(SimRun) run = !sc || e ? NULL
+                            : trial  ? sim_run(sc, DEDUP_ESTIMATE, &e)
+                                     : sim_run_within(sc, dedup, horizon, &e);
+    if (run && trial && sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF &&
+        (dedup == SWEEP_TRIAL_ALL || sim_trial_mode(sim_summary(run)) == DEDUP_OFF))
+        r->final = FALSE;
     if (!run && g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
         r->beyond = TRUE;
         return r;
@@ -427,24 +431,20 @@ static void run_one(gpointer data, gpointer user) {
     g_async_queue_push(rc->done, sweep_run_point(rc->sw, GPOINTER_TO_INT(data) - 1, rc->dedup));
 }
 
-void sweep_run(const Sweep *sw, int jobs, int dedup, const guint8 *todo, SweepResultFn fn,
-               SweepIdleFn idle, void *ctx) {
-    int n = (int)sw->points->len;
-    if (jobs <= 1 && !idle) { /* serial: in point order, on this thread */
-        for (int i = 0; i < n; i++)
-            if ((todo ? todo[i] : 1) && point(sw, i)->status == SWEEP_POINT_OK)
-                fn(ctx, sweep_run_point(sw, i, dedup));
+/* The points of list (n) on up to jobs threads, started in list order (GThreadPool's queue is
+ * first in, first out); serial on this thread for jobs <= 1 without idle. */
+static void run_list(const Sweep *sw, int jobs, int dedup, const int *list, int n, SweepResultFn fn,
+                     SweepIdleFn idle, void *ctx) {
+    if (jobs <= 1 && !idle) {
+        for (int k = 0; k < n; k++)
+            fn(ctx, sweep_run_point(sw, list[k], dedup));
         return;
     }
     RunCtx rc = {sw, dedup, g_async_queue_new()};
     GThreadPool *pool = g_thread_pool_new(run_one, &rc, MAX(jobs, 1), FALSE, NULL);
-    int outstanding = 0;
-    for (int i = 0; i < n; i++) {
-        if ((todo ? todo[i] : 1) && point(sw, i)->status == SWEEP_POINT_OK) {
-            g_thread_pool_push(pool, GINT_TO_POINTER(i + 1), NULL);
-            outstanding++;
-        }
-    }
+    for (int k = 0; k < n; k++)
+        g_thread_pool_push(pool, GINT_TO_POINTER(list[k] + 1), NULL);
+    int outstanding = n;
     for (;;) {
         if (outstanding > 0) {
             SweepResult *r =
@@ -460,4 +460,19 @@ void sweep_run(const Sweep *sw, int jobs, int dedup, const guint8 *todo, SweepRe
     }
     g_thread_pool_free(pool, FALSE, TRUE);
     g_async_queue_unref(rc.done);
+}
+
+void sweep_run(const Sweep *sw, int jobs, int dedup, const guint8 *todo, SweepResultFn fn,
+               SweepIdleFn idle, void *ctx) {
+    int n = (int)sw->points->len, k = 0;
+    g_autofree int *list = g_new(int, MAX(n, 1));
+    for (int i = 0; i < n; i++)
+        if ((todo ? todo[i] : 1) && point(sw, i)->status == SWEEP_POINT_OK)
+            list[k++] = i;
+    run_list(sw, jobs, dedup, list, k, fn, idle, ctx);
+}
+
+void sweep_run_list(const Sweep *sw, int jobs, int dedup, const int *list, int n, SweepResultFn fn,
+                    void *ctx) {
+    run_list(sw, jobs, dedup, list, n, fn, NULL, ctx);
 }

@@ -75,24 +75,28 @@ typedef struct {
     SimSummary sum;
     double exposed_dim_s[DIM_COUNT]; /* critical rank's exposed communication by dimension, s */
     /* with SWEEP_TRIAL_EXACT or SWEEP_TRIAL_ALL: whether the row is the one the exact mode
-       would give, and where it is not, a lower bound on that mode's iteration (sim_bound), ps;
-       final is TRUE and bound -1 in every other mode */
+       would give; TRUE in every other mode */
     gboolean final;
-    SimTime bound;
     gboolean beyond; /* past sweep_set_horizon's horizon: no row, no error */
+    gboolean pruned; /* beyond, known from its lower bound alone (SWEEP_SETTLE_*) */
 } SweepResult;
 
 void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 
-/* What a layout search may pass as dedup (cmd_search.c, PRUNING): the deduplicated run
- * (DEDUP_ESTIMATE), marked final where it is what DEDUP_EXACT (SWEEP_TRIAL_EXACT) or DEDUP_OFF
- * (SWEEP_TRIAL_ALL) would give, and where not, with sim_bound's lower bound on that run. */
+/* What a layout search may pass as dedup (cmd_search.c, PRUNING). SWEEP_TRIAL_*: the
+ * deduplicated run (DEDUP_ESTIMATE), marked final where it is what DEDUP_EXACT
+ * (SWEEP_TRIAL_EXACT) or DEDUP_OFF (SWEEP_TRIAL_ALL) would give. SWEEP_SETTLE_*: that mode's
+ * run, unless sim_bound_within shows it past the horizon first (beyond and pruned). */
 #define SWEEP_TRIAL_EXACT (-2)
 #define SWEEP_TRIAL_ALL (-3)
+#define SWEEP_SETTLE_EXACT (-4)
+#define SWEEP_SETTLE_ALL (-5)
 
 /* Runs from now on (not trial modes') stop once their iteration is known to last past horizon
- * (ps; sim_run_within), their result marked beyond; SIM_TIME_MAX, the default: none. */
+ * (ps; sim_run_within), their result marked beyond; SIM_TIME_MAX, the default: none. A run
+ * reads the horizon when it starts: it may be set while sweep_run runs (from its SweepResultFn),
+ * for the points not yet started. */
 void sweep_set_horizon(Sweep *sw, SimTime horizon);
 
 /* Simulate point i (which must be valid) and format its row. Thread-safe. dedup as sim_run, or
@@ -111,6 +115,9 @@ typedef gboolean (*SweepIdleFn)(void *ctx, gboolean local_done);
  * (jobs <= 1: one after another on this thread). */
 void sweep_run(const Sweep *sw, int jobs, int dedup, const guint8 *todo, SweepResultFn fn,
                SweepIdleFn idle, void *ctx);
+/* The same for the n points in list, started in that order. */
+void sweep_run_list(const Sweep *sw, int jobs, int dedup, const int *list, int n, SweepResultFn fn,
+                    void *ctx);
 
 /* --- output ----------------------------------------------------------------------------------- */
 

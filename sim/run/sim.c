@@ -72,7 +72,29 @@ static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTim
 
 /* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
  * whose links' work goes there. */
+/* sim_bound's run: LinkWork gathers (2) of LOWER BOUND, kept as flows start (note_work). */
+struct LinkWork {
+    double *total;    /* per link id: work of its flows so far, ps */
+    double *lead;     /* per link id: max over its flows of start - work of those before, ps */
+    double instances; /* task instances of the job (the rounding margin) */
+};
 typedef struct LinkWork LinkWork;
+
+/* The bound sim_bound returns for the run's raw figure b (ps): lowered by its rounding margin
+ * (LOWER BOUND). */
+static SimTime bound_lowered(double b, double instances) {
+    return MAX(0, (SimTime)floor(b * (1 - 1e-9) - 2.0 * instances));
+}
+
+/* The horizon for the bound's run such that a raw figure past it is lowered to past `horizon`:
+ * raw > h implies raw (1 - 1e-9) - 2 instances >= horizon + 1. */
+static SimTime bound_run_horizon(SimTime horizon, double instances) {
+    if (horizon == SIM_TIME_MAX)
+        return SIM_TIME_MAX;
+    double h = ceil(((double)horizon + 1 + 2.0 * instances) / (1 - 1e-9));
+    return h >= (double)SIM_TIME_MAX ? SIM_TIME_MAX : (SimTime)h;
+}
+
 static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
                         const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
@@ -92,6 +114,11 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     run->coll = coll_new(run->eng, run->net, run->topo);
     coll_set_mode(run->coll, sc->detailed ? COLL_MODE_DETAILED : COLL_MODE_AGGREGATED);
     run->wl = workload_new(sc, run->topo);
+    if (work) { /* the bound's margin, and the horizon its raw figure must stay under */
+        for (int s = 0; s < sc->pp; s++)
+            work->instances += (double)workload_program(run->wl, s)->ntasks * (sc->gpus / sc->pp);
+        horizon = bound_run_horizon(horizon, work->instances);
+    }
     /* with dedup: representatives (exec_sim_count), each standing for `weight` job ranks */
     int weight, nsim = exec_sim_count(sc, workload_layout(run->wl), dd, &weight);
     run->st = stats_new(nsim, weight, sc->gpus);
@@ -271,11 +298,6 @@ SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **
  * start): per link, the work so far (total) and the largest start minus the work before it
  * (lead), so that the link's bound is total + lead, O(1) a load. The start (`now`, not `from`)
  * is what is used: flows come in order of it, and a flow's bytes cannot move before it. */
-struct LinkWork {
-    double *total; /* per link id: work of its flows so far, ps */
-    double *lead;  /* per link id: max over its flows of start - work of those before, ps */
-};
-
 static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTime now) {
     LinkWork *w = ctx;
     (void)from;
@@ -292,25 +314,31 @@ static double links_bound(const LinkWork *w, int32_t links) {
     return best;
 }
 
-SimTime sim_bound(const Scenario *sc, GError **err) {
+SimTime sim_bound_within(const Scenario *sc, SimTime horizon, GError **err) {
     g_autoptr(Topology) machine = topo_new(&sc->topo, sc->nodes, err);
     if (!machine)
         return -1;
     int32_t links = topo_links(machine);
     g_autofree double *total = g_new0(double, links), *lead = g_new0(double, links);
-    LinkWork work = {total, lead};
+    LinkWork work = {total, lead, 0};
     /* ep > 1: never deduplicated (sim_dedup_mode), so every rank */
-    g_autoptr(SimRun) run = run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF,
-                                     SIM_TIME_MAX, &work, NULL, err);
+    g_autoptr(SimRun) run =
+        run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF, horizon, &work, NULL, err);
     if (!run)
         return -1;
-    double instances = 0; /* task instances of the job */
-    for (int s = 0; s < sc->pp; s++)
-        instances += (double)workload_program(run->wl, s)->ntasks * (sc->gpus / sc->pp);
     double b = (double)run->sum.iteration;
     if (sc->contention) /* (2) holds only where links share: off, each flow moves as if alone */
         b = MAX(b, links_bound(&work, links));
-    return MAX(0, (SimTime)floor(b * (1 - 1e-9) - 2.0 * instances));
+    SimTime bound = bound_lowered(b, work.instances);
+    if (bound > horizon) {
+        g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the bound lies past the horizon");
+        return -1;
+    }
+    return bound;
+}
+
+SimTime sim_bound(const Scenario *sc, GError **err) {
+    return sim_bound_within(sc, SIM_TIME_MAX, err);
 }
 
 const Network *sim_network(const SimRun *run) {

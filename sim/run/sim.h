@@ -30,6 +30,10 @@ void sim_run_free(SimRun *run);
  * DEDUP_OFF, and DEDUP_EXACT where it reruns), picoseconds, at the cost of a deduplicated run;
  * -1 with err set when the run fails. Proved in sim.c (LOWER BOUND). */
 SimTime sim_bound(const Scenario *sc, GError **err);
+/* sim_bound, failing with EXEC_ERROR_HORIZON as soon as the bound is known to exceed horizon
+ * (ps): its run stops there (exec_set_horizon), as the layout search wants it (cmd_search.c,
+ * PRUNING). A bound at or under the horizon is sim_bound's. */
+SimTime sim_bound_within(const Scenario *sc, SimTime horizon, GError **err);
 /* Whether an error from sim_run is the input's fault (a layout, a combination or a size that
  * cannot be: CONF_ERROR, MACHINE_ERROR, EXEC_ERROR_OVERFLOW) rather than the simulator's
  * (EXEC_ERROR_DEADLOCK, anything else). Chosen by error domain and code, never by the message. */
