@@ -284,75 +284,6 @@ START_TEST(test_horizon) {
 }
 END_TEST
 
-/* Every task start of a run, as (rank, task, time). */
-typedef struct {
-    int rank;
-    const Task *t;
-    SimTime at;
-} Began;
-
-static void began(void *ctx, int rank, const Task *t, SimTime now) {
-    Began b = {rank, t, now};
-    g_array_append_val((GArray *)ctx, b);
-}
-
-static void ended(void *ctx, int rank, const Task *t, SimTime now) {
-    (void)ctx, (void)rank, (void)t, (void)now;
-}
-
-/* HORIZON (horizon.c): in runs with pipelines, interference, host dispatch, TP and DP, every
- * task's start plus its tail is at most the iteration (the claim a horizon stops on), and on the
- * rank that sets the iteration the largest such sum is most of it (the tails are not vacuous:
- * stage 0's first task's tail is its compute, less a picosecond a task). */
-START_TEST(test_tails) {
-    static const char *const files[] = {"1.3B_pp.yaml", "13B_tp8.yaml", "1.3B_zero1.yaml",
-                                        "1.3B_tp_pp.yaml"};
-    for (guint k = 0; k < G_N_ELEMENTS(files); k++) {
-        g_autoptr(Scenario) sc = load_ok(files[k], NULL);
-        g_autoptr(GArray) starts = g_array_new(FALSE, FALSE, sizeof(Began));
-        ExecObserver obs = {.begin = began, .end = ended, .ctx = starts};
-        g_autoptr(GError) err = NULL;
-        g_autoptr(SimRun) run = sim_run_observed(sc, DEDUP_OFF, &obs, &err);
-        ck_assert_msg(run, "%s", err ? err->message : "");
-        const Workload *wl = sim_workload(run);
-        const Layout *lay = workload_layout(wl);
-        g_autofree SimTime **tail = g_new0(SimTime *, sc->pp);
-        for (int s = 0; s < sc->pp; s++) {
-            const Program *pg = workload_program(wl, s);
-            tail[s] = g_new(SimTime, pg->ntasks);
-            exec_program_tails(pg, tail[s]);
-        }
-        SimTime it = sim_summary(run)->iteration, most = 0;
-        for (guint i = 0; i < starts->len; i++) {
-            const Began *b = &g_array_index(starts, Began, i);
-            int s = layout_stage(lay, b->rank);
-            const Program *pg = workload_program(wl, s);
-            ck_assert(b->t >= pg->tasks && b->t < pg->tasks + pg->ntasks);
-            SimTime end = b->at + tail[s][b->t - pg->tasks];
-            ck_assert_msg(end <= it,
-                          "%s: rank %d task %td starts at %" G_GINT64_FORMAT
-                          " ps with a tail to %" G_GINT64_FORMAT
-                          " past the iteration %" G_GINT64_FORMAT,
-                          files[k], b->rank, b->t - pg->tasks, b->at, end, it);
-            most = MAX(most, end);
-        }
-        const Program *pg0 = workload_program(wl, 0);
-        double compute = 0;
-        for (guint j = 0; j < pg0->ntasks; j++)
-            if (pg0->tasks[j].kind == TASK_COMPUTE)
-                compute += (double)(pg0->tasks[j].duration - 1);
-        ck_assert_msg(tail[0][0] >= (SimTime)(compute * (1 - 1e-9)) - 1,
-                      "%s: first tail %" G_GINT64_FORMAT " ps below the compute %.0f ps", files[k],
-                      tail[0][0], compute);
-        ck_assert_msg((double)most >= 0.5 * (double)it,
-                      "%s: tails reach %" G_GINT64_FORMAT " ps of %" G_GINT64_FORMAT, files[k],
-                      most, it);
-        for (int s = 0; s < sc->pp; s++)
-            g_free(tail[s]);
-    }
-}
-END_TEST
-
 int main(void) {
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("search");
@@ -365,7 +296,6 @@ int main(void) {
     tcase_add_test(tc, test_bound_closed_form);
     tcase_add_test(tc, test_bound_below_exact);
     tcase_add_test(tc, test_horizon);
-    tcase_add_test(tc, test_tails);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

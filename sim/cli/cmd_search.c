@@ -78,7 +78,7 @@ static gint by_time(gconstpointer a, gconstpointer b) {
  * deduplicated estimates, `jobs` at a time (SWEEP_SETTLE_*): each first gets a lower bound on its
  * exact iteration (sim_bound_within, proved in sim.c, LOWER BOUND) and is ruled out if the bound
  * exceeds T, the top-th best exact iteration known when it starts; else it is run exactly, and
- * stopped once its iteration is known to exceed T (sim_run_within; horizon.c, HORIZON). T is
+ * stopped once its simulated time passes T with a rank unfinished (sim_run_within). T is
  * lowered as each exact row comes in (sweep_set_horizon), for the layouts not yet started.
  * Why the printed top is the exhaustive search's: T only falls, so a dropped layout's exact
  * iteration is strictly above the final T; at least `top` settled rows are at or below the

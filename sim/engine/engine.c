@@ -121,7 +121,6 @@ struct Engine {
     uint64_t done;       /* events executed */
     uint64_t from_lanes; /* of them, taken from a lane */
     gboolean overflowed; /* some event would have come at or past SIM_TIME_MAX */
-    gboolean stop;       /* engine_stop: return after the event in progress */
     gboolean read_ahead; /* READ AHEAD on (engine_set_read_ahead) */
     int nhint;           /* handlers with a hint */
     EngineFn hint_fn[ENGINE_HINTS];
@@ -181,10 +180,6 @@ void engine_free(Engine *eng) {
 
 SimTime engine_now(const Engine *eng) {
     return eng->now;
-}
-
-void engine_stop(Engine *eng) {
-    eng->stop = TRUE;
 }
 
 gboolean engine_overflowed(const Engine *eng) {
@@ -580,7 +575,7 @@ SimTime engine_run(Engine *eng) {
 }
 
 SimTime engine_run_until(Engine *eng, SimTime horizon) {
-    while (eng->live > 0 && !eng->overflowed && eng->now <= horizon && !eng->stop) {
+    while (eng->live > 0 && !eng->overflowed && eng->now <= horizon) {
         Node ev = take_next(eng);
         uint32_t slot = node_slot(ev);
         Payload p = eng->pay[slot];
@@ -592,7 +587,6 @@ SimTime engine_run_until(Engine *eng, SimTime horizon) {
         eng->done++;
         p.fn(eng, p.ctx, p.arg);
     }
-    eng->stop = FALSE;
     return eng->now;
 }
 

@@ -118,9 +118,6 @@ SimTime engine_run(Engine *eng);
 /* The same, stopping after the first event later than horizon (ps); engine_run afterwards goes
  * on as if never stopped, in the same order. */
 SimTime engine_run_until(Engine *eng, SimTime horizon);
-/* From an event's handler: the engine_run or engine_run_until in progress returns once this
- * event is done; a later call goes on as if never stopped. */
-void engine_stop(Engine *eng);
 
 /* Whether some event would have come at or past SIM_TIME_MAX (about 106 days): the run is then
  * meaningless and the caller must report it. */

@@ -65,9 +65,6 @@ struct Executor {
     gboolean interference;               /* compute slowed by communication */
     gboolean bound;        /* exec_set_bound: every communication in its --all-ranks form */
     SimTime horizon;       /* exec_set_horizon; SIM_TIME_MAX: none */
-    SimTime **tail;        /* with a horizon, per stage per task: HORIZON in horizon.c */
-    SimTime *tail_all;     /* the arrays of tail, one after another */
-    gboolean past;         /* a task started whose tail ends past the horizon */
     int nfinished;         /* ranks that finished their program */
     gboolean prefetch;     /* the programs outgrow the caches: see complete() */
     const Program **prog;  /* per stage */
@@ -127,10 +124,6 @@ static inline gboolean gang_leads(const Executor *ex, int i) {
 #define GANG_EACH(ex, i, j)                                                                        \
     for (int j = (i), gang_all_ = gang_leads((ex), (i)); j >= 0;                                   \
          j = gang_all_ ? (ex)->gang_next[j] : -1)
-
-/* horizon.c (HORIZON): each stage's tails, made and freed. */
-void exec_tails_new(Executor *ex);
-void exec_tails_free(Executor *ex);
 
 /* reps.c: exec_rep_index with exec_tp_interchangeable's answer given (tp_rep). */
 int exec_rep_index_given(const Layout *lay, gboolean dedup, gboolean tp_rep, int rank);

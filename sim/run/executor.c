@@ -153,7 +153,6 @@ void exec_free(Executor *ex) {
     g_free(ex->mapped);
     bigmem_free(ex->host_cum_all);
     g_free(ex->host_cum);
-    exec_tails_free(ex);
     g_free(ex->prog);
     for (int s = 0; s < ex->sc->pp; s++)
         g_array_unref(ex->syncs[s]);
@@ -167,8 +166,6 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
 
 void exec_set_horizon(Executor *ex, SimTime horizon) {
     ex->horizon = horizon;
-    if (horizon != SIM_TIME_MAX && !ex->tail)
-        exec_tails_new(ex);
 }
 
 void exec_set_gpus(Executor *ex, const int *gpu) {
@@ -640,10 +637,6 @@ static void start_ready(Executor *ex, int i, gboolean own) {
         }
         rs->busy[s] = 1;
         rs->waiting &= (uint16_t) ~(1u << s);
-        if (ex->tail && now + ex->tail[rs->stage][k] > ex->horizon && !ex->past) {
-            ex->past = TRUE; /* the iteration ends past the horizon (HORIZON, horizon.c) */
-            engine_stop(ex->eng);
-        }
         switch (t->kind) {
         case TASK_COMPUTE:
             GANG_EACH(ex, i, j) {
@@ -771,8 +764,8 @@ static gboolean check_finished(const Executor *ex, GError **err) {
 gboolean exec_run(Executor *ex, GError **err) {
     start_ranks(ex);
     engine_run_until(ex->eng, ex->horizon);
-    if (ex->past || (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
-                     !engine_overflowed(ex->eng))) {
+    if (ex->nfinished < ex->nsim && engine_now(ex->eng) > ex->horizon &&
+        !engine_overflowed(ex->eng)) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON,
                     "the iteration lasts past %.6f s (the horizon it was run to)",
                     sim_time_s(ex->horizon));

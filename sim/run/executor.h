@@ -90,13 +90,9 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs);
 void exec_set_bound(Executor *ex);
 
 /* Before exec_run: stop, failing with EXEC_ERROR_HORIZON, once an event later than horizon (ps)
- * has run and some rank has not finished (it finishes later still: events run in time order),
- * or earlier, once a task starts whose rank cannot finish by the horizon (HORIZON in horizon.c);
+ * has run and some rank has not finished (it finishes later still: events run in time order);
  * where every rank finishes by then, the run goes on to its end exactly as without. */
 void exec_set_horizon(Executor *ex, SimTime horizon);
-/* For each task k of pg, into tail[k] (pg->ntasks entries): a lower bound on the time from its
- * start to the end of the program on a rank that runs it (HORIZON in horizon.c). */
-void exec_program_tails(const Program *pg, SimTime *tail);
 
 /* Before exec_run: job rank r runs on machine GPU gpu[r] (gpu[r] / GPUs per node its node),
  * for a job placed on some of a larger machine's nodes (colocate.c); gpu (one entry per job
