@@ -246,6 +246,34 @@ START_TEST(test_bound_below_exact) {
 }
 END_TEST
 
+/* sim_bound_within: with contention and interference off the bound is the exact iteration less
+ * its margin (test_bound_closed_form), so a horizon one picosecond below that stops the bound's
+ * run with EXEC_ERROR_HORIZON, and a horizon at it gives sim_bound's figure. Also with NCCL's
+ * tree allreduce over DP 4 across 2 nodes (coll_set_bound: chosen on every node's loads, nothing
+ * folded; at 2 nodes both trees move alike on every node, so the drop-only form keeps the full
+ * form's pace and the closed form holds). */
+START_TEST(test_bound_within) {
+    static const char *const algos[] = {"topology.collectives.algorithms=ring",
+                                        "topology.collectives.algorithms=tree"};
+    SimTime exact[2];
+    for (guint k = 0; k < G_N_ELEMENTS(algos); k++) {
+        const char *sets[] = {"sim.contention=false", "sim.interference=false", "parallel.tp=4",
+                              algos[k], NULL};
+        g_autoptr(Scenario) sc = load_ok("13B_tp8.yaml", sets);
+        g_autoptr(SimRun) all = run_ok(sc, DEDUP_OFF);
+        exact[k] = sim_summary(all)->iteration;
+        SimTime want = bound_of_exact(all, exact[k]);
+        g_autoptr(GError) err = NULL;
+        ck_assert_int_eq(sim_bound(sc, &err), want);
+        ck_assert_int_eq(sim_bound_within(sc, want, &err), want);
+        ck_assert_int_eq(sim_bound_within(sc, want - 1, &err), -1);
+        ck_assert_msg(g_error_matches(err, EXEC_ERROR, EXEC_ERROR_HORIZON), "%s: %s", algos[k],
+                      err ? err->message : "no error");
+    }
+    ck_assert_int_ne(exact[0], exact[1]); /* the tree did run: DP 4 over 2 nodes */
+}
+END_TEST
+
 /* sim_run_within: a horizon one picosecond short of the iteration stops the run with
  * EXEC_ERROR_HORIZON; a horizon at the iteration gives sim_run's report, byte for byte (the
  * deduplicated default, a rerun with every rank, and --all-ranks). */
@@ -296,6 +324,7 @@ int main(void) {
     tcase_add_test(tc, test_bound_closed_form);
     tcase_add_test(tc, test_bound_below_exact);
     tcase_add_test(tc, test_horizon);
+    tcase_add_test(tc, test_bound_within);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

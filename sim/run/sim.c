@@ -70,9 +70,7 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err) {
 
 static void note_work(void *ctx, int32_t link, double time, SimTime from, SimTime now);
 
-/* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
- * whose links' work goes there. */
-/* sim_bound's run: LinkWork gathers (2) of LOWER BOUND, kept as flows start (note_work). */
+/* sim_bound's run: (2) of LOWER BOUND, kept as flows start (note_work). */
 struct LinkWork {
     double *total;    /* per link id: work of its flows so far, ps */
     double *lead;     /* per link id: max over its flows of start - work of those before, ps */
@@ -95,6 +93,8 @@ static SimTime bound_run_horizon(SimTime horizon, double instances) {
     return h >= (double)SIM_TIME_MAX ? SIM_TIME_MAX : (SimTime)h;
 }
 
+/* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
+ * whose links' work goes there, horizon then being the bound's (bound_run_horizon). */
 static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
                         const ExecObserver *obs, GError **err) {
     gint64 t0 = g_get_monotonic_time();
@@ -281,13 +281,13 @@ SimRun *sim_run_within(const Scenario *sc, int dedup, SimTime horizon, GError **
  * that start at or after s. Claim: the exact run is no shorter. Proof. Each of the bound run's
  * flows is a distinct flow of the exact run (a group's k-th call is started once in each, a
  * simulated rank's send once) with the same bytes, and on every link it loads the same weight,
- * starting no earlier, by (1). A link
- * carries at most its capacity under any sharing, so those flows' bytes over it take that long
- * after s, and each flow ends before the iteration does (its task ends before its ranks finish).
- * QED. This is what sees some of the contention (1) leaves out: the data-parallel rings of a
- * node's GPUs sharing its NICs, which (1) gives each alone. It does not see the other replicas'
- * pipeline sends (only the simulated ones' are started), nor what must follow a flow. With
- * sim.contention off a link may carry more than its capacity, and (2) is not used.
+ * starting no earlier, by (1). A link carries at most its capacity under any sharing, so those
+ * flows' bytes over it take that long after s, and each flow ends before the iteration does
+ * (its task ends before its ranks finish). QED. This is what sees some of the contention (1)
+ * leaves out: the data-parallel rings of a node's GPUs sharing its NICs, which (1) gives each
+ * alone. It does not see the other replicas' pipeline sends (only the simulated ones' are
+ * started), nor what must follow a flow. With sim.contention off a link may carry more than its
+ * capacity, and (2) is not used.
  *
  * Rounding: each time is rounded to the picosecond once per task end or rate change (at most
  * half a picosecond, either way), so the runs' ends may differ from the argument by a picosecond
