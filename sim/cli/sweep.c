@@ -389,10 +389,14 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     gboolean settle = dedup == SWEEP_SETTLE_EXACT || dedup == SWEEP_SETTLE_ALL;
     if (settle) /* the run it settles to: the exact mode's, or every rank's */
         dedup = dedup == SWEEP_SETTLE_ALL ? DEDUP_OFF : -1;
-    if (sc && settle && sim_bound_within(sc, horizon, &e) < 0 &&
-        g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
-        r->beyond = r->pruned = TRUE;
-        return r;
+    if (sc && settle) {
+        SimTime bound = sim_bound_within(sc, horizon, &e);
+        r->bound_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+        if (bound < 0 && g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
+            r->beyond = r->pruned = TRUE;
+            r->wall_s = r->bound_s;
+            return r;
+        }
     }
     g_autoptr(SimRun) run = !sc || e ? NULL
                             : trial  ? sim_run(sc, DEDUP_ESTIMATE, &e)
@@ -400,6 +404,7 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
     if (run && trial && sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF &&
         (dedup == SWEEP_TRIAL_ALL || sim_trial_mode(sim_summary(run)) == DEDUP_OFF))
         r->final = FALSE;
+    r->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     if (!run && g_error_matches(e, EXEC_ERROR, EXEC_ERROR_HORIZON)) {
         r->beyond = TRUE;
         return r;
@@ -415,7 +420,7 @@ SweepResult *sweep_run_point(const Sweep *sw, int i, int dedup) {
         const CommRow *c = &g_array_index(rows, CommRow, k);
         r->exposed_dim_s[layout_dim_class(c->dim)] += sim_time_s(c->exposed); /* ZeRO++: dp */
     }
-    r->row = sweep_rows_format(sw, p, run, rows, (double)(g_get_monotonic_time() - t0) / 1e6);
+    r->row = sweep_rows_format(sw, p, run, rows, r->wall_s);
     stats_rows_free(rows);
     return r;
 }

@@ -79,6 +79,8 @@ typedef struct {
     gboolean final;
     gboolean beyond; /* past sweep_set_horizon's horizon: no row, no error */
     gboolean pruned; /* beyond, known from its lower bound alone (SWEEP_SETTLE_*) */
+    double bound_s;  /* SWEEP_SETTLE_*: wall time of its bound (sim_bound_within), s */
+    double wall_s;   /* wall time of the point on its thread (its row's wall_s), s */
 } SweepResult;
 
 void sweep_result_free(SweepResult *r);
