@@ -88,14 +88,32 @@ static double align_factor(const DeviceSpec *d, const ModelOp *op, int e) {
     return d->align[d->nalign - 1].factor;
 }
 
+/* The K loop of an fp8 GEMM. tile_k and k_overhead describe the 16-bit kernels the ceilings were
+ * fitted on. A K step moves the same bytes at 1 byte an element: Hopper's warpgroup MMA takes
+ * K = 32 fp8 elements an instruction where it takes 16 of bf16 (PTX ISA, wgmma.mma_async shapes
+ * m64nNk32 for .e4m3/.e5m2, m64nNk16 for .f16/.bf16), so K pads to twice tile_k. A tile's prologue
+ * and epilogue (filling the operand pipeline, converting the fp32 accumulators and writing C in
+ * bf16) move the same bytes and take the same time as at 16 bits, which the K loop, running at the
+ * fp8 peak, covers in k_overhead x peak_fp8 / peak_bf16 elements. */
+static void fp8_k_loop(const DeviceSpec *d, int64_t *tile_k, double *k_overhead) {
+    *tile_k = 2 * d->tile_k;
+    if (d->peak_flops[PREC_BF16] > 0)
+        *k_overhead = d->k_overhead * d->peak_flops[PREC_FP8] / d->peak_flops[PREC_BF16];
+}
+
 /* Compute time of batch x (m x n x k) products at the given ceiling: the fastest tile shape and K
- * split, waves of compute_units tiles, K padded to tile_k plus k_overhead per tile. Split-K writes
- * fp32 partial sums and reads them back once. Fills the tile fields of c. Seconds. */
+ * split, waves of compute_units tiles, K padded to tile_k plus k_overhead per tile (an fp8 GEMM's
+ * K loop: fp8_k_loop). Split-K writes fp32 partial sums and reads them back once. Fills the tile
+ * fields of c. Seconds. */
 static double tiled_compute_s(const DeviceSpec *d, int64_t batch, int64_t m, int64_t n, int64_t k,
                               double ceiling, Precision prec, DeviceOpCost *c) {
     double unit_rate = /* FLOP/s per unit */
         d->peak_flops[prec] * device_compute_factor(d) * ceiling / d->compute_units;
-    int64_t tk = d->tile_k, kp = ceil_div(k, tk) * tk;
+    int64_t tk = d->tile_k;
+    double k_overhead = d->k_overhead;
+    if (prec == PREC_FP8)
+        fp8_k_loop(d, &tk, &k_overhead);
+    int64_t kp = ceil_div(k, tk) * tk;
     double partial_bw = d->hbm_bandwidth * d->mem_efficiency[MEM_GEMM];
     double best = INFINITY;
     for (int i = 0; i < d->ntiles; i++) {
@@ -106,7 +124,7 @@ static double tiled_compute_s(const DeviceSpec *d, int64_t batch, int64_t m, int
             if (split > 1 && ks * (split - 1) >= kp)
                 break; /* the last split would be empty */
             int64_t units = tiles * split, waves = ceil_div(units, d->compute_units);
-            double s = (double)waves * 2.0 * t->rows * t->cols * ((double)ks + d->k_overhead) /
+            double s = (double)waves * 2.0 * t->rows * t->cols * ((double)ks + k_overhead) /
                        (unit_rate * t->efficiency);
             if (split > 1) /* and a second kernel that reduces them */
                 s += 2.0 * split * (double)batch * (double)m * (double)n * 4.0 / partial_bw +
