@@ -15,6 +15,7 @@
 #include "scenario.h"
 #include "sim.h"
 #include "trace.h"
+#include "workload.h"
 
 #ifndef SIM_VERSION
 #define SIM_VERSION "0.0.0"
@@ -133,7 +134,7 @@ int cmd_run(int argc, char **argv) {
         size_t table_len = 0;
         FILE *mem = open_memstream(&table, &table_len);
         double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                            (sc->zero >= 1 ? sc->dp * sc->cp : 1);
+                            (sc->zero >= 1 ? workload_grad_ranks(sc, PARAMS_DENSE) : 1);
         gboolean in_range = device_write_ops(mem, &sc->topo.device, &sc->model, sc->micro_batch,
                                              sc->seq_len, sc->tp, sc->precision, sc->recompute,
                                              opt_params, fmt == REPORT_CSV, &err);

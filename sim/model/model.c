@@ -624,7 +624,7 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     /* Expert parameters are already E/ep per rank; ZeRO partitions them over their own
      * expert-data-parallel group of dp/ep ranks (DeepSpeed's stage_1_and_2.py keeps MoE
      * parameter groups apart and partitions them over the expert-data-parallel group) */
-    int edp = dp / ep;
+    int edp = c->edp > 0 ? c->edp : dp / ep;
     mem.params_bytes = (psi + psi_x) * pe / (zero >= 3 ? dp : 1);
     mem.grads_bytes = psi * ge / (zero >= 2 ? dp : 1) + psi_x * ge / (zero >= 2 ? edp : 1);
     mem.optimizer_bytes =

@@ -280,7 +280,8 @@ typedef struct {
     double head_inflight; /* with vshape: micro-batches whose logits stage 0 holds at once (its
                              chunk 1's); ends_inflight counts then the embedding's alone */
     int ep;               /* expert parallelism (0 reads as 1): expert parameters, gradients and
-                             optimizer state divided by ep, ZeRO's partition of them over dp/ep */
+                             optimizer state divided by ep, ZeRO's partition of them over edp */
+    int edp;              /* the ranks ZeRO partitions the experts' state over (0: dp / ep) */
     gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
                              is split along the sequence */
     int cp;               /* context parallelism (0 reads as 1): each rank keeps the activations

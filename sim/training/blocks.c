@@ -20,6 +20,21 @@
 static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep};
 G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
 
+Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->grad_dim && table[i]->enabled(sc)) {
+            Dim d = table[i]->grad_dim(sc, c);
+            if (d != DIM_COUNT)
+                return d;
+        }
+    return DIM_DP;
+}
+
+int workload_grad_ranks(const Scenario *sc, ParamClass c) {
+    g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
+    return layout_group_size(lay, workload_grad_dim(sc, c));
+}
+
 guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, guint32 after) {
     guint32 t = collective(b, op, dim, bytes, k->ph, k->layer, k->micro, after);
     return t != NO_TASK ? t : after;

@@ -101,14 +101,11 @@ static void add_grad(Builder *b, double params, double width, guint32 ready, int
 }
 
 /* Expert gradients (a MoE layer's E/ep experts, model_moe.c) go to buckets of their own of the
- * same size, reduced over the expert-data-parallel group (dp/ep ranks; DP itself when ep is 1):
- * DeepSpeed keeps expert parameters in their own groups and reduces them over
- * expert_data_parallel_group (runtime/engine.py _reduce_expert_gradients, zero/stage_1_and_2.py),
- * Megatron-LM over its expert-data-parallel group. */
+ * same size, reduced over their own group (xgrad_dim: par_ep.c says which). */
 void grads_flush_experts(Builder *b, int micro) {
     if (b->xbucket_params <= 0)
         return;
-    Dim dim = b->sc->ep > 1 ? DIM_EDP : DIM_DP;
+    Dim dim = b->xgrad_dim;
     if (per_owner(b))
         reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
                          micro);

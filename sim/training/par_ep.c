@@ -84,5 +84,17 @@ static void ep_prepare(Builder *b) {
     b->moe_a2a_bytes = model_moe_rows(m, (int64_t)sc->micro_batch * sc->seq_len) * m->hidden * b->e;
 }
 
-const Parallelism par_ep = {
-    .name = "ep", .enabled = ep_enabled, .prepare = ep_prepare, .owns = ep_owns, .body = ep_body};
+/* Expert gradients are reduced, and ZeRO partitions them, over the expert-data-parallel group
+ * (dp / ep ranks; DP itself when ep is 1): DeepSpeed keeps expert parameters in their own groups
+ * over expert_data_parallel_group (runtime/engine.py _reduce_expert_gradients,
+ * zero/stage_1_and_2.py), Megatron-LM over its expert-data-parallel group. */
+static Dim ep_grad_dim(const Scenario *sc, ParamClass c) {
+    return c == PARAMS_EXPERT && sc->ep > 1 ? DIM_EDP : DIM_COUNT;
+}
+
+const Parallelism par_ep = {.name = "ep",
+                            .enabled = ep_enabled,
+                            .prepare = ep_prepare,
+                            .owns = ep_owns,
+                            .body = ep_body,
+                            .grad_dim = ep_grad_dim};

@@ -15,6 +15,11 @@
  * also supply a block's kernels (expert parallelism: a MoE layer's MLP block; context
  * parallelism: the attention core), the others wrap them all the same.
  *
+ * A plug-in also says where the parameters it splits have their gradients reduced and their ZeRO
+ * partitions cut (grad_dim): expert parallelism claims the experts' for the expert-data-parallel
+ * group; every reduction, partition and optimizer shard of the stage reads it there
+ * (workload_grad_dim).
+ *
  * Adding a parallelism: its hooks in a par_NAME.c, one entry in blocks.c's table (its place there
  * is its wrapping order), and where it needs one, a layout dimension (layout.h). Data and pipeline
  * parallelism do not wrap blocks: they act between units and passes (grads.c, gathers.c,
@@ -57,6 +62,10 @@ struct Parallelism {
      * which the block's weight gradients exist); returns the last kernel */
     gboolean (*owns)(const Builder *b, const Block *k);
     guint32 (*body)(Builder *b, const Block *k, guint32 dep1, guint32 dep2, guint32 *seg_task);
+    /* the dimension that reduces class c's gradients and holds its ZeRO partitions, where this
+     * parallelism decides it; DIM_COUNT where it does not (workload_grad_dim: the first enabled
+     * plug-in that decides, in table order, else DIM_DP) */
+    Dim (*grad_dim)(const Scenario *sc, ParamClass c);
 };
 
 /* The plug-ins' hooks (par_*.c) */

@@ -374,9 +374,12 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         wgrad_prepare(&b, dev);
     else if (b.fw->dgrad_overlap && layout_group_size(b.lay, DIM_TP) > 1)
         wgrad_dgrad_prepare(&b, dev);
-    /* gradients and the optimizer's partitions: over the data-parallel group with context
-     * parallelism, dp x cp ranks (layout.h; the experts', which CP refuses, over dp / ep) */
-    int dpc = layout_group_size(b.lay, DIM_DP);
+    /* gradients and the optimizer's partitions: over the group each class's parallelisms give
+     * (workload_grad_dim: the dense parameters' the data-parallel group with context
+     * parallelism, dp x cp ranks; the experts' the expert-data-parallel group, dp / ep) */
+    b.xgrad_dim = workload_grad_dim(sc, PARAMS_EXPERT);
+    int dpc = layout_group_size(b.lay, workload_grad_dim(sc, PARAMS_DENSE));
+    int xdp = layout_group_size(b.lay, b.xgrad_dim);
     b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && dpc > 1;
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -389,7 +392,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     /* DeepSpeed's partitions: the flat group split in dp equal parts (stage_1_and_2.py
      * partition_size; its alignment padding, a few elements, left out) */
     b.part_params = ceil((pg->params - expert_params) / dpc);
-    b.xpart_params = ceil(expert_params / (sc->ep > 1 ? sc->dp / sc->ep : sc->dp));
+    b.xpart_params = ceil(expert_params / xdp);
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
@@ -419,8 +422,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.sync_next = TRUE;
     int shard = sc->fsdp_shard > 0 ? sc->fsdp_shard : dpc;
     double opt_params =
-        sc->zero >= 1 ? (pg->params - expert_params) / shard + expert_params / (sc->dp / sc->ep)
-                      : pg->params;
+        sc->zero >= 1 ? (pg->params - expert_params) / shard + expert_params / xdp : pg->params;
     guint32 opt = compute_k(&b, device_optimizer_time(dev, opt_params, sc->precision), 1,
                             PHASE_OPTIMIZER, -2, -1, b.last_dp, b.last_hsdp);
     gboolean fsdp2 = sc->zero == 2 && b.fw->zero2_gathers_in_forward; /* gathers in forward */
@@ -438,8 +440,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
             open += model_unit_expert_params(&sc->model, &g_array_index(b.units, ParamUnit, i),
                                              sc->tp, sc->ep);
             if (open > 0 && (open * b.e >= sc->bucket_bytes || i + 1 == b.units->len)) {
-                collective(&b, COLL_ALLGATHER, sc->ep > 1 ? DIM_EDP : DIM_DP, open * b.e,
-                           PHASE_PARAMS, -2, -1, opt);
+                collective(&b, COLL_ALLGATHER, b.xgrad_dim, open * b.e, PHASE_PARAMS, -2, -1, opt);
                 open = 0;
             }
         }
@@ -640,29 +641,31 @@ ModelMemory workload_memory(const Workload *wl) {
          * flight */
         int end_chunk = s == 0 ? 0 : v - 1;
         gboolean vshape = schedule_get(sc->schedule)->vshape;
-        MemoryCase mc = {.seq_len = sc->seq_len,
-                         .micro_batch = sc->micro_batch,
-                         .tp = sc->tp,
-                         .pp = sc->pp,
-                         .vpp = sc->virtual_stages,
-                         .stage = s,
-                         /* ZeRO's partitions (layout.h); FSDP HYBRID_SHARD's shard group */
-                         .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : sc->dp * sc->cp,
-                         .cp = sc->cp,
-                         /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
-                            copy is in the gathered buffers */
-                         .zero =
-                             sc->zero == 2 && framework_get(sc->framework)->zero2_gathers_in_forward
-                                 ? 3
-                                 : sc->zero,
-                         .prec = sc->precision,
-                         .rc = sc->recompute,
-                         .ep = sc->ep,
-                         .inflight = (double)schedule_peak_inflight(passes, -1) / v,
-                         .ends_inflight = schedule_peak_inflight(passes, end_chunk),
-                         .vshape = vshape,
-                         .head_inflight = vshape ? schedule_peak_inflight(passes, 1) : 0,
-                         .sp = sc->sequence_parallel};
+        MemoryCase mc = {
+            .seq_len = sc->seq_len,
+            .micro_batch = sc->micro_batch,
+            .tp = sc->tp,
+            .pp = sc->pp,
+            .vpp = sc->virtual_stages,
+            .stage = s,
+            /* ZeRO's partitions (workload_grad_dim); FSDP HYBRID_SHARD's shard
+               group (refused with MoE) */
+            .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : workload_grad_ranks(sc, PARAMS_DENSE),
+            .edp = workload_grad_ranks(sc, PARAMS_EXPERT),
+            .cp = sc->cp,
+            /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
+               copy is in the gathered buffers */
+            .zero = sc->zero == 2 && framework_get(sc->framework)->zero2_gathers_in_forward
+                        ? 3
+                        : sc->zero,
+            .prec = sc->precision,
+            .rc = sc->recompute,
+            .ep = sc->ep,
+            .inflight = (double)schedule_peak_inflight(passes, -1) / v,
+            .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+            .vshape = vshape,
+            .head_inflight = vshape ? schedule_peak_inflight(passes, 1) : 0,
+            .sp = sc->sequence_parallel};
         FrameworkBytes fb = framework_bytes(sc->framework, sc->zero, sc->precision);
         mc.param_bytes = fb.param;
         mc.grad_bytes = fb.grad;
@@ -670,7 +673,7 @@ ModelMemory workload_memory(const Workload *wl) {
         ModelMemory m = model_memory(&sc->model, &mc);
         if (schedule_get(sc->schedule)->split)
             m = split_memory(sc, &mc, m, passes);
-        if (sc->dp * sc->cp > 1)
+        if (workload_grad_ranks(sc, PARAMS_DENSE) > 1)
             m.buffers_bytes =
                 grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;
         m.hpz_bytes =

@@ -139,6 +139,17 @@ LayoutShape workload_layout_shape(const Scenario *sc);
  * leaves idle); then every rank is simulated (sim_dedup_mode). */
 gboolean workload_replicas_exact(const Scenario *sc);
 
+/* Parameters by where their gradients are reduced and their ZeRO partitions are cut: the dense
+ * ones (attention, dense MLPs, embedding, head) and a MoE layer's experts. */
+typedef enum { PARAMS_DENSE, PARAMS_EXPERT } ParamClass;
+/* The dimension whose group reduces a class's gradients and holds its ZeRO partitions, as the
+ * enabled parallelisms declare it (parallelism.h, grad_dim): data parallelism's group (with
+ * context parallelism, dp x cp ranks: layout.h) unless one claims the class (expert
+ * parallelism: the experts' over DIM_EDP). */
+Dim workload_grad_dim(const Scenario *sc, ParamClass c);
+/* The ranks of that group. */
+int workload_grad_ranks(const Scenario *sc, ParamClass c);
+
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);
 
