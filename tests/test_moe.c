@@ -152,11 +152,12 @@ START_TEST(test_expert_grads_over_edp) {
 }
 END_TEST
 
-/* Where each class of parameters has its gradients reduced, as the plug-ins declare it
- * (workload_grad_dim, parallelism.h grad_dim): expert parallelism claims the experts' for DIM_EDP
- * (dp / ep ranks) when ep > 1, else data parallelism keeps them; the dense ones stay with the
- * data-parallel group, dp x cp ranks under context parallelism. */
-START_TEST(test_grad_groups_declared) {
+/* What the plug-ins declare (parallelism.h): where each class of parameters has its gradients
+ * reduced (workload_grad_dim, grad_dim): expert parallelism claims the experts' for DIM_EDP (dp /
+ * ep ranks) when ep > 1, else data parallelism keeps them; the dense ones stay with the
+ * data-parallel group, dp x cp ranks under context parallelism. And expert parallelism's
+ * symmetry claim (replicas_differ): with ep > 1 no replica stands for another. */
+START_TEST(test_plugin_claims) {
     for (int ep = 1; ep <= 8; ep *= 2) {
         g_autofree char *e = g_strdup_printf("parallel.ep=%d", ep);
         const char *sets[] = {e, NULL};
@@ -165,6 +166,9 @@ START_TEST(test_grad_groups_declared) {
         ck_assert_int_eq(workload_grad_ranks(sc, PARAMS_DENSE), 8);
         ck_assert_int_eq(workload_grad_dim(sc, PARAMS_EXPERT), ep > 1 ? DIM_EDP : DIM_DP);
         ck_assert_int_eq(workload_grad_ranks(sc, PARAMS_EXPERT), 8 / ep);
+        /* its symmetry claim: EP's all-to-alls make replicas differ, so every rank runs */
+        ck_assert_int_eq(workload_replicas_exact(sc), ep == 1);
+        ck_assert_int_eq(sim_dedup_mode(sc, DEDUP_EXACT), ep == 1 ? DEDUP_EXACT : DEDUP_OFF);
     }
     const char *cp[] = {"parallel.cp=2", NULL};
     g_autoptr(Scenario) dense = load_ok("llama3_70b_dgx_h100.yaml", cp);
@@ -483,7 +487,7 @@ int main(void) {
     tcase_add_test(tc, test_param_counts);
     tcase_add_test(tc, test_all_to_all_inventory);
     tcase_add_test(tc, test_expert_grads_over_edp);
-    tcase_add_test(tc, test_grad_groups_declared);
+    tcase_add_test(tc, test_plugin_claims);
     tcase_add_test(tc, test_memory_with_ep);
     tcase_add_test(tc, test_dedup_and_determinism);
     tcase_add_test(tc, test_dense_unchanged);

@@ -202,9 +202,9 @@ void sim_keep_trial(SimRun *run, const SimSummary *trial) {
 }
 
 Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
-    /* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
-     * between EP groups: one replica cannot stand for the others, so every rank is simulated. */
-    if (sc->ep > 1 || !workload_replicas_exact(sc))
+    /* where one replica cannot stand for the others (a parallelism's claim, or a scheme's block
+     * of replicas that straddles the pipeline's), every rank is simulated */
+    if (!workload_replicas_exact(sc))
         return DEDUP_OFF;
     return dedup < 0 ? sc->dedup_replicas : (Dedup)dedup;
 }

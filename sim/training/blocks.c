@@ -30,6 +30,13 @@ Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
     return DIM_DP;
 }
 
+gboolean blocks_replicas_differ(const Scenario *sc) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->replicas_differ && table[i]->enabled(sc) && table[i]->replicas_differ(sc))
+            return TRUE;
+    return FALSE;
+}
+
 int workload_grad_ranks(const Scenario *sc, ParamClass c) {
     g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
     return layout_group_size(lay, workload_grad_dim(sc, c));

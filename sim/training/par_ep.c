@@ -92,9 +92,16 @@ static Dim ep_grad_dim(const Scenario *sc, ParamClass c) {
     return c == PARAMS_EXPERT && sc->ep > 1 ? DIM_EDP : DIM_COUNT;
 }
 
+/* Expert parallelism ties ep DP replicas together by all-to-alls whose fabric traffic differs
+ * between EP groups: one replica cannot stand for the others. */
+static gboolean ep_replicas_differ(const Scenario *sc) {
+    return sc->ep > 1;
+}
+
 const Parallelism par_ep = {.name = "ep",
                             .enabled = ep_enabled,
                             .prepare = ep_prepare,
                             .owns = ep_owns,
                             .body = ep_body,
-                            .grad_dim = ep_grad_dim};
+                            .grad_dim = ep_grad_dim,
+                            .replicas_differ = ep_replicas_differ};

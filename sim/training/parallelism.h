@@ -66,6 +66,10 @@ struct Parallelism {
      * parallelism decides it; DIM_COUNT where it does not (workload_grad_dim: the first enabled
      * plug-in that decides, in table order, else DIM_DP) */
     Dim (*grad_dim)(const Scenario *sc, ParamClass c);
+    /* its symmetry claim for deduplication: TRUE where its communication makes the data-parallel
+     * replicas differ, so that one cannot stand for the others (every rank is then simulated:
+     * workload_replicas_exact); NULL: replicas stay images of one another */
+    gboolean (*replicas_differ)(const Scenario *sc);
 };
 
 /* The plug-ins' hooks (par_*.c) */
@@ -76,6 +80,8 @@ extern const Parallelism par_tp, par_sp, par_cp, par_ep;
  * and the ZeRO-3 gather `ag`; each returns the task the next unit waits for. seg_task receives
  * the task that ends each segment's backward (gradient hooks). */
 void blocks_prepare(Builder *b);
+/* Whether an enabled plug-in says the data-parallel replicas differ (replicas_differ). */
+gboolean blocks_replicas_differ(const Scenario *sc);
 guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
 guint32 blocks_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
                         guint32 *seg_task);

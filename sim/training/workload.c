@@ -533,6 +533,8 @@ static int replica_span(const Scenario *sc) {
 }
 
 gboolean workload_replicas_exact(const Scenario *sc) {
+    if (blocks_replicas_differ(sc)) /* a parallelism's own claim (parallelism.h) */
+        return FALSE;
     int z = scheme_span(sc);
     return z <= 1 || z % pipeline_span(sc) == 0;
 }

@@ -133,10 +133,12 @@ const Program *workload_program(const Workload *wl, int stage);
 const Layout *workload_layout(const Workload *wl);
 /* The layout's shape a scenario asks for. */
 LayoutShape workload_layout_shape(const Scenario *sc);
-/* Whether one block of DP replicas (DIM_DP_INTRA) may stand for the others: not where FSDP's
- * HYBRID_SHARD groups or ZeRO++'s hpZ partitions are smaller than, or straddle, the blocks of
- * replicas a node's pipeline stages share (their sends would load node links and NICs the block
- * leaves idle); then every rank is simulated (sim_dedup_mode). */
+/* Whether one block of DP replicas (DIM_DP_INTRA) may stand for the others: not where an enabled
+ * parallelism says the replicas differ (parallelism.h replicas_differ: expert parallelism's
+ * all-to-alls), nor where FSDP's HYBRID_SHARD groups or ZeRO++'s hpZ partitions are smaller
+ * than, or straddle, the blocks of replicas a node's pipeline stages share (their sends would
+ * load node links and NICs the block leaves idle); then every rank is simulated
+ * (sim_dedup_mode). */
 gboolean workload_replicas_exact(const Scenario *sc);
 
 /* Parameters by where their gradients are reduced and their ZeRO partitions are cut: the dense
