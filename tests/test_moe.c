@@ -174,6 +174,28 @@ START_TEST(test_plugin_claims) {
     g_autoptr(Scenario) dense = load_ok("llama3_70b_dgx_h100.yaml", cp);
     ck_assert_int_eq(workload_grad_dim(dense, PARAMS_DENSE), DIM_DP);
     ck_assert_int_eq(workload_grad_ranks(dense, PARAMS_DENSE), dense->dp * 2);
+    /* each plug-in's collectives on the stream it declares: TP, SP, CP and EP on the
+     * tensor-parallel stream, data parallelism's reductions and gathers on its own */
+    const char *ep[] = {"parallel.ep=4", NULL};
+    g_autoptr(Scenario) moe = load_text(SMALL, ep);
+    const Scenario *scs[] = {dense, moe};
+    for (int i = 0; i < 2; i++) {
+        g_autoptr(SimRun) run = run_ok((Scenario *)scs[i], -1);
+        const Program *pg = workload_program(sim_workload(run), 0);
+        int seen[DIM_COUNT] = {0};
+        for (guint32 t = 0; t < pg->ntasks; t++) {
+            const Task *k = &pg->tasks[t];
+            if (k->kind != TASK_COLL)
+                continue;
+            seen[k->dim]++;
+            if (k->dim == DIM_TP || k->dim == DIM_CP || k->dim == DIM_EP)
+                ck_assert_int_eq(k->stream, STREAM_TP);
+            else
+                ck_assert(k->stream == STREAM_DP || k->stream == STREAM_DP_GATHER);
+        }
+        ck_assert_int_gt(seen[i == 0 ? DIM_CP : DIM_EP], 0);
+        ck_assert_int_gt(seen[i == 0 ? DIM_TP : DIM_EDP], 0);
+    }
 }
 END_TEST
 /* Memory: expert parameters, gradients and optimizer state divided by ep; ZeRO partitions the

@@ -30,6 +30,15 @@ Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
     return DIM_DP;
 }
 
+StreamId blocks_stream(Dim dim) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+        g_assert(table[i]->dim != DIM_DP); /* a plug-in that left .dim unset (layout.h: 0) */
+        if (table[i]->dim == dim)
+            return table[i]->stream;
+    }
+    return STREAM_DP;
+}
+
 gboolean blocks_replicas_differ(const Scenario *sc) {
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (table[i]->replicas_differ && table[i]->enabled(sc) && table[i]->replicas_differ(sc))

@@ -76,7 +76,7 @@ static guint32 part(Builder *b, const Block *k, Phase ph, Pass pass, int p, int 
 
 static guint32 exchange(Builder *b, const Block *k, Phase ph, CollOp op, double bytes,
                         guint32 after) {
-    return collective_on(b, STREAM_TP, op, DIM_CP, bytes, ph, k->layer, k->micro, after);
+    return collective(b, op, DIM_CP, bytes, ph, k->layer, k->micro, after);
 }
 
 /* The core's forward after task `kv` (K and V exist); returns its last kernel. */
@@ -131,5 +131,10 @@ static guint32 cp_body(Builder *b, const Block *k, guint32 dep1, guint32 dep2, g
     return seg_task[SEG_ATTN] = part(b, k, PHASE_BWD, PASS_BWD, 2, 1, b->last_compute, x);
 }
 
-const Parallelism par_cp = {
-    .name = "cp", .enabled = cp_enabled, .prepare = cp_prepare, .owns = cp_owns, .body = cp_body};
+const Parallelism par_cp = {.name = "cp",
+                            .dim = DIM_CP,
+                            .stream = STREAM_TP,
+                            .enabled = cp_enabled,
+                            .prepare = cp_prepare,
+                            .owns = cp_owns,
+                            .body = cp_body};

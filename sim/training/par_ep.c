@@ -99,6 +99,8 @@ static gboolean ep_replicas_differ(const Scenario *sc) {
 }
 
 const Parallelism par_ep = {.name = "ep",
+                            .dim = DIM_EP,
+                            .stream = STREAM_TP,
                             .enabled = ep_enabled,
                             .prepare = ep_prepare,
                             .owns = ep_owns,

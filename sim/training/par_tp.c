@@ -56,8 +56,12 @@ static guint32 tp_leave_bwd(Builder *b, const Block *k, guint32 c) {
     return collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, k->layer, k->micro, c);
 }
 
-const Parallelism par_tp = {
-    .name = "tp", .enabled = tp_enabled, .leave = tp_leave, .leave_bwd = tp_leave_bwd};
+const Parallelism par_tp = {.name = "tp",
+                            .dim = DIM_TP,
+                            .stream = STREAM_TP,
+                            .enabled = tp_enabled,
+                            .leave = tp_leave,
+                            .leave_bwd = tp_leave_bwd};
 
 static gboolean sp_enabled(const Scenario *sc) {
     return sc->sequence_parallel && sc->tp > 1;
@@ -91,6 +95,8 @@ static guint32 sp_leave_bwd(Builder *b, const Block *k, guint32 c) {
 }
 
 const Parallelism par_sp = {.name = "sp",
+                            .dim = DIM_COUNT, /* tensor parallelism's group and stream */
+                            .stream = STREAM_TP,
                             .enabled = sp_enabled,
                             .enter = sp_enter,
                             .leave = sp_leave,

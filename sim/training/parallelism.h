@@ -20,8 +20,9 @@
  * group; every reduction, partition and optimizer shard of the stage reads it there
  * (workload_grad_dim).
  *
- * Adding a parallelism: its hooks in a par_NAME.c, one entry in blocks.c's table (its place there
- * is its wrapping order), and where it needs one, a layout dimension (layout.h). Data and pipeline
+ * Adding a parallelism: its dimension, stream and hooks in a par_NAME.c, one entry in blocks.c's
+ * table (its place there is its wrapping order), and where it needs a new one, the dimension in
+ * layout.h. Data and pipeline
  * parallelism do not wrap blocks: they act between units and passes (grads.c, gathers.c,
  * schedule.c, workload.c). Not for use outside sim/training/. */
 #ifndef SIM_PARALLELISM_H
@@ -44,6 +45,11 @@ typedef struct {
 /* Every hook may be NULL. Task arguments and results: NO_TASK is "nothing to wait for". */
 struct Parallelism {
     const char *name;
+    /* its layout dimension (layout.h), DIM_COUNT where it has none of its own (sequence
+     * parallelism shares tensor parallelism's), and the stream its collectives run on
+     * (collective() reads it there: blocks_stream) */
+    Dim dim;
+    StreamId stream;
     /* whether the scenario enables it (its hooks run only then) */
     gboolean (*enabled)(const Scenario *sc);
     /* once per stage, after the Builder's segment times are set */
@@ -80,6 +86,9 @@ extern const Parallelism par_tp, par_sp, par_cp, par_ep;
  * and the ZeRO-3 gather `ag`; each returns the task the next unit waits for. seg_task receives
  * the task that ends each segment's backward (gradient hooks). */
 void blocks_prepare(Builder *b);
+/* The stream a collective of dim runs on: the stream of the plug-in whose dimension it is, else
+ * STREAM_DP (data parallelism's reductions and gathers). */
+StreamId blocks_stream(Dim dim);
 /* Whether an enabled plug-in says the data-parallel replicas differ (replicas_differ). */
 gboolean blocks_replicas_differ(const Scenario *sc);
 guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);

@@ -129,8 +129,7 @@ guint32 collective_on(Builder *b, StreamId s, CollOp op, Dim dim, double bytes, 
 
 guint32 collective(Builder *b, CollOp op, Dim dim, double bytes, Phase ph, int layer, int micro,
                    guint32 after) {
-    StreamId s = dim == DIM_TP || dim == DIM_EP ? STREAM_TP : STREAM_DP; /* EP: par_ep.c */
-    return collective_on(b, s, op, dim, bytes, ph, layer, micro, after);
+    return collective_on(b, blocks_stream(dim), op, dim, bytes, ph, layer, micro, after);
 }
 
 /* ZeRO++: a chain of collectives and kernels (zeropp.h) on stream s, after `after`; returns its
