@@ -41,6 +41,17 @@ static double secs(SimTime t) {
     return (double)t / (double)SIM_PS_PER_S;
 }
 
+/* A measurement file beside the device files (topologies/devices/NAME), opened past its header
+ * line. */
+static FILE *open_device_csv(const char *name) {
+    g_autofree char *path = g_build_filename(SIM_SOURCE_DIR, "topologies", "devices", name, NULL);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    char line[512];
+    ck_assert_msg(fgets(line, sizeof line, f) != NULL, "%s: no header", path);
+    return f;
+}
+
 /* --- the closed form ------------------------------------------------------------------------- */
 
 /* Rows and columns multiples of the 128 x 128 tile, tiles filling whole waves, K a multiple of
@@ -184,12 +195,8 @@ static void fit_add(Fit *f, double ratio) {
 START_TEST(test_h100_calibration) {
     g_autoptr(Scenario) sc = on_device("h100-sxm", NULL);
     const DeviceSpec *d = &sc->topo.device;
-    g_autofree char *path =
-        g_build_filename(SIM_SOURCE_DIR, "topologies", "devices", "h100-sxm.calib.csv", NULL);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
+    FILE *f = open_device_csv("h100-sxm.calib.csv");
     char line[512];
-    ck_assert(fgets(line, sizeof line, f) != NULL); /* header */
     Fit all = {0};
     while (fgets(line, sizeof line, f)) {
         char label[128], dtype[16], layout[16];
@@ -252,12 +259,8 @@ START_TEST(test_fp8_k_loop) {
     ck_assert_double_eq_tol(device_op_cost(d, &odd, PREC_FP8).compute_s,
                             device_op_cost(d, &pad, PREC_FP8).compute_s, 1e-15);
 
-    g_autofree char *path =
-        g_build_filename(SIM_SOURCE_DIR, "topologies", "devices", "h100-sxm.fp8.csv", NULL);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
+    FILE *f = open_device_csv("h100-sxm.fp8.csv");
     char line[256];
-    ck_assert(fgets(line, sizeof line, f) != NULL); /* header */
     /* per K (256 .. 16384, powers of two): log of model/measured, summed over the versions */
     double lnew[7] = {0}, lold[7] = {0};
     int rows = 0;
@@ -299,12 +302,8 @@ END_TEST
  * the 1.3B model (TP 1) and of the 13B and 20B models' TP-8 shards, 512-4096 tokens, standard
  * and flash attention, measured from CUDA-graph replays. Within 15%. */
 START_TEST(test_h100_layers) {
-    g_autofree char *path =
-        g_build_filename(SIM_SOURCE_DIR, "topologies", "devices", "h100-sxm.layer.csv", NULL);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
+    FILE *f = open_device_csv("h100-sxm.layer.csv");
     char line[512];
-    ck_assert(fgets(line, sizeof line, f) != NULL);
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         char cfg[32], attn[16];
