@@ -285,9 +285,12 @@ void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) 
 
 /* A linear layer's GEMM, C[bs x n] = A[bs x k] W[k x n], and in fp8 (Transformer Engine) what
  * comes with it: A's cast to fp8 with its transpose (TE's cast_transpose: read e bytes, write 1 + 1
- * per element; the transpose feeds the weight gradient) and W's likewise (once per micro-batch:
- * TE reuses it only when the framework says is_first_microbatch), then the GEMM with 1-byte A
- * and W at the fp8 peak, C written in bf16. */
+ * per element; the transpose feeds the weight gradient) and W's likewise, then the GEMM with
+ * 1-byte A and W at the fp8 peak, C written in bf16. W's cast is charged in every micro-batch,
+ * which Megatron-core does not pay: its forward_step calls set_is_first_microbatch() on the first
+ * micro-batch (pipeline_parallel/schedules.py) and its TE linears pass is_first_microbatch to TE
+ * (extensions/transformer_engine.py, unless disable_parameter_transpose_cache), so TE casts and
+ * caches W once per step and reuses it (docs/gpu-model.md "Precision": not modelled yet). */
 void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
     if (!l->fp8) {
         gemm(l, name, OP_GEMM, 1, bs, n, k, FALSE);
