@@ -295,10 +295,13 @@ START_TEST(test_precision) {
      * again at the new rate */
     double kloop = (h + 2.0 * d->k_overhead) / (h + d->k_overhead);
     ck_assert_double_eq_tol(c8.compute_s, 0.5 * kloop * c16.compute_s, 1e-3 * c16.compute_s);
-    /* the cast of fc1's input (bs x h) and weight (h x 2 ffn / t) with transposes: 2 + 1 + 1
-     * bytes per element */
+    /* the casts of fc1's input (bs x h) and, a kernel of its own, its weight (h x 2 ffn / t) with
+     * transposes: 2 + 1 + 1 bytes per element */
     double fin = 2.0 * 28672 / t;
-    ck_assert_double_eq(find_op(lo, "fp8_cast")->bytes, 4.0 * (bs * h + h * fin));
+    ck_assert_double_eq(find_op(lo, "fp8_cast")->bytes, 4.0 * bs * h);
+    const ModelOp *wc = find_op(lo, MODEL_FP8_WEIGHT_CAST);
+    ck_assert(wc != NULL && model_op_is_weight_cast(wc));
+    ck_assert_double_eq(wc->bytes, 4.0 * h * fin);
     ck_assert(find_op(lo, "fp8_amax") != NULL && !find_op(hi, "fp8_cast"));
     g_autoptr(GArray) attn = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     g_autoptr(GArray) head = g_array_new(FALSE, FALSE, sizeof(ModelOp));
@@ -325,6 +328,60 @@ START_TEST(test_precision) {
 }
 END_TEST
 
+/* Compute time of stage `stage`'s tasks of one phase, layer and micro-batch. */
+static double phase_s(const SimRun *run, int stage, Phase ph, int layer, int micro) {
+    const Program *pg = workload_program(sim_workload(run), stage);
+    SimTime t = 0;
+    for (guint32 i = 0; i < pg->ntasks; i++) {
+        const Task *k = &pg->tasks[i];
+        if (k->kind == TASK_COMPUTE && k->phase == ph && k->layer == layer && k->micro == micro)
+            t += k->duration;
+    }
+    return (double)t / SIM_PS_PER_S;
+}
+
+/* Transformer Engine's fp8 weight casts (MODEL_FP8_WEIGHT_CAST, a kernel per linear layer): under
+ * Megatron-LM, which tells TE the step's first micro-batch, a layer's forward in micro-batch 0
+ * takes exactly its weight casts longer than in micro-batch 1, and its recomputation casts
+ * nothing; under a framework that does not (DeepSpeed) every forward and recomputation casts. */
+START_TEST(test_fp8_weight_cache) {
+    const char *meg[] = {"training.precision=fp8", NULL};
+    const char *ds[] = {"training.precision=fp8", "training.framework=deepspeed",
+                        "training.synchronize_each_layer=false", NULL};
+    g_autoptr(Scenario) a = load_ok("llama3_70b_dgx_h100.yaml", meg);
+    g_autoptr(Scenario) c = load_ok("llama3_70b_dgx_h100.yaml", ds);
+    const DeviceSpec *d = &a->topo.device;
+    double casts = 0;
+    int n = 0;
+    for (Segment seg = SEG_ATTN; seg <= SEG_MLP; seg++) {
+        g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+        model_segment_ops(&a->model, seg, PASS_FWD, a->micro_batch, a->seq_len, a->tp, PREC_FP8,
+                          ops);
+        for (guint i = 0; i < ops->len; i++)
+            if (model_op_is_weight_cast(&g_array_index(ops, ModelOp, i))) {
+                casts += (double)device_op_time(d, &g_array_index(ops, ModelOp, i), PREC_FP8) /
+                         SIM_PS_PER_S;
+                n++;
+            }
+    }
+    ck_assert_int_eq(n, 4); /* QKV, projection, MLP in and out */
+    ck_assert_double_gt(casts, 0);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rc = run_ok(c, -1);
+    int layer = a->model.layers / a->pp + 1; /* stage 1's second layer */
+    double f0 = phase_s(ra, 1, PHASE_FWD, layer, 0), f1 = phase_s(ra, 1, PHASE_FWD, layer, 1);
+    ck_assert_double_eq_tol(f0 - f1, casts, 1e-11);
+    ck_assert_double_eq_tol(phase_s(ra, 1, PHASE_RECOMPUTE, layer, 0),
+                            phase_s(ra, 1, PHASE_RECOMPUTE, layer, 1), 1e-12);
+    ck_assert_double_eq_tol(phase_s(ra, 1, PHASE_RECOMPUTE, layer, 0), f1, 1e-12);
+    /* DeepSpeed: every forward and recomputation casts */
+    double g0 = phase_s(rc, 1, PHASE_FWD, layer, 0), g1 = phase_s(rc, 1, PHASE_FWD, layer, 1);
+    ck_assert_double_eq_tol(g0, g1, 1e-12);
+    ck_assert_double_eq_tol(g0, f0, 1e-12);
+    ck_assert_double_eq_tol(phase_s(rc, 1, PHASE_RECOMPUTE, layer, 3), f0, 1e-12);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("arch");
     TCase *tc = tcase_create("arch");
@@ -337,6 +394,7 @@ int main(void) {
     tcase_add_test(tc, test_gqa_errors);
     tcase_add_test(tc, test_llama_scenarios_run);
     tcase_add_test(tc, test_precision);
+    tcase_add_test(tc, test_fp8_weight_cache);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -109,7 +109,8 @@ static const Framework frameworks[FW_COUNT] = {
                      /* custom_fsdp's _pre_forward prefetches the next layer with no limit */
                      .gather_fwd_prefetch = TRUE,
                      .gather_limit = FALSE,
-                     .dgrad_overlap = TRUE},
+                     .dgrad_overlap = TRUE,
+                     .fp8_weight_cache = TRUE},
     [FW_PYTORCH] = {.name = "pytorch",
                     .ddp_overlap = TRUE,
                     .close_before_overflow = FALSE,

@@ -71,6 +71,12 @@ typedef struct {
     /* ... and a stage keeps only its 1/t of the output it sent, all-gathering it back before the
      * micro-batch's backward. */
     gboolean pipe_regathers_output;
+    /* Under fp8, Transformer Engine casts each weight (and its transpose) once per step and reuses
+     * it in the later micro-batches: the framework tells TE which micro-batch is the first
+     * (Megatron-core: forward_step calls set_is_first_microbatch(), pipeline_parallel/
+     * schedules.py, and its TE linears pass is_first_microbatch, extensions/transformer_engine.py).
+     * Without it TE casts every weight in every forward. */
+    gboolean fp8_weight_cache;
 } Framework;
 
 /* How a framework stores what one parameter costs, in bytes, for a compute precision: the

@@ -283,21 +283,26 @@ void mem(OpList *l, const char *name, OpKind kind, double bytes, gboolean core) 
     mem_row(l, name, kind, bytes, core, 0);
 }
 
+const char MODEL_FP8_WEIGHT_CAST[] = "fp8_cast_weight";
+
+gboolean model_op_is_weight_cast(const ModelOp *op) {
+    return op->name == MODEL_FP8_WEIGHT_CAST;
+}
+
 /* A linear layer's GEMM, C[bs x n] = A[bs x k] W[k x n], and in fp8 (Transformer Engine) what
  * comes with it: A's cast to fp8 with its transpose (TE's cast_transpose: read e bytes, write 1 + 1
- * per element; the transpose feeds the weight gradient) and W's likewise, then the GEMM with
- * 1-byte A and W at the fp8 peak, C written in bf16. W's cast is charged in every micro-batch,
- * which Megatron-core does not pay: its forward_step calls set_is_first_microbatch() on the first
- * micro-batch (pipeline_parallel/schedules.py) and its TE linears pass is_first_microbatch to TE
- * (extensions/transformer_engine.py, unless disable_parameter_transpose_cache), so TE casts and
- * caches W once per step and reuses it (docs/gpu-model.md "Precision": not modelled yet). */
+ * per element; the transpose feeds the weight gradient) and W's likewise, a kernel of its own
+ * (MODEL_FP8_WEIGHT_CAST: the workload runs it only where TE has no cached copy,
+ * Framework.fp8_weight_cache), then the GEMM with 1-byte A and W at the fp8 peak, C written in
+ * bf16. */
 void linear(OpList *l, const char *name, int64_t bs, int64_t n, int64_t k) {
     if (!l->fp8) {
         gemm(l, name, OP_GEMM, 1, bs, n, k, FALSE);
         return;
     }
     double M = (double)bs, N = (double)n, K = (double)k;
-    mem(l, "fp8_cast", OP_ELEMENTWISE, (l->e + 2.0) * (M * K + K * N), FALSE);
+    mem(l, "fp8_cast", OP_ELEMENTWISE, (l->e + 2.0) * M * K, FALSE);
+    mem(l, MODEL_FP8_WEIGHT_CAST, OP_ELEMENTWISE, (l->e + 2.0) * K * N, FALSE);
     ModelOp op = {name, OP_GEMM, 2.0 * M * N * K, M * K + K * N + M * N * l->e, bs,    n,
                   k,    1,       FALSE,           OP_LEAD_N | OP_LEAD_K,        FALSE, TRUE};
     g_array_append_val(l->ops, op);

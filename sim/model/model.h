@@ -184,6 +184,11 @@ gboolean model_op_weight_grad(const ModelOp *op);
 /* The op as sequence parallelism runs it: a replicated op on s/tp of the tokens, its bytes and
  * FLOPs divided by tp (row reductions keep their row length); other ops unchanged. */
 void model_op_sequence_split(ModelOp *op, int tp);
+/* Under fp8, the kernel that casts a linear layer's weight (and its transpose) to fp8 (model.c
+ * linear): the one a framework that caches fp8 weights runs only in a step's first micro-batch
+ * (Framework.fp8_weight_cache). Ops carry this name as their name pointer. */
+extern const char MODEL_FP8_WEIGHT_CAST[];
+gboolean model_op_is_weight_cast(const ModelOp *op);
 /* A GEMM's row chunk: the same GEMM on ceil(m / k) of its m rows (the weight read again), as a
  * producer GEMM split into k chunks runs it (tensor-parallel communication overlap). e: bytes per
  * element. */

@@ -59,6 +59,8 @@ static void cp_prepare(Builder *b) {
         int part = 0;
         for (guint i = 0; i < ops->len; i++) {
             ModelOp *op = &g_array_index(ops, ModelOp, i);
+            if (model_op_is_weight_cast(op)) /* before the block (Builder.wcast) */
+                continue;
             part = op->attn_core ? 1 : part == 1 ? 2 : part;
             b->cp_time[pass][part] = sim_time_add(b->cp_time[pass][part], seg_op_time(b, op));
             b->cp_kernels[pass][part]++;

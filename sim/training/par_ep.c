@@ -75,11 +75,21 @@ static void ep_prepare(Builder *b) {
             model_moe_ops(m, p, pass, sc->micro_batch, sc->seq_len, sc->tp, sc->ep, sc->precision,
                           ops);
             SimTime total = 0;
-            for (guint i = 0; i < ops->len; i++)
-                total = sim_time_add(
-                    total, device_op_time(dev, &g_array_index(ops, ModelOp, i), sc->precision));
+            int n = 0;
+            for (guint i = 0; i < ops->len; i++) {
+                const ModelOp *op = &g_array_index(ops, ModelOp, i);
+                SimTime t = device_op_time(dev, op, sc->precision);
+                if (model_op_is_weight_cast(op)) { /* forward: before the block (blocks.c) */
+                    g_assert(pass == PASS_FWD);
+                    b->moe_wcast = sim_time_add(b->moe_wcast, t);
+                    b->moe_nwcast++;
+                    continue;
+                }
+                total = sim_time_add(total, t);
+                n++;
+            }
             (pass == PASS_FWD ? b->moe_fwd : b->moe_bwd)[p] = total;
-            (pass == PASS_FWD ? b->moe_nfwd : b->moe_nbwd)[p] = (int)ops->len;
+            (pass == PASS_FWD ? b->moe_nfwd : b->moe_nbwd)[p] = n;
         }
     b->moe_a2a_bytes = model_moe_rows(m, (int64_t)sc->micro_batch * sc->seq_len) * m->hidden * b->e;
 }

@@ -269,14 +269,22 @@ SimTime seg_op_time(const Builder *b, ModelOp *op) {
  * *kernels the number of kernels. */
 static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment seg, Pass pass,
                             SimTime *attn_core, int *ncore, int *kernels, SimTime *prod,
-                            SimTime *chunk) {
+                            SimTime *chunk, SimTime *wcast, int *nwcast) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
                       sc->precision, ops);
     SimTime total = 0;
+    int n = 0;
     for (guint i = 0; i < ops->len; i++) {
         ModelOp *op = &g_array_index(ops, ModelOp, i);
         SimTime t = op_time(sc, dev, op);
+        if (model_op_is_weight_cast(op)) { /* the block's weight casts, apart (wcast) */
+            g_assert(wcast);
+            *wcast = sim_time_add(*wcast, t);
+            ++*nwcast;
+            continue;
+        }
+        n++;
         total = sim_time_add(total, t);
         if (attn_core && op->attn_core) {
             *attn_core = sim_time_add(*attn_core, t);
@@ -290,7 +298,7 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
             *chunk = device_op_time(dev, &c, sc->precision);
         }
     }
-    *kernels = (int)ops->len;
+    *kernels = n;
     return total;
 }
 
@@ -355,8 +363,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.ce_bytes = (double)sc->micro_batch * tokens * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
         b.fwd[s] = segment_time(sc, dev, s, PASS_FWD, s == SEG_ATTN ? &b.attn_core : NULL, &b.ncore,
-                                &b.nfwd[s], &b.prod[s], &b.chunk[s]);
-        b.bwd[s] = segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL);
+                                &b.nfwd[s], &b.prod[s], &b.chunk[s], &b.wcast[s], &b.nwcast[s]);
+        b.bwd[s] =
+            segment_time(sc, dev, s, PASS_BWD, NULL, NULL, &b.nbwd[s], NULL, NULL, NULL, NULL);
     }
     blocks_prepare(&b); /* the parallelisms' plug-ins, once the segments' times are known */
     /* Megatron-LM skipped its pipeline scatter-gather under sequence parallelism, whose p2p
@@ -364,7 +373,8 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.sg = sc->pp_scatter_gather && !b.sp && layout_group_size(b.lay, DIM_TP) > 1;
     /* the host's operators per kernel, so that a dense layer dispatches what model_host.c
      * measured */
-    double kf = b.nfwd[SEG_ATTN] + b.nfwd[SEG_MLP], kb = b.nbwd[SEG_ATTN] + b.nbwd[SEG_MLP];
+    double kf = b.nfwd[SEG_ATTN] + b.nfwd[SEG_MLP] + b.nwcast[SEG_ATTN] + b.nwcast[SEG_MLP],
+           kb = b.nbwd[SEG_ATTN] + b.nbwd[SEG_MLP];
     b.host_per_kernel[0] = model_layer_host_ops(&sc->model, FALSE, FALSE) / MAX(kf, 1.0);
     b.host_per_kernel[1] = model_layer_host_ops(&sc->model, TRUE, FALSE) / MAX(kb, 1.0);
     b.host_per_kernel[2] = model_layer_host_ops(&sc->model, TRUE, TRUE) / MAX(kb, 1.0);

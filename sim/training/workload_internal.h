@@ -90,18 +90,23 @@ struct Builder {
     int stage;
     const Parallelism *par[PAR_MAX]; /* the plug-ins the scenario enables, in wrapping order */
     int npar;
-    gboolean sp;            /* sequence parallelism (par_sp) replaces TP's allreduces */
-    gboolean sg;            /* pipeline sends split over TP and gathered (workload.c sg_gather) */
-    GArray *units;          /* ParamUnit, forward order, chunk after chunk */
-    int v;                  /* model chunks on this stage */
-    guint *chunk_first;     /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
-    SimTime fwd[SEG_COUNT]; /* forward time of each segment, picoseconds */
-    SimTime bwd[SEG_COUNT]; /* backward time of each segment, picoseconds */
-    SimTime attn_core;      /* attention scores, softmax, dropout, context: what selective
-                               recomputation redoes */
-    int nfwd[SEG_COUNT];    /* kernels of each segment's forward */
-    int nbwd[SEG_COUNT];    /* kernels of each segment's backward */
-    int ncore;              /* kernels of the attention core */
+    gboolean sp;              /* sequence parallelism (par_sp) replaces TP's allreduces */
+    gboolean sg;              /* pipeline sends split over TP and gathered (workload.c sg_gather) */
+    GArray *units;            /* ParamUnit, forward order, chunk after chunk */
+    int v;                    /* model chunks on this stage */
+    guint *chunk_first;       /* units of chunk c: [chunk_first[c], chunk_first[c + 1]) */
+    SimTime fwd[SEG_COUNT];   /* forward time of each segment, picoseconds, its fp8 weight casts
+                                 apart (wcast) */
+    SimTime wcast[SEG_COUNT]; /* the segment's fp8 weight casts (MODEL_FP8_WEIGHT_CAST): run
+                                 before a forward block's kernels where TE has no cached copy
+                                 (blocks.c weight_casts) */
+    int nwcast[SEG_COUNT];    /* their kernels */
+    SimTime bwd[SEG_COUNT];   /* backward time of each segment, picoseconds */
+    SimTime attn_core;        /* attention scores, softmax, dropout, context: what selective
+                                 recomputation redoes */
+    int nfwd[SEG_COUNT];      /* kernels of each segment's forward */
+    int nbwd[SEG_COUNT];      /* kernels of each segment's backward */
+    int ncore;                /* kernels of the attention core */
     /* ATen operators the host dispatches per kernel the model runs (model_host.c's measured
      * counts over this model's kernels of a dense layer): forward, backward, backward while
      * gradients accumulate */
@@ -141,7 +146,7 @@ struct Builder {
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
-    Dim xgrad_dim; /* the experts' gradient group (workload_grad_dim) */
+    Dim xgrad_dim;        /* the experts' gradient group (workload_grad_dim) */
     guint32 last_dp;      /* last task on the DP reduction stream */
     guint32 last_hsdp;    /* last task on STREAM_DP_ALLREDUCE (FSDP HYBRID_SHARD), NO_TASK: none */
     guint32 last_compute; /* last compute task emitted */
@@ -170,7 +175,10 @@ struct Builder {
     gboolean sync_next;    /* the next task emitted is such a boundary */
     gboolean sync_compute; /* the next compute task is (after pipeline sends and receives) */
     /* mixture of experts (par_ep.c) */
-    SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds */
+    SimTime moe_fwd[MOE_PART_COUNT]; /* forward time of each MoE part, picoseconds, the fp8
+                                        weight casts apart (moe_wcast) */
+    SimTime moe_wcast;               /* a MoE MLP block's fp8 weight casts, as wcast */
+    int moe_nwcast;
     SimTime moe_bwd[MOE_PART_COUNT]; /* backward time of each MoE part, picoseconds */
     int moe_nfwd[MOE_PART_COUNT];    /* kernels of each part's forward */
     int moe_nbwd[MOE_PART_COUNT];    /* kernels of each part's backward */
