@@ -340,45 +340,82 @@ static double phase_s(const SimRun *run, int stage, Phase ph, int layer, int mic
     return (double)t / SIM_PS_PER_S;
 }
 
+/* Seconds of the fp8 weight casts (MODEL_FP8_WEIGHT_CAST) in ops, added to *casts. */
+static int add_casts(const DeviceSpec *d, GArray *ops, double *casts) {
+    int n = 0;
+    for (guint i = 0; i < ops->len; i++)
+        if (model_op_is_weight_cast(&g_array_index(ops, ModelOp, i))) {
+            *casts +=
+                (double)device_op_time(d, &g_array_index(ops, ModelOp, i), PREC_FP8) / SIM_PS_PER_S;
+            n++;
+        }
+    return n;
+}
+
 /* Transformer Engine's fp8 weight casts (MODEL_FP8_WEIGHT_CAST, a kernel per linear layer): under
- * Megatron-LM, which tells TE the step's first micro-batch, a layer's forward in micro-batch 0
- * takes exactly its weight casts longer than in micro-batch 1, and its recomputation casts
- * nothing; under a framework that does not (DeepSpeed) every forward and recomputation casts. */
+ * Megatron-LM, which tells TE each model chunk's first micro-batch, a layer's forward in
+ * micro-batch 0 takes exactly its weight casts longer than in micro-batch 1, and its
+ * recomputation casts nothing; under a framework that does not (DeepSpeed) every forward and
+ * recomputation casts. For a dense layer, a dense layer of the interleaved schedule's second
+ * chunk, one under context parallelism (whose body leaves the casts to the walker) and a MoE
+ * layer (the experts' casts in place of the dense MLP's). */
 START_TEST(test_fp8_weight_cache) {
-    const char *meg[] = {"training.precision=fp8", NULL};
+    static const struct {
+        const char *file;
+        const char *sets[6];
+        int layer; /* a layer of stage 1 */
+        gboolean moe;
+    } cases[] = {
+        {"llama3_70b_dgx_h100.yaml", {"training.precision=fp8", NULL}, 11, FALSE},
+        {"llama3_70b_dgx_h100.yaml",
+         {"training.precision=fp8", "parallel.schedule=interleaved", "parallel.virtual_stages=2",
+          NULL},
+         46, /* chunk 1 of stage 1: layers (8 + 1) x 5 .. + 4 */
+         FALSE},
+        {"llama3_70b_dgx_h100.yaml", {"training.precision=fp8", "parallel.cp=2", NULL}, 11, FALSE},
+        {"mixtral_8x7b_frontier.yaml",
+         {"training.precision=fp8", "topology=dgx-h100", "training.framework=megatron",
+          "parallel.ep=4", NULL}, /* 2 experts a rank: casts unlike one dense MLP's */
+         9,
+         TRUE},
+    };
+    for (size_t v = 0; v < G_N_ELEMENTS(cases); v++) {
+        g_autoptr(Scenario) a = load_ok(cases[v].file, cases[v].sets);
+        const DeviceSpec *d = &a->topo.device;
+        double casts = 0;
+        int n = 0;
+        for (Segment seg = SEG_ATTN; seg <= SEG_MLP; seg++) {
+            g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+            if (seg == SEG_MLP && cases[v].moe)
+                for (int p = 0; p < MOE_PART_COUNT; p++)
+                    model_moe_ops(&a->model, p, PASS_FWD, a->micro_batch, a->seq_len, a->tp, a->ep,
+                                  PREC_FP8, ops);
+            else
+                model_segment_ops(&a->model, seg, PASS_FWD, a->micro_batch, a->seq_len / a->cp,
+                                  a->tp, PREC_FP8, ops);
+            n += add_casts(d, ops, &casts);
+        }
+        ck_assert_msg(n >= 4 && casts > 0, "case %zu: %d casts", v, n);
+        g_autoptr(SimRun) run = run_ok(a, -1);
+        int l = cases[v].layer;
+        double f0 = phase_s(run, 1, PHASE_FWD, l, 0), f1 = phase_s(run, 1, PHASE_FWD, l, 1);
+        ck_assert_msg(fabs(f0 - f1 - casts) < 1e-11, "case %zu: micro 0 - 1 = %.9g s, casts %.9g s",
+                      v, f0 - f1, casts);
+        ck_assert_double_eq_tol(phase_s(run, 1, PHASE_RECOMPUTE, l, 0), f1, 1e-12);
+        ck_assert_double_eq_tol(phase_s(run, 1, PHASE_RECOMPUTE, l, 1), f1, 1e-12);
+    }
+    /* DeepSpeed: every forward and recomputation casts */
     const char *ds[] = {"training.precision=fp8", "training.framework=deepspeed",
                         "training.synchronize_each_layer=false", NULL};
-    g_autoptr(Scenario) a = load_ok("llama3_70b_dgx_h100.yaml", meg);
+    const char *meg[] = {"training.precision=fp8", NULL};
     g_autoptr(Scenario) c = load_ok("llama3_70b_dgx_h100.yaml", ds);
-    const DeviceSpec *d = &a->topo.device;
-    double casts = 0;
-    int n = 0;
-    for (Segment seg = SEG_ATTN; seg <= SEG_MLP; seg++) {
-        g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-        model_segment_ops(&a->model, seg, PASS_FWD, a->micro_batch, a->seq_len, a->tp, PREC_FP8,
-                          ops);
-        for (guint i = 0; i < ops->len; i++)
-            if (model_op_is_weight_cast(&g_array_index(ops, ModelOp, i))) {
-                casts += (double)device_op_time(d, &g_array_index(ops, ModelOp, i), PREC_FP8) /
-                         SIM_PS_PER_S;
-                n++;
-            }
-    }
-    ck_assert_int_eq(n, 4); /* QKV, projection, MLP in and out */
-    ck_assert_double_gt(casts, 0);
-    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(Scenario) a = load_ok("llama3_70b_dgx_h100.yaml", meg);
     g_autoptr(SimRun) rc = run_ok(c, -1);
-    int layer = a->model.layers / a->pp + 1; /* stage 1's second layer */
-    double f0 = phase_s(ra, 1, PHASE_FWD, layer, 0), f1 = phase_s(ra, 1, PHASE_FWD, layer, 1);
-    ck_assert_double_eq_tol(f0 - f1, casts, 1e-11);
-    ck_assert_double_eq_tol(phase_s(ra, 1, PHASE_RECOMPUTE, layer, 0),
-                            phase_s(ra, 1, PHASE_RECOMPUTE, layer, 1), 1e-12);
-    ck_assert_double_eq_tol(phase_s(ra, 1, PHASE_RECOMPUTE, layer, 0), f1, 1e-12);
-    /* DeepSpeed: every forward and recomputation casts */
-    double g0 = phase_s(rc, 1, PHASE_FWD, layer, 0), g1 = phase_s(rc, 1, PHASE_FWD, layer, 1);
-    ck_assert_double_eq_tol(g0, g1, 1e-12);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    double f0 = phase_s(ra, 1, PHASE_FWD, 11, 0), g0 = phase_s(rc, 1, PHASE_FWD, 11, 0);
     ck_assert_double_eq_tol(g0, f0, 1e-12);
-    ck_assert_double_eq_tol(phase_s(rc, 1, PHASE_RECOMPUTE, layer, 3), f0, 1e-12);
+    ck_assert_double_eq_tol(phase_s(rc, 1, PHASE_FWD, 11, 1), f0, 1e-12);
+    ck_assert_double_eq_tol(phase_s(rc, 1, PHASE_RECOMPUTE, 11, 3), f0, 1e-12);
 }
 END_TEST
 

@@ -178,9 +178,9 @@ START_TEST(test_plugin_claims) {
      * tensor-parallel stream, data parallelism's reductions and gathers on its own */
     const char *ep[] = {"parallel.ep=4", NULL};
     g_autoptr(Scenario) moe = load_text(SMALL, ep);
-    const Scenario *scs[] = {dense, moe};
+    Scenario *scs[] = {dense, moe};
     for (int i = 0; i < 2; i++) {
-        g_autoptr(SimRun) run = run_ok((Scenario *)scs[i], -1);
+        g_autoptr(SimRun) run = run_ok(scs[i], -1);
         const Program *pg = workload_program(sim_workload(run), 0);
         int seen[DIM_COUNT] = {0};
         for (guint32 t = 0; t < pg->ntasks; t++) {

@@ -133,8 +133,7 @@ int cmd_run(int argc, char **argv) {
         g_autofree char *table = NULL;
         size_t table_len = 0;
         FILE *mem = open_memstream(&table, &table_len);
-        double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                            (sc->zero >= 1 ? workload_grad_ranks(sc, PARAMS_DENSE) : 1);
+        double opt_params = workload_first_stage_opt_params(sc);
         gboolean in_range = device_write_ops(mem, &sc->topo.device, &sc->model, sc->micro_batch,
                                              sc->seq_len, sc->tp, sc->precision, sc->recompute,
                                              opt_params, fmt == REPORT_CSV, &err);

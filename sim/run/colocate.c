@@ -274,8 +274,7 @@ Colocation *colocate_run(const Scenario *const *jobs, const char *const *paths, 
     }
     for (int j = 0; j < njobs; j++) { /* what sim.c's run_once checks before it builds */
         const Scenario *sc = jobs[j];
-        double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                            (sc->zero >= 1 ? workload_grad_ranks(sc, PARAMS_DENSE) : 1);
+        double opt_params = workload_first_stage_opt_params(sc);
         if (!device_ops_in_range(&sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
                                  sc->precision, opt_params, err)) {
             g_prefix_error(err, "%s: ", paths[j]);

@@ -100,8 +100,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
-    double opt_params = model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
-                        (sc->zero >= 1 ? workload_grad_ranks(sc, PARAMS_DENSE) : 1);
+    double opt_params = workload_first_stage_opt_params(sc);
     if (!device_ops_in_range(&sc->topo.device, &sc->model, sc->micro_batch, sc->seq_len, sc->tp,
                              sc->precision, opt_params, err))
         return NULL;

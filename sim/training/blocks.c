@@ -51,6 +51,11 @@ int workload_grad_ranks(const Scenario *sc, ParamClass c) {
     return layout_group_size(lay, workload_grad_dim(sc, c));
 }
 
+double workload_first_stage_opt_params(const Scenario *sc) {
+    return model_stage_params(&sc->model, sc->seq_len, sc->tp, sc->pp, 0) /
+           (sc->zero >= 1 ? workload_grad_ranks(sc, PARAMS_DENSE) : 1);
+}
+
 guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, guint32 after) {
     guint32 t = collective(b, op, dim, bytes, k->ph, k->layer, k->micro, after);
     return t != NO_TASK ? t : after;
@@ -104,6 +109,20 @@ typedef struct {
     guint32 out;     /* the last task its leave hooks issued, NO_TASK if none */
 } BlockTasks;
 
+/* Under fp8, the block's weight casts (MODEL_FP8_WEIGHT_CAST) as a compute task of their own
+ * before its kernels: in every forward and recomputation, or, where the framework lets Transformer
+ * Engine cache the fp8 weights (Framework.fp8_weight_cache), in the forward of the step's first
+ * micro-batch only (micro-batch 0 of each model chunk: Megatron-core's
+ * is_first_microbatch_for_model_chunk). A ZeRO-3 gather (ag) must have brought the weight. */
+static void weight_casts(Builder *b, const Block *k, const Parallelism *own, guint32 ag) {
+    gboolean moe = own == &par_ep; /* the experts' casts, not the dense MLP's */
+    SimTime t = moe ? b->moe_wcast : b->wcast[k->seg];
+    if (t == 0 || (b->fw->fp8_weight_cache && !(k->ph == PHASE_FWD && k->micro == 0)))
+        return;
+    compute_k(b, t, moe ? b->moe_nwcast : b->nwcast[k->seg], k->ph, k->layer, k->micro, NO_TASK,
+              ag);
+}
+
 /* A block's forward: entered from `in`, its kernels after that and `ag`, left unless `open`
  * (a parallel residual's attention block, whose output the MLP's reduction sums).
  *
@@ -113,24 +132,10 @@ typedef struct {
  * the next chunk (slowed by the interference model like any hidden communication); only the last
  * share is exposed. The chunks cost compute: k GEMMs of ceil(m/k) rows (weights read k times,
  * smaller waves) instead of one. */
-/* Under fp8, the block's weight casts (MODEL_FP8_WEIGHT_CAST) as a compute task of their own
- * before its kernels: in every forward and recomputation, or, where the framework lets Transformer
- * Engine cache the fp8 weights (Framework.fp8_weight_cache), in the forward of the step's first
- * micro-batch only (micro-batch 0 of each model chunk: Megatron-core's
- * is_first_microbatch_for_model_chunk). A ZeRO-3 gather (ag) must have brought the weight. */
-static void weight_casts(Builder *b, const Block *k, guint32 ag) {
-    gboolean moe = k->kind == BLOCK_MLP && model_moe_layer(&b->sc->model, k->u->layer);
-    SimTime t = moe ? b->moe_wcast : b->wcast[k->seg];
-    if (t == 0 || (b->fw->fp8_weight_cache && !(k->ph == PHASE_FWD && k->micro == 0)))
-        return;
-    compute_k(b, t, moe ? b->moe_nwcast : b->nwcast[k->seg], k->ph, k->layer, k->micro, NO_TASK,
-              ag);
-}
-
 static BlockTasks block_forward(Builder *b, const Block *k, guint32 in, guint32 ag, gboolean open) {
     guint32 g = enter(b, k, in);
-    weight_casts(b, k, ag);
     const Parallelism *own = body_owner(b, k);
+    weight_casts(b, k, own, ag);
     BlockTasks r = {NO_TASK, NO_TASK};
     if (own) {
         r.kernels = own->body(b, k, g, ag, NULL);

@@ -314,7 +314,7 @@ static guint32 gather_call(Builder *b, const UnitUse *u, const ParamUnit *pu, do
      * (_flat_param.py _all_gather_flat_param) gathers over the handle's process_group, which
      * _init_utils.py _init_process_group_state_for_hybrid_shard makes the shard group
      * (DIM_DP_INTRA) */
-    Dim dim = b->sc->fsdp_shard > 0 ? DIM_DP_INTRA : DIM_DP;
+    Dim dim = b->sc->fsdp_shard > 0 ? DIM_DP_INTRA : b->grad_dim;
     return collective_on(b, STREAM_DP_GATHER, COLL_ALLGATHER, dim, n * b->pe, PHASE_PARAMS,
                          unit_layer(b, pu), u->micro, after);
 }

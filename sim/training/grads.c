@@ -67,11 +67,11 @@ void grads_flush(Builder *b, int micro) {
         }
     } else if (b->sc->fsdp_shard > 0) {
         hybrid_shard_reduce(b, b->bucket_params * b->ge, b->bucket_ready, micro);
-    } else if (per_owner(b) && layout_group_size(b->lay, DIM_DP) > 1) /* dp x cp */
-        reduce_per_owner(b, DIM_DP, b->bucket_params, &b->grad_hi, b->part_params, b->bucket_ready,
-                         micro);
+    } else if (per_owner(b) && layout_group_size(b->lay, b->grad_dim) > 1) /* dp x cp */
+        reduce_per_owner(b, b->grad_dim, b->bucket_params, &b->grad_hi, b->part_params,
+                         b->bucket_ready, micro);
     else
-        collective(b, grad_op(b), DIM_DP, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
+        collective(b, grad_op(b), b->grad_dim, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
     b->bucket_params = 0;
     b->bucket_tensors.n = 0;
@@ -132,7 +132,7 @@ static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int 
  * if the framework overlaps it (DeepSpeed reduces after backward). */
 gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro) {
     const Scenario *sc = b->sc;
-    if (layout_group_size(b->lay, DIM_DP) <= 1) /* dp x cp ranks (layout.h) */
+    if (layout_group_size(b->lay, b->grad_dim) <= 1) /* dp x cp ranks (layout.h) */
         return FALSE;
     if (sc->zero >= 2)
         return TRUE;

@@ -245,7 +245,8 @@ static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
     if (overlap) {
         grads_flush(b, micro);
         grads_flush_experts(b, micro);
-    } else if (last_pass && sc->zero == 0 && layout_group_size(b->lay, DIM_DP) > 1 && !b->split)
+    } else if (last_pass && sc->zero == 0 && layout_group_size(b->lay, b->grad_dim) > 1 &&
+               !b->split)
         grads_after_backward(b, micro);
     if (v_turn(b) && chunk == 1)
         b->turn[micro] = in;
@@ -386,9 +387,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     /* gradients and the optimizer's partitions: over the group each class's parallelisms give
      * (workload_grad_dim: the dense parameters' the data-parallel group with context
      * parallelism, dp x cp ranks; the experts' the expert-data-parallel group, dp / ep) */
+    b.grad_dim = workload_grad_dim(sc, PARAMS_DENSE);
     b.xgrad_dim = workload_grad_dim(sc, PARAMS_EXPERT);
-    int dpc = layout_group_size(b.lay, workload_grad_dim(sc, PARAMS_DENSE));
-    int xdp = layout_group_size(b.lay, b.xgrad_dim);
+    int dpc = layout_group_size(b.lay, b.grad_dim), xdp = layout_group_size(b.lay, b.xgrad_dim);
     b.hooks = b.fw->reduce_per_owner && (sc->zero == 1 || sc->zero == 2) && dpc > 1;
     pg->params = 0;
     pg->gathered_peak = 0;
@@ -441,7 +442,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
             const ParamUnit *u = &g_array_index(b.units, ParamUnit, i);
             open += u->params - model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
             if (open * b.e >= sc->bucket_bytes || i + 1 == b.units->len) {
-                collective(&b, COLL_ALLGATHER, DIM_DP, open * b.e, PHASE_PARAMS, -2, -1, opt);
+                collective(&b, COLL_ALLGATHER, b.grad_dim, open * b.e, PHASE_PARAMS, -2, -1, opt);
                 open = 0;
             }
         }
@@ -638,6 +639,7 @@ static ModelMemory split_memory(const Scenario *sc, MemoryCase *mc, ModelMemory 
 ModelMemory workload_memory(const Workload *wl) {
     const Scenario *sc = wl->sc;
     ModelMemory best = {0};
+    int dense_ranks = layout_group_size(wl->layout, workload_grad_dim(sc, PARAMS_DENSE));
     for (int s = 0; s < sc->pp; s++) {
         /* Activations held at the schedule's peak, counted on the pass list itself: GPipe every
          * micro-batch (pp = 1 included), 1F1B p - stage (1 at pp 1), interleaved 1F1B
@@ -652,31 +654,31 @@ ModelMemory workload_memory(const Workload *wl) {
          * flight */
         int end_chunk = s == 0 ? 0 : v - 1;
         gboolean vshape = schedule_get(sc->schedule)->vshape;
-        MemoryCase mc = {
-            .seq_len = sc->seq_len,
-            .micro_batch = sc->micro_batch,
-            .tp = sc->tp,
-            .pp = sc->pp,
-            .vpp = sc->virtual_stages,
-            .stage = s,
-            /* ZeRO's partitions (workload_grad_dim); FSDP HYBRID_SHARD's shard
-               group (refused with MoE) */
-            .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : workload_grad_ranks(sc, PARAMS_DENSE),
-            .edp = workload_grad_ranks(sc, PARAMS_EXPERT),
-            .cp = sc->cp,
-            /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
-               copy is in the gathered buffers */
-            .zero = sc->zero == 2 && framework_get(sc->framework)->zero2_gathers_in_forward
-                        ? 3
-                        : sc->zero,
-            .prec = sc->precision,
-            .rc = sc->recompute,
-            .ep = sc->ep,
-            .inflight = (double)schedule_peak_inflight(passes, -1) / v,
-            .ends_inflight = schedule_peak_inflight(passes, end_chunk),
-            .vshape = vshape,
-            .head_inflight = vshape ? schedule_peak_inflight(passes, 1) : 0,
-            .sp = sc->sequence_parallel};
+        MemoryCase mc = {.seq_len = sc->seq_len,
+                         .micro_batch = sc->micro_batch,
+                         .tp = sc->tp,
+                         .pp = sc->pp,
+                         .vpp = sc->virtual_stages,
+                         .stage = s,
+                         /* ZeRO's partitions (workload_grad_dim); FSDP HYBRID_SHARD's shard
+                            group (refused with MoE) */
+                         .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : dense_ranks,
+                         .edp = layout_group_size(wl->layout, workload_grad_dim(sc, PARAMS_EXPERT)),
+                         .cp = sc->cp,
+                         /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
+                            copy is in the gathered buffers */
+                         .zero =
+                             sc->zero == 2 && framework_get(sc->framework)->zero2_gathers_in_forward
+                                 ? 3
+                                 : sc->zero,
+                         .prec = sc->precision,
+                         .rc = sc->recompute,
+                         .ep = sc->ep,
+                         .inflight = (double)schedule_peak_inflight(passes, -1) / v,
+                         .ends_inflight = schedule_peak_inflight(passes, end_chunk),
+                         .vshape = vshape,
+                         .head_inflight = vshape ? schedule_peak_inflight(passes, 1) : 0,
+                         .sp = sc->sequence_parallel};
         FrameworkBytes fb = framework_bytes(sc->framework, sc->zero, sc->precision);
         mc.param_bytes = fb.param;
         mc.grad_bytes = fb.grad;
@@ -684,7 +686,7 @@ ModelMemory workload_memory(const Workload *wl) {
         ModelMemory m = model_memory(&sc->model, &mc);
         if (schedule_get(sc->schedule)->split)
             m = split_memory(sc, &mc, m, passes);
-        if (workload_grad_ranks(sc, PARAMS_DENSE) > 1)
+        if (dense_ranks > 1)
             m.buffers_bytes =
                 grad_buffers_bytes(sc, pg->params * fb.reduce) + pg->gathered_peak * fb.gather;
         m.hpz_bytes =

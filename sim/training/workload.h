@@ -151,6 +151,10 @@ typedef enum { PARAMS_DENSE, PARAMS_EXPERT } ParamClass;
 Dim workload_grad_dim(const Scenario *sc, ParamClass c);
 /* The ranks of that group. */
 int workload_grad_ranks(const Scenario *sc, ParamClass c);
+/* The parameters one rank of stage 0 updates in the optimizer step, ZeRO's partition of them
+ * (dense ones over their gradient group): what device_ops_in_range sizes the optimizer kernel by
+ * before a run is built. */
+double workload_first_stage_opt_params(const Scenario *sc);
 
 /* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
 double workload_model_flops(const Workload *wl);

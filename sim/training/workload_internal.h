@@ -146,8 +146,9 @@ struct Builder {
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
-    Dim xgrad_dim;        /* the experts' gradient group (workload_grad_dim) */
-    guint32 last_dp;      /* last task on the DP reduction stream */
+    Dim grad_dim, xgrad_dim; /* the dense parameters' and the experts' gradient group
+                                (workload_grad_dim) */
+    guint32 last_dp;         /* last task on the DP reduction stream */
     guint32 last_hsdp;    /* last task on STREAM_DP_ALLREDUCE (FSDP HYBRID_SHARD), NO_TASK: none */
     guint32 last_compute; /* last compute task emitted */
     /* pipeline sends and receives the next compute task waits for (NO_TASK: none): a send
