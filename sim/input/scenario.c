@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "import.h"
+#include "scenario_par.h"
 
 #ifndef SIM_SOURCE_DIR
 #define SIM_SOURCE_DIR "."
@@ -352,31 +353,61 @@ const ConfNode *scenario_at(const ConfNode *root, const char *sect, const char *
     return k ? k : (s ? s : root);
 }
 
+/* The parallel block par: its keys are those of the parallelisms' entries (scenario_par.h), each
+ * of which reads its own. */
+static gboolean load_parallel(const ConfNode *par, Scenario *s, GError **err) {
+    g_autoptr(GPtrArray) keys = g_ptr_array_new();
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        for (const char *const *k = (*p)->keys; *k; k++)
+            g_ptr_array_add(keys, (gpointer)*k);
+    g_ptr_array_add(keys, NULL);
+    if (!conf_check_keys(par, (const char *const *)keys->pdata, "parallel", err))
+        return FALSE;
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->load && !(*p)->load(par, s, err))
+            return FALSE;
+    return TRUE;
+}
+
+/* dp: given, checked against the GPUs over the model-parallel size (the entries' sizes, each up
+ * to 2^20: not in an int), or derived from them; the errors name each factor (those not always
+ * labelled only where they are used) and blame the last one named before PP, or dp. */
+static gboolean derive_dp(const ConfNode *root, Scenario *s, GError **err) {
+    int64_t mp = 1;
+    g_autoptr(GString) f = g_string_new(NULL);
+    const char *blame = "tp";
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++) {
+        if (!(*p)->size)
+            continue;
+        int n = (*p)->size(s);
+        mp *= n;
+        if (n > 1 || (*p)->label_always) {
+            g_string_append_printf(f, "%s%s %d", f->len ? " x " : "", (*p)->label, n);
+            if (*p != &scenario_par_pp)
+                blame = (*p)->name;
+        }
+    }
+    if (s->dp == 0) {
+        if (s->gpus % mp != 0)
+            return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", blame),
+                             "%s = %" G_GINT64_FORMAT
+                             " does not divide the %d GPUs (%d nodes x %d)",
+                             f->str, mp, s->gpus, s->nodes, s->topo.gpus_per_node);
+        s->dp = (int)(s->gpus / mp);
+    } else if (mp * s->dp != s->gpus) {
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "dp"),
+                         "%s x DP %d = %" G_GINT64_FORMAT
+                         " ranks, but the job has %d GPUs (%d nodes x %d); set dp: auto or change "
+                         "nodes",
+                         f->str, s->dp, mp * s->dp, s->gpus, s->nodes, s->topo.gpus_per_node);
+    }
+    return TRUE;
+}
+
 static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     static const char *const keys[] = {"description", "model", "topology", "nodes", "parallel",
                                        "training",    "sim",   "sweep", /* sim sweep's axes */
                                        NULL};
-    static const char *const par_keys[] = {"tp",
-                                           "pp",
-                                           "dp",
-                                           "zero",
-                                           "schedule",
-                                           "virtual_stages",
-                                           "overlap_p2p_comm",
-                                           "pipeline_scatter_gather",
-                                           "sequence_parallel",
-                                           "tp_comm_overlap",
-                                           "bucket_size",
-                                           "prefetch_bucket_size",
-                                           "max_live_parameters",
-                                           "persistence_threshold",
-                                           "max_reuse_distance",
-                                           "zeropp",
-                                           "hybrid_shard",
-                                           "ep",
-                                           "cp",
-                                           "cp_comm",
-                                           NULL};
     static const char *const train_keys[] = {
         "micro_batch",  "grad_accum",   "global_batch",     "seq_len",
         "precision",    "recompute",    "framework",        "synchronize_each_layer",
@@ -390,12 +421,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         !scenario_load_topology_spec(conf_get(root, "topology"), &s->topo, err))
         return FALSE;
     s->nodes = 1;
-    s->tp = s->pp = 1;
-    s->dp = 0;
-    s->zero = 0;
-    s->ep = 1;
-    s->schedule = SCHED_1F1B;
-    s->virtual_stages = 0; /* not given */
     s->micro_batch = 1;
     s->grad_accum = 0;
     s->global_batch = 0;
@@ -408,11 +433,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->interference = TRUE;
     s->group_in_step = TRUE;
     int coll_mode = 0;
-    s->bucket_bytes = -1;
-    s->prefetch_elems = FRAMEWORK_ZERO3_PREFETCH_ELEMS;
-    s->max_live_elems = FRAMEWORK_ZERO3_MAX_LIVE_ELEMS;
-    s->persist_elems = -1; /* the framework's default, once it is known */
-    s->max_reuse_elems = FRAMEWORK_ZERO3_MAX_REUSE_ELEMS;
     int fw = FW_DEEPSPEED;
     if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
         return FALSE;
@@ -434,30 +454,10 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     if (!par || !tr)
         return conf_fail(err, CONF_ERROR_KEY, root, "missing key '%s'",
                          par ? "training" : "parallel");
-    int sched = s->schedule, prec = s->precision, rc = s->recompute;
+    int prec = s->precision, rc = s->recompute;
     int64_t ga = 0;
-    const ConfNode *dpn = conf_get(par, "dp");
-    if (!conf_check_keys(par, par_keys, "parallel", err) ||
-        !conf_int32(par, "tp", FALSE, 1, 1 << 20, &s->tp, err) ||
-        !conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
-        !conf_int32(par, "zero", FALSE, 0, 3, &s->zero, err) ||
-        !conf_int32(par, "ep", FALSE, 1, 1 << 20, &s->ep, err) ||
-        !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
-        !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
-        !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
-        !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err) ||
-        !conf_bool(par, "sequence_parallel", FALSE, &s->sequence_parallel, err) ||
-        !conf_int32(par, "tp_comm_overlap", FALSE, 0, 64, &s->tp_overlap_chunks, err) ||
-        !conf_bytes(par, "bucket_size", FALSE, &s->bucket_bytes, err) ||
-        !conf_double(par, "prefetch_bucket_size", FALSE, 0, 1e15, &s->prefetch_elems, err) ||
-        !conf_double(par, "max_live_parameters", FALSE, 1, 1e15, &s->max_live_elems, err) ||
-        !conf_double(par, "persistence_threshold", FALSE, 0, 1e15, &s->persist_elems, err) ||
-        !conf_double(par, "max_reuse_distance", FALSE, 0, 1e15, &s->max_reuse_elems, err) ||
-        !scenario_load_cp(par, s, err))
+    if (!load_parallel(par, s, err))
         return FALSE;
-    if (dpn && !(dpn->kind == CONF_SCALAR && strcmp(dpn->value, "auto") == 0))
-        if (!conf_int32(par, "dp", FALSE, 1, 1 << 30, &s->dp, err))
-            return FALSE;
     if (!conf_check_keys(tr, train_keys, "training", err) ||
         !conf_int32(tr, "micro_batch", FALSE, 1, 1 << 20, &s->micro_batch, err) ||
         !conf_int(tr, "grad_accum", FALSE, 1, 1 << 20, &ga, err) ||
@@ -479,7 +479,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
          !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;
-    s->schedule = sched;
     s->precision = prec;
     s->recompute = rc;
     s->framework = fw;
@@ -491,46 +490,12 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          s->topo.device.name);
 
     /* Layout checks: the errors the study's own runs hit first. */
-    const ModelConfig *m = &s->model;
     s->gpus = s->nodes * s->topo.gpus_per_node;
-    if (m->heads % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
-                         "tensor parallelism %d does not divide the %d attention heads of %s; "
-                         "use a TP size that divides %d",
-                         s->tp, m->heads, m->name, m->heads);
-    if (model_kv_heads(m) % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
-                         "tensor parallelism %d does not divide the %d key/value heads of %s "
-                         "(Megatron-LM splits the query groups over TP ranks); use a TP size "
-                         "that divides %d",
-                         s->tp, model_kv_heads(m), m->name, model_kv_heads(m));
-    if (m->ffn_hidden % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
-                         "tensor parallelism %d does not divide the MLP width %d of %s", s->tp,
-                         m->ffn_hidden, m->name);
-    if (m->layers % s->pp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
-                         "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
-                         m->layers, m->name);
-    /* each up to 2^20: not in an int; the CP factor shown only where it is used */
-    int64_t tp_pp = (int64_t)s->tp * s->cp * s->pp;
-    g_autofree char *cpx = s->cp > 1 ? g_strdup_printf(" x CP %d", s->cp) : g_strdup("");
-    if (s->dp == 0) {
-        if (s->gpus % tp_pp != 0)
-            return conf_fail(err, CONF_ERROR_INVALID,
-                             scenario_at(root, "parallel", s->cp > 1 ? "cp" : "tp"),
-                             "TP %d%s x PP %d = %" G_GINT64_FORMAT
-                             " does not divide the %d GPUs (%d nodes x %d)",
-                             s->tp, cpx, s->pp, tp_pp, s->gpus, s->nodes, s->topo.gpus_per_node);
-        s->dp = (int)(s->gpus / tp_pp);
-    } else if (tp_pp * s->dp != s->gpus) {
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "dp"),
-                         "TP %d%s x PP %d x DP %d = %" G_GINT64_FORMAT
-                         " ranks, but the job has %d GPUs (%d nodes x %d); set dp: auto or change "
-                         "nodes",
-                         s->tp, cpx, s->pp, s->dp, tp_pp * s->dp, s->gpus, s->nodes,
-                         s->topo.gpus_per_node);
-    }
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->check_layout && !(*p)->check_layout(root, s, err))
+            return FALSE;
+    if (!derive_dp(root, s, err))
+        return FALSE;
     int64_t per_step = (int64_t)s->micro_batch * s->dp;
     if (s->global_batch > 0) {
         if (s->global_batch % per_step != 0)
@@ -555,9 +520,6 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         s->grad_accum = ga ? (int)ga : 1;
         s->global_batch = per_step * s->grad_accum;
     }
-    if (!scenario_check_schedule(root, s, err) || !scenario_check_moe(root, s, err) ||
-        !scenario_check_cp(root, s, err))
-        return FALSE;
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
      * take gigabytes, and a stream's positions are counted in 28 bits (TASK_DEP_SEQ_BITS). */
     int64_t passes = (int64_t)s->grad_accum * (s->model.layers / s->pp);
@@ -569,47 +531,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                          "%d micro-batches x %d layers per stage = %" G_GINT64_FORMAT
                          " layer passes per iteration and stage; at most %d can be simulated",
                          s->grad_accum, s->model.layers / s->pp, passes, 1 << 24);
-    if (s->sequence_parallel && s->model.parallel_residual)
-        return conf_fail(
-            err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "sequence_parallel"),
-            "sequence_parallel with %s's parallel residual is not modelled (Megatron-LM "
-            "runs sequence parallelism on sequential residual blocks)",
-            s->model.name);
-    if (s->tp_overlap_chunks == 1)
-        return conf_fail(err, CONF_ERROR_VALUE, scenario_at(root, "parallel", "tp_comm_overlap"),
-                         "tp_comm_overlap is the number of chunks a producer GEMM is split into: "
-                         "0 (off) or at least 2");
-    if (s->sequence_parallel && s->seq_len % s->tp != 0) /* Megatron-LM's arguments.py rule */
-        return conf_fail(err, CONF_ERROR_INVALID,
-                         scenario_at(root, "parallel", "sequence_parallel"),
-                         "sequence parallelism splits the %d tokens over TP %d, which does not "
-                         "divide them; choose seq_len a multiple of tp",
-                         s->seq_len, s->tp);
-    const Framework *f = framework_get(s->framework);
-    if (!framework_has_zero(s->framework, s->zero))
-        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "zero"),
-                         "%s has no ZeRO stage %d (%s); use training.framework: deepspeed for "
-                         "every stage",
-                         f->name, s->zero,
-                         s->framework == FW_MEGATRON
-                             ? "0, 1: its distributed optimizer, or 3: Megatron-FSDP's "
-                               "optim_grads_params; optim_grads is not modelled"
-                             : "0: DDP, 2 and 3: FSDP SHARD_GRAD_OP and FULL_SHARD; "
-                               "ZeroRedundancyOptimizer is not modelled");
-    if (s->persist_elems < 0) /* DeepSpeed's default; FSDP's flat units keep nothing whole */
-        s->persist_elems = s->framework == FW_DEEPSPEED ? FRAMEWORK_ZERO3_PERSISTENCE_ELEMS : 0;
-    if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
-        s->bucket_bytes =
-            framework_default_bucket_bytes(/* over dp x cp: Megatron-LM's */
-                                           s->framework, s->dp * s->cp,
-                                           framework_bytes(s->framework, s->zero, s->precision)
-                                               .reduce);
-    if (s->bucket_bytes <= 0)
-        return conf_fail(err, CONF_ERROR_VALUE, scenario_at(root, "parallel", "bucket_size"),
-                         "bucket_size must be positive");
-    if (!scenario_load_zeropp(par, s, err) || !scenario_load_hybrid_shard(par, s, err) ||
-        !scenario_load_fsdp(tr, s, err))
-        return FALSE;
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->check && !(*p)->check(root, s, err))
+            return FALSE;
     if (s->nodes > 1 && s->topo.nics < 1)
         return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "nodes", "nodes"),
                          "%d nodes need NICs, and topology %s has none", s->nodes, s->topo.name);

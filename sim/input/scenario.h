@@ -144,20 +144,15 @@ gboolean scenario_load_device(const ConfNode *n, DeviceSpec *d, GError **err);
 /* The topology's `collectives.rings` block n (may be NULL) into t->coll.rings_node and
  * rings_nodes (scenario_rings.c); needs t's gpus_per_node and nics. */
 /* scenario_topology.c: a topology file's node, fabric and collectives blocks. */
-/* scenario_moe.c: the model's moe mapping (n may be NULL: a dense model), and the checks
- * parallel.ep and moe add once the layout is known. */
+/* scenario_moe.c: the model's moe mapping (n may be NULL: a dense model). parallel.ep and its
+ * checks are expert parallelism's entry of scenario_par.h. */
 gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err);
-gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err);
 /* The node of key `key` in section `sect` of root, else the section's, else root: where an error
  * about the key points. */
 const ConfNode *scenario_at(const ConfNode *root, const char *sect, const char *key);
-/* scenario_pipe.c: the pipeline schedule's rules (virtual stages, ZB-V's V) once the layout is
- * known; fills in virtual_stages where it was left out. */
-gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err);
-/* scenario_cp.c: parallel.cp and cp_comm from the block par, and the checks context parallelism
- * adds once the layout is known. */
-gboolean scenario_load_cp(const ConfNode *par, Scenario *s, GError **err);
-gboolean scenario_check_cp(const ConfNode *root, Scenario *s, GError **err);
+/* The keys of the parallel block, each parallelism's, are read and checked by its entry of
+ * scenario_par.h (scenario_tp.c, scenario_cp.c, scenario_pipe.c, scenario_moe.c, scenario_dp.c).
+ * parallel.cp_comm's name: */
 const char *scenario_cp_comm_name(CpComm c);
 
 gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
@@ -168,7 +163,8 @@ gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_coll_model(const ConfNode *n, TopologySpec *t, GError **err);
 
 /* parallel.zeropp (scenario_zeropp.c): the block par (may hold no zeropp key) into s->zpp,
- * checked against the layout already in s (zero, dp, tp, GPUs per node). */
+ * checked against the layout already in s (zero, dp, tp, GPUs per node). It, hybrid_shard and
+ * scenario_load_fsdp are read by data parallelism's entry (scenario_dp.c). */
 gboolean scenario_load_zeropp(const ConfNode *par, Scenario *s, GError **err);
 /* scenario_zeropp.c: parallel.hybrid_shard from the block par into s->fsdp_shard (after the
  * framework, zero and the layout are known). */

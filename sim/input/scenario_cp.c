@@ -1,13 +1,13 @@
-/* scenario_cp: parallel.cp and parallel.cp_comm (context parallelism, par_cp.c), and the layout
- * errors they add.
+/* scenario_cp: context parallelism's part of the scenario (scenario_par.h): parallel.cp and
+ * parallel.cp_comm, and the layout errors they add.
  *
- * For: reading and checking; what context parallelism runs is par_cp.c's (with its sources). Not
- * for: the rest of the scenario (scenario.c), which calls these two functions. */
-#include "scenario.h"
+ * For: reading and checking; what context parallelism runs is par_cp.c's (with its sources). */
+#include "scenario_par.h"
 
 static const char *const cp_comm_names[] = {"p2p", "all_gather", NULL};
+static const char *const keys[] = {"cp", "cp_comm", NULL};
 
-gboolean scenario_load_cp(const ConfNode *par, Scenario *s, GError **err) {
+static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
     int comm = CP_COMM_P2P;
     s->cp = 1;
     if (!conf_int32(par, "cp", FALSE, 1, 1 << 20, &s->cp, err) ||
@@ -21,10 +21,8 @@ const char *scenario_cp_comm_name(CpComm c) {
     return cp_comm_names[c];
 }
 
-static const ConfNode *at(const ConfNode *root, const char *sect, const char *key) {
-    const ConfNode *s = conf_get(root, sect);
-    const ConfNode *k = s ? conf_get(s, key) : NULL;
-    return k ? k : (s ? s : root);
+static int size(const Scenario *s) {
+    return s->cp;
 }
 
 /* Megatron-LM splits each sequence into 2 cp chunks, rank i keeping chunks i and 2 cp - 1 - i
@@ -42,8 +40,8 @@ static const ConfNode *at(const ConfNode *root, const char *sect, const char *ke
  *   the producer GEMM's chunks are the walker's for blocks it emits;
  * - a zero-bubble schedule: wgrad.c splits the Builder's dense backward times into B and W, the
  *   CP plug-in's own attention times (par_cp.c) are not split. */
-gboolean scenario_check_cp(const ConfNode *root, Scenario *s, GError **err) {
-    const ConfNode *cpn = at(root, "parallel", "cp");
+static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
+    const ConfNode *cpn = scenario_at(root, "parallel", "cp");
     if (s->cp == 1)
         return TRUE;
     if (s->seq_len % (2 * s->cp) != 0)
@@ -67,12 +65,15 @@ gboolean scenario_check_cp(const ConfNode *root, Scenario *s, GError **err) {
                          "context parallelism with mixture-of-experts layers is not modelled "
                          "(Megatron-LM lays its expert groups over tp x cp x dp)");
     if (s->tp_overlap_chunks > 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "tp_comm_overlap"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp_comm_overlap"),
                          "tp_comm_overlap with context parallelism is not modelled");
     if (schedule_get(s->schedule)->split)
-        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "schedule"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "schedule"),
                          "the %s schedule with context parallelism is not modelled (the ring "
                          "attention's backward is not split into input and weight gradients)",
                          schedule_name(s->schedule));
     return TRUE;
 }
+
+const ScenarioPar scenario_par_cp = {
+    .name = "cp", .keys = keys, .load = load, .size = size, .label = "CP", .check = check};

@@ -1,8 +1,9 @@
-/* scenario_moe: the model's `moe:` mapping and parallel.ep, and the layout errors they add.
+/* scenario_moe: the model's `moe:` mapping, and expert parallelism's part of the scenario
+ * (scenario_par.h): parallel.ep and the layout errors it and moe add.
  *
- * For: reading and checking; what the keys mean is model_moe.c's (with its sources). Not for:
- * the rest of the scenario (scenario.c), which calls these two functions. */
-#include "scenario.h"
+ * For: reading and checking; what the keys mean is model_moe.c's and par_ep.c's (with their
+ * sources). Not for: the rest of the scenario (scenario.c), which calls scenario_load_moe. */
+#include "scenario_par.h"
 
 /* DeepSpeed's MoE defaults (deepspeed/moe/layer.py MoE.__init__): k = 1, capacity_factor 1,
  * min_capacity 4; every = 1 (Megatron-DeepSpeed's expert_interval default is 2, but an explicit
@@ -52,21 +53,21 @@ gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err) {
     return TRUE;
 }
 
-static const ConfNode *at(const ConfNode *root, const char *sect, const char *key) {
-    const ConfNode *s = conf_get(root, sect);
-    const ConfNode *k = s ? conf_get(s, key) : NULL;
-    return k ? k : (s ? s : root);
+static const char *const ep_keys[] = {"ep", NULL};
+
+static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
+    s->ep = 1;
+    return conf_int32(par, "ep", FALSE, 1, 1 << 20, &s->ep, err);
 }
 
-gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err) {
+static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     const MoeConfig *x = &s->model.moe;
-    const ConfNode *epn = at(root, "parallel", "ep");
+    const ConfNode *epn = scenario_at(root, "parallel", "ep");
     if (s->ep > 1 && x->experts == 0)
         return conf_fail(err, CONF_ERROR_INVALID, epn,
                          "expert parallelism %d needs a model with moe: experts", s->ep);
     if (x->experts == 0)
         return TRUE;
-    const ConfNode *mn = conf_get(conf_get(root, "model"), "moe");
     if (s->dp % s->ep != 0)
         return conf_fail(err, CONF_ERROR_INVALID, epn,
                          "expert parallelism %d does not divide DP %d (expert-parallel groups "
@@ -78,13 +79,16 @@ gboolean scenario_check_moe(const ConfNode *root, Scenario *s, GError **err) {
                          "num_experts %% ep_size == 0)",
                          s->ep, x->experts);
     if (model_moe_ffn(&s->model) % s->tp != 0)
-        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "tp"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "tp"),
                          "tensor parallelism %d does not divide the experts' MLP width %d", s->tp,
                          model_moe_ffn(&s->model));
     if (s->zero == 3)
-        return conf_fail(err, CONF_ERROR_INVALID, at(root, "parallel", "zero"),
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "zero"),
                          "ZeRO-3 with mixture-of-experts layers is not modelled; use zero 0, 1 "
                          "or 2");
-    (void)mn;
     return TRUE;
 }
+
+/* expert parallelism's part of the scenario (scenario_par.h): carved from DP, so no factor of its
+ * own in tp x cp x pp */
+const ScenarioPar scenario_par_ep = {.name = "ep", .keys = ep_keys, .load = load, .check = check};

@@ -1,9 +1,38 @@
-/* scenario_pipe: the pipeline schedule's rules once the layout is known (parallel.schedule,
- * parallel.virtual_stages; the schedules are sim/model/schedule.c's).
+/* scenario_pipe: pipeline parallelism's part of the scenario (scenario_par.h): parallel.pp, the
+ * schedule and its keys, and the schedule's rules once the layout is known (the schedules are
+ * sim/model/schedule.c's).
  *
- * For: refusing what a schedule cannot run, with the key to blame. Not for: reading the keys
- * (scenario.c, which calls scenario_check_schedule). */
-#include "scenario.h"
+ * For: reading the keys and refusing what a schedule cannot run, with the key to blame. */
+#include "scenario_par.h"
+
+static const char *const keys[] = {
+    "pp", "schedule", "virtual_stages", "overlap_p2p_comm", "pipeline_scatter_gather", NULL};
+
+static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
+    int sched = SCHED_1F1B;
+    s->pp = 1;
+    s->virtual_stages = 0; /* not given */
+    if (!conf_int32(par, "pp", FALSE, 1, 1 << 20, &s->pp, err) ||
+        !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
+        !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
+        !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
+        !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err))
+        return FALSE;
+    s->schedule = sched;
+    return TRUE;
+}
+
+static int size(const Scenario *s) {
+    return s->pp;
+}
+
+static gboolean check_layout(const ConfNode *root, Scenario *s, GError **err) {
+    if (s->model.layers % s->pp != 0)
+        return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
+                         "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
+                         s->model.layers, s->model.name);
+    return TRUE;
+}
 
 /* ZB-V's: two chunks a stage, placed in a V (schedule.c), so virtual_stages 2 and no other, and
  * layers that split evenly over the 2 pp chunks (the sail-sg repository's README: "ZBV schedule
@@ -37,7 +66,7 @@ static gboolean check_v(const ConfNode *root, Scenario *s, GError **err) {
 /* parallel.virtual_stages and the interleaved schedule's constraints, as Megatron-LM enforces them
  * (megatron/arguments.py and get_forward_backward_func in megatron/schedules.py): the layers split
  * evenly over pp x v model chunks, and the micro-batches a multiple of pp. */
-gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err) {
+static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     gboolean chunked = schedule_get(s->schedule)->chunked;
     /* Megatron-LM's overlap_p2p_comm (megatron/core/model_parallel_config.py) is read by its
      * interleaved schedule alone (schedules.py forward_backward_pipelining_with_interleaving).
@@ -114,3 +143,12 @@ gboolean scenario_check_schedule(const ConfNode *root, Scenario *s, GError **err
                          s->grad_accum, s->pp);
     return TRUE;
 }
+
+const ScenarioPar scenario_par_pp = {.name = "pp",
+                                     .keys = keys,
+                                     .load = load,
+                                     .size = size,
+                                     .label = "PP",
+                                     .label_always = TRUE,
+                                     .check_layout = check_layout,
+                                     .check = check};

@@ -1,0 +1,6 @@
+/* scenario_par: the table of the parallelisms' scenario parts (scenario_par.h). Its order is the
+ * order of the layout errors' factors (TP x CP x PP) and of the checks. */
+#include "scenario_par.h"
+
+const ScenarioPar *const scenario_pars[] = {&scenario_par_tp, &scenario_par_cp, &scenario_par_pp,
+                                            &scenario_par_ep, &scenario_par_dp, NULL};

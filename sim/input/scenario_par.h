@@ -1,0 +1,39 @@
+/* scenario_par: each parallelism's part of a scenario, declared in one place: the keys of the
+ * `parallel:` block it owns, how it reads them, what it adds to the layout's size, and the checks
+ * it makes once the layout and the batch are known. What a parallelism runs is its plug-in's in
+ * the training layer (sim/training/parallelism.h); this is the scenario's side of it.
+ *
+ * scenario.c walks the table (scenario_pars) in order: every entry's load after the defaults;
+ * every check_layout before the data-parallel size is derived (what the model's shape must
+ * allow); every check after the batch is known (what the framework, schedule and model must
+ * allow). Adding a parallelism: a scenario_NAME.c with its entry, the entry in scenario_par.c's
+ * table, and its fields in Scenario. Not for use outside sim/input/. */
+#ifndef SIM_SCENARIO_PAR_H
+#define SIM_SCENARIO_PAR_H
+
+#include "scenario.h"
+
+typedef struct {
+    const char *name;
+    const char *const *keys; /* its keys of the parallel block, NULL-terminated */
+    /* reads its keys from the block par into s (after the scenario's defaults; may be NULL) */
+    gboolean (*load)(const ConfNode *par, Scenario *s, GError **err);
+    /* its factor of the model-parallel size tp x cp x pp, which the data-parallel size divides
+     * the GPUs by, and its label in the layout errors ("TP"); NULL: none (carved from DP, or DP) */
+    int (*size)(const Scenario *s);
+    const char *label;
+    gboolean label_always; /* labelled in the errors even at size 1 */
+    /* checks (each may be NULL): of the model's shape, before DP is derived; of everything else,
+     * once the layout and batch are known (root: the whole scenario, for the key to blame) */
+    gboolean (*check_layout)(const ConfNode *root, Scenario *s, GError **err);
+    gboolean (*check)(const ConfNode *root, Scenario *s, GError **err);
+} ScenarioPar;
+
+/* The entries (scenario_tp.c, scenario_cp.c, scenario_pipe.c, scenario_moe.c, scenario_dp.c) */
+extern const ScenarioPar scenario_par_tp, scenario_par_cp, scenario_par_pp, scenario_par_ep,
+    scenario_par_dp;
+
+/* The table, in order, NULL-terminated */
+extern const ScenarioPar *const scenario_pars[];
+
+#endif
