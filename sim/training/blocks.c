@@ -16,8 +16,10 @@
 
 /* The plug-ins in wrapping order: tensor parallelism (and its sequence-parallel mode) outermost,
  * so that its conjugate operators sit at a block's ends, then context parallelism, whose
- * attention body they wrap, then expert parallelism, whose MoE body they wrap. */
-static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep};
+ * attention body they wrap, then expert parallelism, whose MoE body they wrap. Data and pipeline
+ * parallelism wrap no block: they come last, data parallelism first (its ZeRO-3 plan precedes
+ * the pipeline's first batched exchange) and last to decide a gradient group. */
+static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep, &par_dp, &par_pp};
 G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
 
 Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
@@ -31,11 +33,9 @@ Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
 }
 
 StreamId blocks_stream(Dim dim) {
-    for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
-        g_assert(table[i]->dim != DIM_DP); /* a plug-in that left .dim unset (layout.h: 0) */
-        if (table[i]->dim == dim)
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->dim == dim && table[i]->stream != STREAM_COUNT)
             return table[i]->stream;
-    }
     return STREAM_DP;
 }
 
@@ -70,6 +70,70 @@ void blocks_prepare(Builder *b) {
     for (int i = 0; i < b->npar; i++)
         if (b->par[i]->prepare)
             b->par[i]->prepare(b);
+}
+
+void pass_plan(Builder *b, const GArray *passes) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->plan)
+            b->par[i]->plan(b, passes);
+}
+
+guint32 pass_in(Builder *b, int chunk, gboolean fwd, int micro, guint32 in) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->pass_in)
+            in = b->par[i]->pass_in(b, chunk, fwd, micro, in);
+    return in;
+}
+
+void pass_out(Builder *b, int chunk, gboolean fwd, int micro, guint32 out) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->pass_out)
+            b->par[i]->pass_out(b, chunk, fwd, micro, out);
+}
+
+void pass_after(Builder *b, const GArray *passes, int k) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->after_pass)
+            b->par[i]->after_pass(b, passes, k);
+}
+
+void pass_finish(Builder *b) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->finish)
+            b->par[i]->finish(b);
+}
+
+/* What a unit's kernels wait for besides their input: the last plug-in's that has one. */
+guint32 pass_unit_in(Builder *b) {
+    guint32 ag = NO_TASK;
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->unit_in)
+            ag = b->par[i]->unit_in(b);
+    return ag;
+}
+
+void pass_unit_out(Builder *b, const ParamUnit *u, guint32 from) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->unit_out)
+            b->par[i]->unit_out(b, u, from);
+}
+
+void pass_grads_begin(Builder *b, int chunk, gboolean last_micro, gboolean reduces) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->grads_begin)
+            b->par[i]->grads_begin(b, chunk, last_micro, reduces);
+}
+
+void pass_grads_unit(Builder *b, guint i, int micro, const guint32 *seg_task) {
+    for (int p = 0; p < b->npar; p++)
+        if (b->par[p]->grads_unit)
+            b->par[p]->grads_unit(b, i, micro, seg_task);
+}
+
+void pass_grads_end(Builder *b, int micro, gboolean last_pass) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i]->grads_end)
+            b->par[i]->grads_end(b, micro, last_pass);
 }
 
 static guint32 enter(Builder *b, const Block *k, guint32 in) {

@@ -20,11 +20,17 @@
  * group; every reduction, partition and optimizer shard of the stage reads it there
  * (workload_grad_dim).
  *
+ * Data and pipeline parallelism do not wrap blocks: they act between units and passes, through
+ * the pass hooks below, which workload.c's and wgrad.c's pass walkers call for every enabled
+ * plug-in in table order. Pipeline parallelism (par_pp.c, with pp_calls.c and pp_batch.c) gives a
+ * pass its input and takes its output (receive, send, a V's turn, the loss); data parallelism
+ * (par_dp.c, with gathers.c and grads.c) gathers a unit's parameters before it and releases them
+ * after (ZeRO-3, FSDP) and reduces the gradients a backward or W pass produces.
+ *
  * Adding a parallelism: its dimension, stream and hooks in a par_NAME.c, one entry in blocks.c's
  * table (its place there is its wrapping order), and where it needs a new one, the dimension in
- * layout.h. Data and pipeline
- * parallelism do not wrap blocks: they act between units and passes (grads.c, gathers.c,
- * schedule.c, workload.c). Not for use outside sim/training/. */
+ * layout.h. Its scenario keys and checks are its entry in sim/input/scenario_par.h. Not for use
+ * outside sim/training/. */
 #ifndef SIM_PARALLELISM_H
 #define SIM_PARALLELISM_H
 
@@ -76,10 +82,33 @@ struct Parallelism {
      * replicas differ, so that one cannot stand for the others (every rank is then simulated:
      * workload_replicas_exact); NULL: replicas stay images of one another */
     gboolean (*replicas_differ)(const Scenario *sc);
+
+    /* Pass hooks (data and pipeline parallelism). plan: once per stage, before its passes, with
+     * the schedule's passes; pass_in: a pass's input (`in`: NO_TASK for a forward, the loss for a
+     * backward) and what its first unit waits for instead; pass_out: after its last unit, what
+     * that produced; after_pass: after pass k of passes (-1: before the first; plan calls it);
+     * finish: after the last pass, before the optimizer. */
+    void (*plan)(Builder *b, const GArray *passes);
+    guint32 (*pass_in)(Builder *b, int chunk, gboolean fwd, int micro, guint32 in);
+    void (*pass_out)(Builder *b, int chunk, gboolean fwd, int micro, guint32 out);
+    void (*after_pass)(Builder *b, const GArray *passes, int k);
+    void (*finish)(Builder *b);
+    /* Unit hooks: unit_in before a unit's forward, recomputation or backward, a task its kernels
+     * also wait for (NO_TASK: none); unit_out after it, the unit's tasks being from `from` on. */
+    guint32 (*unit_in)(Builder *b);
+    void (*unit_out)(Builder *b, const ParamUnit *u, guint32 from);
+    /* Gradient hooks of a backward pass and, under a split schedule, of a W pass (wgrad.c):
+     * grads_begin before its units (last_micro: the chunk's last backward of the iteration;
+     * reduces: the pass produces weight gradients, FALSE for a split schedule's B pass),
+     * grads_unit after unit i's backward (seg_task: the task after which each segment's weight
+     * gradients exist), grads_end after its last unit (last_pass: the stage's last pass). */
+    void (*grads_begin)(Builder *b, int chunk, gboolean last_micro, gboolean reduces);
+    void (*grads_unit)(Builder *b, guint i, int micro, const guint32 *seg_task);
+    void (*grads_end)(Builder *b, int micro, gboolean last_pass);
 };
 
 /* The plug-ins' hooks (par_*.c) */
-extern const Parallelism par_tp, par_sp, par_cp, par_ep;
+extern const Parallelism par_tp, par_sp, par_cp, par_ep, par_pp, par_dp;
 
 /* blocks.c: the walker. Set up the stage's enabled plug-ins (once per stage, after the segment
  * times); emit unit u's forward (ph PHASE_FWD or PHASE_RECOMPUTE) or backward after task `in`
@@ -87,13 +116,25 @@ extern const Parallelism par_tp, par_sp, par_cp, par_ep;
  * the task that ends each segment's backward (gradient hooks). */
 void blocks_prepare(Builder *b);
 /* The stream a collective of dim runs on: the stream of the plug-in whose dimension it is, else
- * STREAM_DP (data parallelism's reductions and gathers). */
+ * STREAM_DP (data parallelism's other groups: dp_intra, dp_inter, edp). */
 StreamId blocks_stream(Dim dim);
 /* Whether an enabled plug-in says the data-parallel replicas differ (replicas_differ). */
 gboolean blocks_replicas_differ(const Scenario *sc);
 guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
 guint32 blocks_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,
                         guint32 *seg_task);
+
+/* The pass hooks of the enabled plug-ins, in table order (each skips those without the hook). */
+void pass_plan(Builder *b, const GArray *passes);
+guint32 pass_in(Builder *b, int chunk, gboolean fwd, int micro, guint32 in);
+void pass_out(Builder *b, int chunk, gboolean fwd, int micro, guint32 out);
+void pass_after(Builder *b, const GArray *passes, int k);
+void pass_finish(Builder *b);
+guint32 pass_unit_in(Builder *b);
+void pass_unit_out(Builder *b, const ParamUnit *u, guint32 from);
+void pass_grads_begin(Builder *b, int chunk, gboolean last_micro, gboolean reduces);
+void pass_grads_unit(Builder *b, guint i, int micro, const guint32 *seg_task);
+void pass_grads_end(Builder *b, int micro, gboolean last_pass);
 
 /* A collective on dim's stream after `after`, or `after` itself when the group is one rank. */
 guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, guint32 after);

@@ -30,7 +30,7 @@
  * Memory (Qi et al. 2024, Table 1): F keeps M_B per micro-batch until B; B frees all but M_W,
  * what W reads: each weight GEMM's input A and output gradient dC, 32 b s h bytes per GPT layer
  * at 2-byte activations and TP 1 (workload_wgrad_held_bytes derives it from the same kernels). */
-#include "workload_internal.h"
+#include "parallelism.h"
 
 /* The backward kernels of one segment (or MoE part, moe >= 0) as the device runs them, on the
  * rank's s / cp tokens (segment_time's; CP is refused with MoE and with a split backward). */
@@ -87,8 +87,7 @@ static guint32 w_task(Builder *b, SimTime dur, int kernels, int layer, int micro
 
 void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean last_pass) {
     const Scenario *sc = b->sc;
-    gboolean overlap = grads_reduce_in_backward(b, last_micro);
-    grads_begin_pass(b, chunk);
+    pass_grads_begin(b, chunk, last_micro, TRUE);
     for (int i = (int)b->chunk_first[chunk + 1] - 1; i >= (int)b->chunk_first[chunk]; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         int layer = unit_layer(b, u);
@@ -106,16 +105,9 @@ void wgrad_pass(Builder *b, int micro, int chunk, gboolean last_micro, gboolean 
                       : u->kind == UNIT_HEAD ? SEG_HEAD
                                              : SEG_EMBED;
         seg_task[seg] = w_task(b, b->wgrad[seg], b->nwgrad[seg], layer, micro);
-        if (b->hooks)
-            grads_hooks(b, u, seg_task);
-        if (overlap)
-            grads_unit(b, (guint)i, micro, seg_task);
+        pass_grads_unit(b, (guint)i, micro, seg_task);
     }
-    if (overlap) {
-        grads_flush(b, micro);
-        grads_flush_experts(b, micro);
-    } else if (last_pass && sc->zero == 0 && sc->dp > 1)
-        grads_after_backward(b, micro);
+    pass_grads_end(b, micro, last_pass);
 }
 
 /* What W reads of one segment's (or MoE part's) weight GEMMs, bytes: each one's operands A and

@@ -166,92 +166,46 @@ int unit_layer(const Builder *b, const ParamUnit *u) {
     return u->kind == UNIT_EMBED ? -1 : u->kind == UNIT_HEAD ? b->sc->model.layers : u->layer;
 }
 
-/* Whether chunk `chunk` of this stage is the model's first (last) virtual stage: no activations
- * come in (go out); with several chunks the pipeline is a ring (layout_pp_next), except in a V,
- * whose last virtual stage is chunk 1 of stage 0. */
-static gboolean first_virtual(const Builder *b, int chunk) {
-    return b->stage == 0 && chunk == 0;
-}
-
-static gboolean last_virtual(const Builder *b, int chunk) {
-    if (b->vshape)
-        return b->stage == 0 && chunk == 1;
-    return b->stage == b->sc->pp - 1 && chunk == b->v - 1;
-}
-
-/* In a V, the last stage's turn: chunk 0's activations go on to its chunk 1, and chunk 1's
- * gradients back to its chunk 0, on the same GPU (b->turn) rather than through a send. */
-static gboolean v_turn(const Builder *b) {
-    return b->vshape && b->stage == b->sc->pp - 1;
-}
-
 static void forward_pass(Builder *b, int micro, int chunk) {
-    guint32 in = NO_TASK;
-    if (v_turn(b) && chunk == 1)
-        in = b->turn[micro];
-    else
-        in = pp_receive(b, chunk, TRUE, micro, !first_virtual(b, chunk));
+    guint32 in = pass_in(b, chunk, TRUE, micro, NO_TASK);
     for (guint i = b->chunk_first[chunk]; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.forward synchronises on entry */
-        guint32 ag = gathers_use(b), from = b->tasks.n;
+        guint32 ag = pass_unit_in(b), from = b->tasks.n;
         in = blocks_forward(b, u, PHASE_FWD, micro, in, ag);
-        gathers_hooks(b, u, from);
+        pass_unit_out(b, u, from);
         b->sync_next |= ckpt; /* ... and on exit */
     }
-    if (v_turn(b) && chunk == 0)
-        b->turn[micro] = in;
-    else if (!last_virtual(b, chunk))
-        pp_send(b, chunk, TRUE, micro, in);
-    else
-        b->loss[micro] = in;
+    pass_out(b, chunk, TRUE, micro, in);
 }
 
-/* last_micro: this chunk's last backward of the iteration; last_pass: the stage's. */
+/* last_micro: this chunk's last backward of the iteration; last_pass: the stage's. Under a split
+ * schedule the gradients exist after W (wgrad_pass), not here. */
 static void backward_pass(Builder *b, int micro, int chunk, gboolean last_micro,
                           gboolean last_pass) {
     const Scenario *sc = b->sc;
-    guint32 in = b->loss[micro];
-    if (v_turn(b) && chunk == 0)
-        in = b->turn[micro];
-    else if (!last_virtual(b, chunk))
-        in = pp_receive(b, chunk, FALSE, micro, TRUE);
-    else
-        pp_receive(b, chunk, FALSE, micro, FALSE); /* DeepSpeed's step may still send */
-    /* under a split backward the gradients exist after W (wgrad_pass), not here */
-    gboolean overlap = !b->split && grads_reduce_in_backward(b, last_micro);
-    grads_begin_pass(b, chunk);
+    guint32 in = pass_in(b, chunk, FALSE, micro, b->loss[micro]);
+    pass_grads_begin(b, chunk, last_micro, !b->split);
     for (int i = (int)b->chunk_first[chunk + 1] - 1; i >= (int)b->chunk_first[chunk]; i--) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         gboolean ckpt = u->kind == UNIT_LAYER && b->sync_layers;
         b->sync_next |= ckpt; /* CheckpointFunction.backward synchronises on entry */
-        guint32 ag = gathers_use(b), from = b->tasks.n;
+        guint32 ag = pass_unit_in(b), from = b->tasks.n;
         guint32 seg_task[SEG_COUNT] = {NO_TASK, NO_TASK, NO_TASK, NO_TASK};
         if (u->kind == UNIT_LAYER && sc->recompute == RECOMPUTE_FULL) {
             in = blocks_forward(b, u, PHASE_RECOMPUTE, micro, in, ag); /* with its comm */
             ag = NO_TASK;
-            gathers_hooks(b, u, from);
+            pass_unit_out(b, u, from);
             from = b->tasks.n;
         }
         in = blocks_backward(b, u, micro, in, ag, seg_task);
-        gathers_hooks(b, u, from);
-        if (b->hooks && !b->split)
-            grads_hooks(b, u, seg_task);
-        if (overlap) /* gradient hooks fire inside the layer's backward */
-            grads_unit(b, (guint)i, micro, seg_task);
+        pass_unit_out(b, u, from);
+        pass_grads_unit(b, (guint)i, micro, seg_task);
         b->sync_next |= ckpt; /* ... and on exit */
     }
-    if (overlap) {
-        grads_flush(b, micro);
-        grads_flush_experts(b, micro);
-    } else if (last_pass && sc->zero == 0 && layout_group_size(b->lay, b->grad_dim) > 1 &&
-               !b->split)
-        grads_after_backward(b, micro);
-    if (v_turn(b) && chunk == 1)
-        b->turn[micro] = in;
-    else if (!first_virtual(b, chunk))
-        pp_send(b, chunk, FALSE, micro, in);
+    pass_grads_end(b, micro, last_pass);
+    pass_out(b, chunk, FALSE, micro, in);
 }
 
 static SimTime op_time(const Scenario *sc, const DeviceSpec *dev, ModelOp *op) {
@@ -406,9 +360,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
 
     g_autoptr(GArray) passes =
         schedule_passes(sc->schedule, sc->pp, stage, sc->grad_accum, sc->virtual_stages);
-    gathers_plan(&b, passes);
-    if (b.batched)
-        pp_batch_step(&b, passes, -1);
+    pass_plan(&b, passes);
     for (guint k = 0; k < passes->len; k++) {
         const PassRef *pr = &g_array_index(passes, PassRef, k);
         if (pr->wgrad)
@@ -419,10 +371,9 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
         else
             backward_pass(&b, pr->micro, pr->chunk, pr->micro == sc->grad_accum - 1,
                           k + 1 == passes->len);
-        if (b.batched)
-            pp_batch_step(&b, passes, (int)k);
+        pass_after(&b, passes, (int)k);
     }
-    pp_flush(&b);
+    pass_finish(&b);
 
     /* Optimizer step over the local (ZeRO: partitioned; FSDP HYBRID_SHARD: within the shard
      * group) parameters, once gradients are reduced: FSDP's _post_backward_final_callback

@@ -15,7 +15,7 @@ typedef struct Builder Builder;
 
 /* A parallelism's plug-in (parallelism.h) */
 typedef struct Parallelism Parallelism;
-#define PAR_MAX 4 /* plug-ins that wrap blocks (blocks.c's table) */
+#define PAR_MAX 6 /* plug-ins (blocks.c's table) */
 
 /* What a use's gathers wait for on the GPU besides the gather stream's order (gathers.c
  * fsdp_order: PyTorch FSDP's prefetch settings). */
@@ -112,6 +112,8 @@ struct Builder {
      * gradients accumulate */
     double host_per_kernel[3];
     gboolean hooks;           /* DeepSpeed ZeRO-1/2: a gradient hook per parameter tensor */
+    gboolean grads_reduce;    /* the pass under way produces weight gradients (par_dp.c) */
+    gboolean grads_overlap;   /* ... and reduces them as they appear, not after backward */
     int chunks;               /* tp_comm_overlap: chunks of each producer GEMM (0: not split) */
     SimTime prod[SEG_COUNT];  /* forward time of the segment's producer GEMM, picoseconds */
     SimTime chunk[SEG_COUNT]; /* of one of its row chunks, picoseconds */
