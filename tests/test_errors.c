@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "machine_error.h"
+#include "scenario_par.h"
 #include "util.h"
 
 #define BASE                                                                                       \
@@ -49,6 +50,32 @@ START_TEST(test_unknown_key) {
     const char *n3[] = {"--set model.hiden=4", "did you mean 'hidden'", NULL};
     const char *sets[] = {"model.hiden=4", NULL};
     expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n3);
+}
+END_TEST
+
+/* The parallel block accepts exactly its parallelisms' keys (scenario_par.h), each owned by one
+ * entry and read by it: a key no entry read would pass the key check and be ignored, so every key
+ * given a value no key accepts must fail. The unknown-key message lists them entry by entry. */
+START_TEST(test_parallel_keys_by_parallelism) {
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GString) all = g_string_new(NULL);
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++) {
+        ck_assert_msg(!(*p)->size || (*p)->label, "%s: a size without a label", (*p)->name);
+        for (const char *const *k = (*p)->keys; *k; k++) {
+            ck_assert_msg(!g_hash_table_contains(seen, *k), "parallel.%s owned twice", *k);
+            g_hash_table_add(seen, (gpointer)*k);
+            g_string_append_printf(all, "%s%s", all->len ? ", " : "", *k);
+            g_autofree char *set = g_strdup_printf("parallel.%s=x!", *k);
+            const char *sets[] = {set, NULL};
+            const char *n[] = {set, NULL};
+            expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
+        }
+    }
+    ck_assert_uint_eq(g_hash_table_size(seen), 20);
+    g_autofree char *valid = g_strdup_printf("(valid: %s)", all->str);
+    ck_assert(g_str_has_prefix(valid, "(valid: tp, sequence_parallel, tp_comm_overlap, cp, "));
+    const char *n[] = {"%s:5:3:", valid, NULL};
+    expect_error(BASE "parallel:\n  tpp: 8\ntraining: {}\n", NULL, n);
 }
 END_TEST
 
@@ -522,6 +549,7 @@ int main(void) {
     tcase_add_test(tc, test_device_path);
     tcase_add_test(tc, test_hybrid_shard_rules);
     tcase_add_test(tc, test_fsdp_setting_rules);
+    tcase_add_test(tc, test_parallel_keys_by_parallelism);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -22,9 +22,15 @@
 static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep, &par_dp, &par_pp};
 G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
 
+/* Whether the scenario enables p (no enabled hook: always, as data and pipeline parallelism,
+ * which act at size 1 too) */
+static gboolean on(const Parallelism *p, const Scenario *sc) {
+    return !p->enabled || p->enabled(sc);
+}
+
 Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-        if (table[i]->grad_dim && table[i]->enabled(sc)) {
+        if (table[i]->grad_dim && on(table[i], sc)) {
             Dim d = table[i]->grad_dim(sc, c);
             if (d != DIM_COUNT)
                 return d;
@@ -41,7 +47,7 @@ StreamId blocks_stream(Dim dim) {
 
 gboolean blocks_replicas_differ(const Scenario *sc) {
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-        if (table[i]->replicas_differ && table[i]->enabled(sc) && table[i]->replicas_differ(sc))
+        if (table[i]->replicas_differ && on(table[i], sc) && table[i]->replicas_differ(sc))
             return TRUE;
     return FALSE;
 }
@@ -64,7 +70,7 @@ guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, gu
 void blocks_prepare(Builder *b) {
     b->npar = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-        if (table[i]->enabled(b->sc))
+        if (on(table[i], b->sc))
             b->par[b->npar++] = table[i];
     b->sp = par_sp.enabled(b->sc);
     for (int i = 0; i < b->npar; i++)

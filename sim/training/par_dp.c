@@ -33,11 +33,6 @@ static guint32 unit_in(Builder *b) {
     return gathers_use(b);
 }
 
-static gboolean always(const Scenario *sc) {
-    (void)sc;
-    return TRUE;
-}
-
 static Dim grad_dim(const Scenario *sc, ParamClass c) {
     (void)sc;
     (void)c;
@@ -47,7 +42,6 @@ static Dim grad_dim(const Scenario *sc, ParamClass c) {
 const Parallelism par_dp = {.name = "dp",
                             .dim = DIM_DP,
                             .stream = STREAM_DP,
-                            .enabled = always,
                             .grad_dim = grad_dim,
                             .plan = gathers_plan,
                             .unit_in = unit_in,

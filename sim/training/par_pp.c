@@ -58,17 +58,11 @@ static void after_pass(Builder *b, const GArray *passes, int k) {
         pp_batch_step(b, passes, k);
 }
 
-static gboolean always(const Scenario *sc) {
-    (void)sc;
-    return TRUE;
-}
-
 /* Its sends and receives run on streams of their own, by direction and chunk (pp_calls.c
  * pp_stream), not on one stream for its dimension: STREAM_COUNT. */
 const Parallelism par_pp = {.name = "pp",
                             .dim = DIM_PP,
                             .stream = STREAM_COUNT,
-                            .enabled = always,
                             .plan = plan,
                             .pass_in = receive,
                             .pass_out = send_on,

@@ -56,7 +56,7 @@ struct Parallelism {
      * (collective() reads it there: blocks_stream) */
     Dim dim;
     StreamId stream;
-    /* whether the scenario enables it (its hooks run only then) */
+    /* whether the scenario enables it (its hooks run only then); NULL: always */
     gboolean (*enabled)(const Scenario *sc);
     /* once per stage, after the Builder's segment times are set */
     void (*prepare)(Builder *b);
