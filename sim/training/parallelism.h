@@ -1,5 +1,5 @@
-/* parallelism: the plug-ins through which each model-splitting parallelism puts its communication
- * and kernels into a unit's program, and the walker (blocks.c) that composes them.
+/* parallelism: the plug-ins through which each parallelism puts its communication and kernels
+ * into a stage's program, and the walkers (blocks.c) that compose them.
  *
  * A unit (embedding, transformer layer, head) is a fixed sequence of blocks: the embedding; a
  * layer's attention block then its MLP block; the head. The walker emits each block's kernels and
@@ -17,8 +17,8 @@
  *
  * A plug-in also says where the parameters it splits have their gradients reduced and their ZeRO
  * partitions cut (grad_dim): expert parallelism claims the experts' for the expert-data-parallel
- * group; every reduction, partition and optimizer shard of the stage reads it there
- * (workload_grad_dim).
+ * group, data parallelism (last in the table) the rest for the data-parallel group; every
+ * reduction, partition and optimizer shard of the stage reads it there (workload_grad_dim).
  *
  * Data and pipeline parallelism do not wrap blocks: they act between units and passes, through
  * the pass hooks below, which workload.c's and wgrad.c's pass walkers call for every enabled
