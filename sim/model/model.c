@@ -708,7 +708,7 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
                (c->vshape ? c->head_inflight : c->ends_inflight);
     /* context parallelism: every kept tensor is of the rank's s / cp tokens (Megatron-LM's
      * get_batch_on_this_cp_rank; no s x s term: scenario_cp.c asks for fused attention) */
-    mem.activations_bytes = act / (c->cp > 1 ? c->cp : 1);
+    mem.activations_bytes = act / (c->seq_split > 1 ? c->seq_split : 1);
     mem.total_bytes =
         mem.params_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes;
     return mem;

@@ -289,9 +289,10 @@ typedef struct {
     int edp;              /* the ranks ZeRO partitions the experts' state over (0: dp / ep) */
     gboolean sp;          /* Megatron-LM's sequence parallelism: what every TP rank kept whole
                              is split along the sequence */
-    int cp;               /* context parallelism (0 reads as 1): each rank keeps the activations
-                             of s / cp tokens (the fused attention it needs stores no s x s
-                             term); dp is then the dp x cp ranks ZeRO partitions over */
+    int seq_split;        /* ranks each sequence's tokens are split over (context parallelism's
+                             cp; 0 reads as 1): each rank keeps the activations of s / seq_split
+                             tokens (the fused attention context parallelism needs stores no
+                             s x s term); dp is then the dp x cp ranks ZeRO partitions over */
     /* Bytes per parameter of the weights, the gradients and the optimizer's state as the
      * training framework keeps them (0: the precision's element size for weights and gradients,
      * 12 for mixed precision's Adam, 8 for fp32's) */

@@ -45,6 +45,18 @@ StreamId blocks_stream(Dim dim) {
     return STREAM_DP;
 }
 
+int workload_seq_split(const Scenario *sc) {
+    int n = 1;
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->seq_split && on(table[i], sc))
+            n *= table[i]->seq_split(sc);
+    return n;
+}
+
+int workload_tokens(const Scenario *sc) {
+    return sc->seq_len / workload_seq_split(sc);
+}
+
 gboolean blocks_replicas_differ(const Scenario *sc) {
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (table[i]->replicas_differ && on(table[i], sc) && table[i]->replicas_differ(sc))

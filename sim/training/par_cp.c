@@ -42,6 +42,10 @@ static gboolean cp_enabled(const Scenario *sc) {
     return sc->cp > 1;
 }
 
+static int cp_seq_split(const Scenario *sc) {
+    return sc->cp;
+}
+
 static gboolean cp_owns(const Builder *b, const Block *k) {
     (void)b;
     return k->kind == BLOCK_ATTN;
@@ -137,6 +141,7 @@ const Parallelism par_cp = {.name = "cp",
                             .dim = DIM_CP,
                             .stream = STREAM_TP,
                             .enabled = cp_enabled,
+                            .seq_split = cp_seq_split,
                             .prepare = cp_prepare,
                             .owns = cp_owns,
                             .body = cp_body};

@@ -78,6 +78,10 @@ struct Parallelism {
      * parallelism decides it; DIM_COUNT where it does not (workload_grad_dim: the first enabled
      * plug-in that decides, in table order, else DIM_DP) */
     Dim (*grad_dim)(const Scenario *sc, ParamClass c);
+    /* the factor it splits each sequence's tokens by on a rank (context parallelism: cp); NULL:
+     * none. Every segment's kernels, the activations' bytes and memory use the rank's tokens
+     * (workload_tokens). */
+    int (*seq_split)(const Scenario *sc);
     /* its symmetry claim for deduplication: TRUE where its communication makes the data-parallel
      * replicas differ, so that one cannot stand for the others (every rank is then simulated:
      * workload_replicas_exact); NULL: replicas stay images of one another */
@@ -118,6 +122,10 @@ void blocks_prepare(Builder *b);
 /* The stream a collective of dim runs on: the stream of the plug-in whose dimension it is, else
  * STREAM_DP (data parallelism's other groups: dp_intra, dp_inter, edp). */
 StreamId blocks_stream(Dim dim);
+/* The ranks each sequence's tokens are split over (the enabled plug-ins' seq_split, multiplied),
+ * and the tokens of each sequence a rank holds. */
+int workload_seq_split(const Scenario *sc);
+int workload_tokens(const Scenario *sc);
 /* Whether an enabled plug-in says the data-parallel replicas differ (replicas_differ). */
 gboolean blocks_replicas_differ(const Scenario *sc);
 guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);

@@ -40,7 +40,7 @@ static void backward_ops(const Scenario *sc, Segment seg, int moe, GArray *ops) 
         model_moe_ops(&sc->model, moe, PASS_BWD, sc->micro_batch, sc->seq_len, sc->tp, sc->ep,
                       sc->precision, ops);
     else
-        model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
+        model_segment_ops(&sc->model, seg, PASS_BWD, sc->micro_batch, workload_tokens(sc), sc->tp,
                           sc->precision, ops);
     for (guint i = 0; sc->sequence_parallel && moe < 0 && i < ops->len; i++)
         model_op_sequence_split(&g_array_index(ops, ModelOp, i), sc->tp); /* as segment_time */

@@ -226,7 +226,7 @@ static SimTime segment_time(const Scenario *sc, const DeviceSpec *dev, Segment s
                             SimTime *attn_core, int *ncore, int *kernels, SimTime *prod,
                             SimTime *chunk, SimTime *wcast, int *nwcast) {
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
-    model_segment_ops(&sc->model, seg, pass, sc->micro_batch, sc->seq_len / sc->cp, sc->tp,
+    model_segment_ops(&sc->model, seg, pass, sc->micro_batch, workload_tokens(sc), sc->tp,
                       sc->precision, ops);
     SimTime total = 0;
     int n = 0;
@@ -313,7 +313,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     b.pe = fbytes.gather;
     b.unit_buckets = b.fw->reduce_per_unit && sc->zero >= 2;
     b.logger = sc->comms_logger && sc->framework == FW_DEEPSPEED; /* DeepSpeed's alone */
-    int tokens = sc->seq_len / sc->cp; /* of each sequence, on this rank */
+    int tokens = workload_tokens(sc); /* of each sequence, on this rank */
     b.act_bytes = (double)sc->micro_batch * tokens * sc->model.hidden * b.e;
     b.ce_bytes = (double)sc->micro_batch * tokens * 4;
     for (int s = 0; s < SEG_COUNT; s++) {
@@ -470,7 +470,7 @@ const Program *workload_program(const Workload *wl, int stage) {
  * (ranks fill nodes in layout order, layout.h); 1 without pipelines or where a replica's stage
  * fills a node. */
 static int pipeline_span(const Scenario *sc) {
-    int width = sc->tp * sc->cp; /* a replica's ranks of a stage */
+    int width = sc->gpus / sc->pp / sc->dp; /* a replica's ranks of a stage (tp x cp) */
     if (sc->pp == 1 || sc->topo.gpus_per_node <= width)
         return 1;
     int per_node = sc->topo.gpus_per_node / width; /* replicas of a stage a node can hold */
@@ -615,7 +615,7 @@ ModelMemory workload_memory(const Workload *wl) {
                             group (refused with MoE) */
                          .dp = sc->fsdp_shard > 0 ? sc->fsdp_shard : dense_ranks,
                          .edp = layout_group_size(wl->layout, workload_grad_dim(sc, PARAMS_EXPERT)),
-                         .cp = sc->cp,
+                         .seq_split = workload_seq_split(sc),
                          /* FSDP SHARD_GRAD_OP shards the parameters at rest too; their whole
                             copy is in the gathered buffers */
                          .zero =
