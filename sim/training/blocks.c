@@ -39,9 +39,12 @@ Dim workload_grad_dim(const Scenario *sc, ParamClass c) {
 }
 
 StreamId blocks_stream(Dim dim) {
-    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+        /* DIM_DP is 0 (layout.h): any other plug-in holding it left .dim unset */
+        g_assert(table[i]->dim != DIM_DP || table[i] == &par_dp);
         if (table[i]->dim == dim && table[i]->stream != STREAM_COUNT)
             return table[i]->stream;
+    }
     return STREAM_DP;
 }
 
