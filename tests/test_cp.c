@@ -210,6 +210,30 @@ START_TEST(test_cp_dedup) {
 }
 END_TEST
 
+/* ZeRO-3 (Megatron-FSDP) with CP across two nodes (tp 2, cp 2, dp 4): the layers' parameter
+ * allgathers over dp x cp cross the nodes while the CP pairs stay within one. Their flows were
+ * activated early, then put back to wait when another set's flow shared a NIC link, and a solve
+ * that gave one its rate alone again never scheduled its end: the run stopped in a "schedule
+ * deadlock" (network.c unearly; test_network's test_unearly_flow_still_ends is the closed form).
+ * It completes, deduplicated as with every rank. */
+START_TEST(test_cp_zero3_two_nodes) {
+    const char *sets[] = {CP_BASE,
+                          "nodes=2",
+                          "parallel.tp=2",
+                          "parallel.cp=2",
+                          "parallel.zero=3",
+                          "training.global_batch=16",
+                          "training.grad_accum=1",
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+    ck_assert_int_eq(sc->dp, 4);
+    g_autoptr(SimRun) one = run_ok(sc, DEDUP_EXACT);
+    g_autoptr(SimRun) all = run_ok(sc, DEDUP_OFF);
+    ck_assert_int_eq(sim_summary(one)->iteration, sim_summary(all)->iteration);
+    ck_assert_int_gt(row(all, COLL_ALLGATHER, DIM_DP, TRUE), 0);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("cp");
     TCase *tc = tcase_create("cp");
@@ -220,6 +244,7 @@ int main(void) {
     tcase_add_test(tc, test_cp_one_unchanged);
     tcase_add_test(tc, test_cp_errors);
     tcase_add_test(tc, test_cp_dedup);
+    tcase_add_test(tc, test_cp_zero3_two_nodes);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

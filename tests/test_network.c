@@ -674,6 +674,40 @@ START_TEST(test_link_bytes_by_class) {
 }
 END_TEST
 
+/* EARLY ACTIVATION undone (network.c unearly): load set B (borrowed: two streams on L1, one on
+ * L0) starts a flow of b bytes with 10 ms of latency while its links are its alone, so it is
+ * activated early, its rate alone (c / 2 a stream, L1's two streams) set at once. Flow A (its own
+ * loads, on L0, no latency, a bytes) then shares L0 before B's flow activates, which puts B's flow
+ * back to waiting. At 10 ms it activates beside A on L0, where their bounds (c / 2 + c) exceed c,
+ * so a solve places it: at c / 2 again, which must still schedule its end. Closed form: B ends at
+ * 10 ms + b / (c / 2); A moves c x 10 ms alone, c / 2 beside B, then the rest at c. */
+START_TEST(test_unearly_flow_still_ends) {
+    const char *sets[] = {"nodes=2", NULL};
+    g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
+    g_autoptr(Topology) topo = topo_ok(sc);
+    int32_t L[2] = {-1, -1};
+    for (int32_t l = 0; l < topo_links(topo); l++)
+        if (topo_link_kind(topo, l) == LINK_NIC_OUT && L[topo_link_node(topo, l)] < 0)
+            L[topo_link_node(topo, l)] = l;
+    double c = topo_link_capacity(topo, L[0]), b = 3e6, a = 300e6;
+    ck_assert(topo_link_capacity(topo, L[1]) == c);
+    uint32_t u = (uint32_t)topo_stream_weight(topo);
+    const NetLoad set[] = {{L[1], 2 * u}, {L[0], u}}, own[] = {{L[0], u}};
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    Finish fm = {{0}, eng};
+    const SimTime ms = SIM_PS_PER_S / 1000;
+    net_flow_borrowed(net, set, 2, NULL, b, 10 * ms, 5, on_done, &fm, 0);
+    ck_assert_uint_eq(net_early_flows(net), 1);
+    net_flow(net, own, 1, a, 0, 2, on_done, &fm, 1);
+    ck_assert_uint_eq(net_early_flows(net), 0); /* undone: L0 is shared now */
+    engine_run(eng);
+    double tb = b / (c / 2), ta = 10e-3 + tb + (a - c * 10e-3 - c / 2 * tb) / c;
+    ck_assert_int_le(llabs(fm.at[0] - (10 * ms + (SimTime)llround(tb * SIM_PS_PER_S))), 1);
+    ck_assert_int_le(llabs(fm.at[1] - (SimTime)llround(ta * SIM_PS_PER_S)), 2);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -695,6 +729,7 @@ int main(void) {
     tcase_add_test(tc, test_lone_flow_needs_no_solve);
     tcase_add_test(tc, test_alike_channels_built_once);
     tcase_add_test(tc, test_link_bytes_by_class);
+    tcase_add_test(tc, test_unearly_flow_still_ends);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

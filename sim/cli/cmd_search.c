@@ -54,7 +54,8 @@ static void found(void *ctx, SweepResult *r) {
         sweep_result_free(r);
     } else if (r->error) {
         progress_break(f->progress);
-        fprintf(stderr, "sim search: point %d failed: %s\n", r->point, r->error);
+        g_autofree char *name = sweep_point_name(f->sw, r->point);
+        fprintf(stderr, "sim search: layout %d (%s) failed: %s\n", r->point, name, r->error);
         f->failed++;
         sweep_result_free(r);
     } else if (r->final) {

@@ -498,6 +498,10 @@ static void unearly(Network *net, LoadInfo *x) {
     guint32 slot = (guint32)x->lazy;
     f->version++; /* its completion event is stale */
     f->ev_armed = 0;
+    /* no rate until it activates: the solve that places it then must schedule its completion,
+     * which it does only for a flow whose rate changes or is 0 (net_solver.c). Left at its lone
+     * rate, a solve that gave it that same rate scheduled nothing and the flow never ended. */
+    f->rate = 0;
     f->live = FALSE;
     f->lazy = 0;
     x->live--;
