@@ -85,12 +85,26 @@ guint32 comm_or(Builder *b, CollOp op, Dim dim, double bytes, const Block *k, gu
 void blocks_prepare(Builder *b) {
     b->npar = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-        if (on(table[i], b->sc))
+        if (on(table[i], b->sc)) {
+            b->par_state[b->npar] = table[i]->state_size ? g_malloc0(table[i]->state_size) : NULL;
             b->par[b->npar++] = table[i];
+        }
     b->sp = par_sp.enabled(b->sc);
     for (int i = 0; i < b->npar; i++)
         if (b->par[i]->prepare)
             b->par[i]->prepare(b);
+}
+
+void blocks_release(Builder *b) {
+    for (int i = 0; i < b->npar; i++)
+        g_clear_pointer(&b->par_state[i], g_free);
+}
+
+void *blocks_state(const Builder *b, const Parallelism *p) {
+    for (int i = 0; i < b->npar; i++)
+        if (b->par[i] == p)
+            return b->par_state[i];
+    g_assert_not_reached(); /* only an enabled plug-in's hooks run */
 }
 
 void pass_plan(Builder *b, const GArray *passes) {

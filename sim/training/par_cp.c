@@ -38,6 +38,18 @@
 
 #include <string.h>
 
+/* Its state for a stage (blocks_state): the attention segment on s / cp tokens, by pass, before
+ * the core (0), one step of the core (1), after it (2); and one ring exchange's bytes. */
+typedef struct {
+    SimTime time[PASS_COUNT][3]; /* picoseconds */
+    int kernels[PASS_COUNT][3];
+    double kv_bytes; /* K and V of the rank's s / cp tokens */
+} CpState;
+
+static CpState *state(const Builder *b) {
+    return blocks_state(b, &par_cp);
+}
+
 static gboolean cp_enabled(const Scenario *sc) {
     return sc->cp > 1;
 }
@@ -55,6 +67,7 @@ static gboolean cp_owns(const Builder *b, const Block *k) {
  * one step of it (1), after it (2), for each pass. */
 static void cp_prepare(Builder *b) {
     const Scenario *sc = b->sc;
+    CpState *st = state(b);
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(ModelOp));
     for (int pass = 0; pass < PASS_COUNT; pass++) {
         g_array_set_size(ops, 0);
@@ -66,17 +79,18 @@ static void cp_prepare(Builder *b) {
             if (model_op_is_weight_cast(op)) /* before the block (Builder.wcast) */
                 continue;
             part = op->attn_core ? 1 : part == 1 ? 2 : part;
-            b->cp_time[pass][part] = sim_time_add(b->cp_time[pass][part], seg_op_time(b, op));
-            b->cp_kernels[pass][part]++;
+            st->time[pass][part] = sim_time_add(st->time[pass][part], seg_op_time(b, op));
+            st->kernels[pass][part]++;
         }
     }
-    b->cp_kv_bytes = (double)sc->micro_batch * (sc->seq_len / sc->cp) * 2.0 *
-                     (double)model_kv_width(&sc->model) / sc->tp * b->e;
+    st->kv_bytes = (double)sc->micro_batch * (sc->seq_len / sc->cp) * 2.0 *
+                   (double)model_kv_width(&sc->model) / sc->tp * b->e;
 }
 
 static guint32 part(Builder *b, const Block *k, Phase ph, Pass pass, int p, int times, guint32 dep1,
                     guint32 dep2) {
-    return compute_k(b, b->cp_time[pass][p] * times, b->cp_kernels[pass][p] * times, ph, k->layer,
+    const CpState *st = state(b);
+    return compute_k(b, st->time[pass][p] * times, st->kernels[pass][p] * times, ph, k->layer,
                      k->micro, dep1, dep2);
 }
 
@@ -89,14 +103,14 @@ static guint32 exchange(Builder *b, const Block *k, Phase ph, CollOp op, double 
 static guint32 core_forward(Builder *b, const Block *k, Phase ph, guint32 kv) {
     int cp = b->sc->cp;
     if (b->sc->cp_comm == CP_COMM_ALL_GATHER) {
-        guint32 g = exchange(b, k, ph, COLL_ALLGATHER, cp * b->cp_kv_bytes / 2, kv); /* K */
-        g = exchange(b, k, ph, COLL_ALLGATHER, cp * b->cp_kv_bytes / 2, g);          /* V */
+        guint32 g = exchange(b, k, ph, COLL_ALLGATHER, cp * state(b)->kv_bytes / 2, kv); /* K */
+        g = exchange(b, k, ph, COLL_ALLGATHER, cp * state(b)->kv_bytes / 2, g);          /* V */
         return part(b, k, ph, PASS_FWD, 1, cp, g, NO_TASK);
     }
     guint32 x = NO_TASK, c = NO_TASK;
     for (int i = 0; i < cp; i++) {
         guint32 next = i < cp - 1
-                           ? exchange(b, k, ph, COLL_SENDRECV, b->cp_kv_bytes, i == 0 ? kv : x)
+                           ? exchange(b, k, ph, COLL_SENDRECV, state(b)->kv_bytes, i == 0 ? kv : x)
                            : NO_TASK;
         c = part(b, k, ph, PASS_FWD, 1, 1, x, NO_TASK); /* step i: the KV of exchange i - 1 */
         x = next;
@@ -108,15 +122,15 @@ static guint32 core_forward(Builder *b, const Block *k, Phase ph, guint32 kv) {
 static guint32 core_backward(Builder *b, const Block *k, guint32 in) {
     int cp = b->sc->cp;
     if (b->sc->cp_comm == CP_COMM_ALL_GATHER) {
-        guint32 g = exchange(b, k, PHASE_BWD, COLL_ALLGATHER, cp * b->cp_kv_bytes / 2, in);
-        g = exchange(b, k, PHASE_BWD, COLL_ALLGATHER, cp * b->cp_kv_bytes / 2, g);
+        guint32 g = exchange(b, k, PHASE_BWD, COLL_ALLGATHER, cp * state(b)->kv_bytes / 2, in);
+        g = exchange(b, k, PHASE_BWD, COLL_ALLGATHER, cp * state(b)->kv_bytes / 2, g);
         guint32 c = part(b, k, PHASE_BWD, PASS_BWD, 1, cp, g, NO_TASK);
-        c = exchange(b, k, PHASE_BWD, COLL_REDUCE_SCATTER, cp * b->cp_kv_bytes / 2, c); /* dK */
-        return exchange(b, k, PHASE_BWD, COLL_REDUCE_SCATTER, cp * b->cp_kv_bytes / 2, c);
+        c = exchange(b, k, PHASE_BWD, COLL_REDUCE_SCATTER, cp * state(b)->kv_bytes / 2, c); /* dK */
+        return exchange(b, k, PHASE_BWD, COLL_REDUCE_SCATTER, cp * state(b)->kv_bytes / 2, c);
     }
     guint32 x = NO_TASK, c = in;
     for (int i = 0; i < cp; i++) {
-        double bytes = (i == 0 || i == cp - 1 ? 1 : 2) * b->cp_kv_bytes; /* KV, KV + dKV, dKV */
+        double bytes = (i == 0 || i == cp - 1 ? 1 : 2) * state(b)->kv_bytes; /* KV, KV + dKV, dKV */
         guint32 next = exchange(b, k, PHASE_BWD, COLL_SENDRECV, bytes, c);
         c = part(b, k, PHASE_BWD, PASS_BWD, 1, 1, x, NO_TASK);
         x = next;
@@ -138,6 +152,7 @@ static guint32 cp_body(Builder *b, const Block *k, guint32 dep1, guint32 dep2, g
 }
 
 const Parallelism par_cp = {.name = "cp",
+                            .state_size = sizeof(CpState),
                             .dim = DIM_CP,
                             .stream = STREAM_TP,
                             .enabled = cp_enabled,

@@ -58,6 +58,9 @@ struct Parallelism {
     StreamId stream;
     /* whether the scenario enables it (its hooks run only then); NULL: always */
     gboolean (*enabled)(const Scenario *sc);
+    /* bytes of its state for a stage (blocks_state: zeroed before prepare, freed with the stage's
+     * Builder); 0: none */
+    size_t state_size;
     /* once per stage, after the Builder's segment times are set */
     void (*prepare)(Builder *b);
     /* forward (and recomputation): before the block's kernels, from what they would wait for;
@@ -119,6 +122,10 @@ extern const Parallelism par_tp, par_sp, par_cp, par_ep, par_pp, par_dp;
  * and the ZeRO-3 gather `ag`; each returns the task the next unit waits for. seg_task receives
  * the task that ends each segment's backward (gradient hooks). */
 void blocks_prepare(Builder *b);
+/* The state of plug-in p (enabled, with a state_size) for the stage; blocks_release frees every
+ * plug-in's once the stage is built. */
+void *blocks_state(const Builder *b, const Parallelism *p);
+void blocks_release(Builder *b);
 /* The stream a collective of dim runs on: the stream of the plug-in whose dimension it is, else
  * STREAM_DP (data parallelism's other groups: dp_intra, dp_inter, edp). */
 StreamId blocks_stream(Dim dim);

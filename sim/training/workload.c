@@ -426,6 +426,7 @@ static void build_stage(Workload *wl, int stage, BuildBufs *bufs) {
     g_free(b.turn);
     g_free(b.chunk_first);
     g_array_unref(b.units);
+    blocks_release(&b);
 }
 
 Workload *workload_new(const Scenario *sc, const Topology *topo) {

@@ -89,6 +89,7 @@ struct Builder {
     Buf dep_of;                /* guint32 by task: TASK_DEP(its stream, its position there) */
     int stage;
     const Parallelism *par[PAR_MAX]; /* the plug-ins the scenario enables, in wrapping order */
+    void *par_state[PAR_MAX];        /* each one's state for the stage (blocks_state), or NULL */
     int npar;
     gboolean sp;              /* sequence parallelism (par_sp) replaces TP's allreduces */
     gboolean sg;              /* pipeline sends split over TP and gathered (workload.c sg_gather) */
@@ -198,11 +199,6 @@ struct Builder {
     int nwgrad[SEG_COUNT];             /* its kernels */
     SimTime moe_wgrad[MOE_PART_COUNT]; /* W time of each MoE part, picoseconds */
     int moe_nwgrad[MOE_PART_COUNT];    /* its kernels */
-    /* context parallelism (par_cp.c): the attention segment on s / cp tokens, by pass, before
-     * the core (0), one step of the core (1), after it (2) */
-    SimTime cp_time[PASS_COUNT][3]; /* picoseconds */
-    int cp_kernels[PASS_COUNT][3];
-    double cp_kv_bytes; /* K and V of the rank's s / cp tokens: one ring exchange, bytes */
 };
 
 /* Append task t after deps (NO_TASK entries skipped); returns its index. */
