@@ -75,5 +75,10 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
-const ScenarioPar scenario_par_cp = {
-    .name = "cp", .keys = keys, .load = load, .size = size, .label = "CP", .check = check};
+const ScenarioPar scenario_par_cp = {.name = "cp",
+                                     .keys = keys,
+                                     .load = load,
+                                     .size = size,
+                                     .label = "CP",
+                                     .grad_group = TRUE,
+                                     .check = check};

@@ -56,8 +56,8 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
         s->persist_elems = s->framework == FW_DEEPSPEED ? FRAMEWORK_ZERO3_PERSISTENCE_ELEMS : 0;
     if (s->bucket_bytes < 0) /* framework.c: each framework's own default */
         s->bucket_bytes =
-            framework_default_bucket_bytes(/* over dp x cp: Megatron-LM's */
-                                           s->framework, s->dp * s->cp,
+            framework_default_bucket_bytes(/* over the gradient group: Megatron-LM's */
+                                           s->framework, scenario_grad_group_ranks(s),
                                            framework_bytes(s->framework, s->zero, s->precision)
                                                .reduce);
     if (s->bucket_bytes <= 0)

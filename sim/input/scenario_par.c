@@ -4,3 +4,11 @@
 
 const ScenarioPar *const scenario_pars[] = {&scenario_par_tp, &scenario_par_cp, &scenario_par_pp,
                                             &scenario_par_ep, &scenario_par_dp, NULL};
+
+int scenario_grad_group_ranks(const Scenario *s) {
+    int n = s->dp;
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->grad_group)
+            n *= (*p)->size(s);
+    return n;
+}

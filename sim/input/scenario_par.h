@@ -23,6 +23,9 @@ typedef struct {
     int (*size)(const Scenario *s);
     const char *label;
     gboolean label_always; /* labelled in the errors even at size 1 */
+    /* its ranks join the data-parallel gradient group, which holds dp x its size ranks (context
+     * parallelism's: Megatron-LM reduces over dp x cp) */
+    gboolean grad_group;
     /* checks (each may be NULL): of the model's shape, before DP is derived; of everything else,
      * once the layout and batch are known (root: the whole scenario, for the key to blame) */
     gboolean (*check_layout)(const ConfNode *root, Scenario *s, GError **err);
@@ -35,5 +38,9 @@ extern const ScenarioPar scenario_par_tp, scenario_par_cp, scenario_par_pp, scen
 
 /* The table, in order, NULL-terminated */
 extern const ScenarioPar *const scenario_pars[];
+
+/* The ranks of the data-parallel gradient group: dp times the size of every entry with
+ * grad_group */
+int scenario_grad_group_ranks(const Scenario *s);
 
 #endif

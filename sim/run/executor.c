@@ -54,12 +54,18 @@ static int sim_index(const Executor *ex, int rank) {
 /* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
  * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one); one of
  * a TP group where its ranks are interchangeable. */
+/* The ranks of one DP replica in a data-parallel group: 1, or those of the dimensions that join
+ * the gradient reduction (context parallelism's cp: layout.h) */
+static int replica_share(const Executor *ex) {
+    return layout_group_size(ex->lay, DIM_DP) / ex->sc->dp;
+}
+
 static int simulated_members(const Executor *ex, Dim dim, int n) {
     if (!ex->dedup)
         return n;
     switch (dim) {
     case DIM_DP: /* with context parallelism, the cp ranks of each (layout.h) */
-        return ex->span * layout_group_size(ex->lay, DIM_CP);
+        return ex->span * replica_share(ex);
     case DIM_DP_INTER:
         return 1;
     case DIM_TP:
@@ -407,13 +413,13 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     /* not with context parallelism: the data-parallel group holds the cp simulated ranks of a
      * replica, whose nodes carry other traffic of their own (their pipeline sends), each its
      * own share of the group's (a node standing for them all would leave the others' idle) */
-    gboolean symmetric = cls == DIM_DP && layout_group_size(ex->lay, DIM_CP) == 1;
+    gboolean symmetric = cls == DIM_DP && replica_share(ex) == 1;
     CollCall call = {.op = t->op, .group = *g, .bytes = t->bytes, .cls = cls};
     if (ex->dedup && symmetric) { /* in the bound's run too: coll_set_bound */
         call.form = COLL_SYMMETRIC;
         call.rep = ex->job_rank[i];
     }
-    if (cls == DIM_CP && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
+    if (workload_dim_images(cls) && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
         call.copies = ex->sc->dp / ex->span;
         call.stride = layout_stride(ex->lay, DIM_DP_INTER);
         call.form = COLL_IMAGES;

@@ -48,6 +48,19 @@ StreamId blocks_stream(Dim dim) {
     return STREAM_DP;
 }
 
+void blocks_shape(const Scenario *sc, LayoutShape *shape) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->size)
+            layout_shape_set(shape, table[i]->dim, table[i]->size(sc));
+}
+
+gboolean workload_dim_images(Dim cls) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (table[i]->dim == cls)
+            return table[i]->dedup_images;
+    return FALSE;
+}
+
 int workload_seq_split(const Scenario *sc) {
     int n = 1;
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)

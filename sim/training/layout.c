@@ -20,6 +20,28 @@ Dim layout_dim_class(Dim d) {
     return d == DIM_DP_INTRA || d == DIM_DP_INTER ? DIM_DP : d;
 }
 
+void layout_shape_set(LayoutShape *sh, Dim d, int size) {
+    switch (d) {
+    case DIM_TP:
+        sh->tp = size;
+        break;
+    case DIM_CP:
+        sh->cp = size;
+        break;
+    case DIM_DP:
+        sh->dp = size;
+        break;
+    case DIM_EP:
+        sh->ep = size;
+        break;
+    case DIM_PP:
+        sh->pp = size;
+        break;
+    default: /* the other dimensions are carved from these */
+        g_assert_not_reached();
+    }
+}
+
 Layout *layout_new(LayoutShape sh) {
     g_assert(sh.tp >= 1 && sh.cp >= 1 && sh.dp >= 1 && sh.pp >= 1 && sh.ep >= 1 && sh.vpp >= 1);
     g_assert(sh.dp % sh.ep == 0);

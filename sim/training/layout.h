@@ -58,6 +58,9 @@ typedef struct {
                                divides dp; 0 or 1: none (blocks of one, DIM_DP_INTER = DIM_DP) */
 } LayoutShape;
 
+/* Set dimension d's size in sh (one of tp, cp, dp, ep, pp) */
+void layout_shape_set(LayoutShape *sh, Dim d, int size);
+
 typedef struct {
     int tp, cp, dp, ep, pp; /* indices; ep = dp % shape.ep */
 } LayoutCoord;

@@ -54,6 +54,10 @@ static gboolean cp_enabled(const Scenario *sc) {
     return sc->cp > 1;
 }
 
+static int cp_size(const Scenario *sc) {
+    return sc->cp;
+}
+
 static int cp_seq_split(const Scenario *sc) {
     return sc->cp;
 }
@@ -155,6 +159,8 @@ const Parallelism par_cp = {.name = "cp",
                             .state_size = sizeof(CpState),
                             .dim = DIM_CP,
                             .stream = STREAM_TP,
+                            .size = cp_size,
+                            .dedup_images = TRUE,
                             .enabled = cp_enabled,
                             .seq_split = cp_seq_split,
                             .prepare = cp_prepare,

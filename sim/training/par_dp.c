@@ -39,9 +39,16 @@ static Dim grad_dim(const Scenario *sc, ParamClass c) {
     return DIM_DP;
 }
 
+/* the data-parallel replicas (its group holds those of every other plug-in's dimension that
+ * joins the gradient reduction: layout.h) */
+static int dp_size(const Scenario *sc) {
+    return sc->dp;
+}
+
 const Parallelism par_dp = {.name = "dp",
                             .dim = DIM_DP,
                             .stream = STREAM_DP,
+                            .size = dp_size,
                             .grad_dim = grad_dim,
                             .plan = gathers_plan,
                             .unit_in = unit_in,

@@ -108,9 +108,14 @@ static gboolean ep_replicas_differ(const Scenario *sc) {
     return sc->ep > 1;
 }
 
+static int ep_size(const Scenario *sc) {
+    return sc->ep;
+}
+
 const Parallelism par_ep = {.name = "ep",
                             .dim = DIM_EP,
                             .stream = STREAM_TP,
+                            .size = ep_size,
                             .enabled = ep_enabled,
                             .prepare = ep_prepare,
                             .owns = ep_owns,

@@ -60,9 +60,14 @@ static void after_pass(Builder *b, const GArray *passes, int k) {
 
 /* Its sends and receives run on streams of their own, by direction and chunk (pp_calls.c
  * pp_stream), not on one stream for its dimension: STREAM_COUNT. */
+static int pp_size(const Scenario *sc) {
+    return sc->pp;
+}
+
 const Parallelism par_pp = {.name = "pp",
                             .dim = DIM_PP,
                             .stream = STREAM_COUNT,
+                            .size = pp_size,
                             .plan = plan,
                             .pass_in = receive,
                             .pass_out = send_on,

@@ -56,9 +56,14 @@ static guint32 tp_leave_bwd(Builder *b, const Block *k, guint32 c) {
     return collective(b, COLL_ALLREDUCE, DIM_TP, b->act_bytes, PHASE_BWD, k->layer, k->micro, c);
 }
 
+static int tp_size(const Scenario *sc) {
+    return sc->tp;
+}
+
 const Parallelism par_tp = {.name = "tp",
                             .dim = DIM_TP,
                             .stream = STREAM_TP,
+                            .size = tp_size,
                             .enabled = tp_enabled,
                             .leave = tp_leave,
                             .leave_bwd = tp_leave_bwd};

@@ -56,6 +56,13 @@ struct Parallelism {
      * (collective() reads it there: blocks_stream) */
     Dim dim;
     StreamId stream;
+    /* its dimension's size in the scenario (the layout's shape: workload_layout_shape), 1 where
+     * it is off; NULL where it has no dimension of its own */
+    int (*size)(const Scenario *sc);
+    /* deduplicated replicas (sim_dedup_mode): TRUE where its groups, which may cross nodes, carry
+     * the groups of the replicas the simulated one stands for as images (COLL_IMAGES), so that
+     * the links those share are loaded as the replicas' own would load them */
+    gboolean dedup_images;
     /* whether the scenario enables it (its hooks run only then); NULL: always */
     gboolean (*enabled)(const Scenario *sc);
     /* bytes of its state for a stage (blocks_state: zeroed before prepare, freed with the stage's
@@ -134,6 +141,8 @@ StreamId blocks_stream(Dim dim);
 int workload_seq_split(const Scenario *sc);
 int workload_tokens(const Scenario *sc);
 /* Whether an enabled plug-in says the data-parallel replicas differ (replicas_differ). */
+/* Every plug-in's dimension size into shape (layout_shape_set) */
+void blocks_shape(const Scenario *sc, LayoutShape *shape);
 gboolean blocks_replicas_differ(const Scenario *sc);
 guint32 blocks_forward(Builder *b, const ParamUnit *u, Phase ph, int micro, guint32 in, guint32 ag);
 guint32 blocks_backward(Builder *b, const ParamUnit *u, int micro, guint32 in, guint32 ag,

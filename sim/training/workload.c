@@ -471,7 +471,7 @@ const Program *workload_program(const Workload *wl, int stage) {
  * (ranks fill nodes in layout order, layout.h); 1 without pipelines or where a replica's stage
  * fills a node. */
 static int pipeline_span(const Scenario *sc) {
-    int width = sc->gpus / sc->pp / sc->dp; /* a replica's ranks of a stage (tp x cp) */
+    int width = sc->gpus / sc->pp / sc->dp; /* a replica's ranks of a stage (tp x cp: layout.h) */
     if (sc->pp == 1 || sc->topo.gpus_per_node <= width)
         return 1;
     int per_node = sc->topo.gpus_per_node / width; /* replicas of a stage a node can hold */
@@ -502,13 +502,9 @@ gboolean workload_replicas_exact(const Scenario *sc) {
 }
 
 LayoutShape workload_layout_shape(const Scenario *sc) {
-    return (LayoutShape){.tp = sc->tp,
-                         .cp = sc->cp,
-                         .dp = sc->dp,
-                         .ep = sc->ep,
-                         .pp = sc->pp,
-                         .vpp = sc->virtual_stages,
-                         .dp_local = replica_span(sc)};
+    LayoutShape shape = {.vpp = sc->virtual_stages, .dp_local = replica_span(sc)};
+    blocks_shape(sc, &shape); /* the plug-ins' dimensions */
+    return shape;
 }
 
 const Layout *workload_layout(const Workload *wl) {

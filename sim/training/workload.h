@@ -149,6 +149,9 @@ typedef enum { PARAMS_DENSE, PARAMS_EXPERT } ParamClass;
  * context parallelism, dp x cp ranks: layout.h) unless one claims the class (expert
  * parallelism: the experts' over DIM_EDP). */
 Dim workload_grad_dim(const Scenario *sc, ParamClass c);
+/* Whether deduplicated runs issue the collectives of traffic class cls with the replicas' groups
+ * as images (parallelism.h, dedup_images: context parallelism's) */
+gboolean workload_dim_images(Dim cls);
 /* The ranks of that group. */
 int workload_grad_ranks(const Scenario *sc, ParamClass c);
 /* The parameters one rank of stage 0 updates in the optimizer step, ZeRO's partition of them
