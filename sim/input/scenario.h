@@ -152,8 +152,17 @@ gboolean scenario_load_moe(const ConfNode *n, ModelConfig *m, GError **err);
 const ConfNode *scenario_at(const ConfNode *root, const char *sect, const char *key);
 /* The keys of the parallel block, each parallelism's, are read and checked by its entry of
  * scenario_par.h (scenario_tp.c, scenario_cp.c, scenario_pipe.c, scenario_moe.c, scenario_dp.c).
- * parallel.cp_comm's name: */
-const char *scenario_cp_comm_name(CpComm c);
+ * What the reports say of them beyond tp, pp and dp, from the same entries in their order: */
+typedef struct {
+    const char *key; /* the JSON key in the report's parallel block */
+    double num;      /* its value where str is NULL */
+    const char *str;
+} ScenarioParKey;
+#define SCENARIO_PAR_KEYS 8 /* at most this many in all */
+/* The keys of the parallelisms the scenario turns on into keys; returns how many */
+int scenario_par_report(const Scenario *s, ScenarioParKey *keys);
+/* Their part of the text report's layout line into buf (n bytes), "" where none adds one */
+void scenario_par_describe(const Scenario *s, char *buf, size_t n);
 
 gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);

@@ -4,6 +4,8 @@
  * For: reading and checking; what context parallelism runs is par_cp.c's (with its sources). */
 #include "scenario_par.h"
 
+#include <string.h>
+
 static const char *const cp_comm_names[] = {"p2p", "all_gather", NULL};
 static const char *const keys[] = {"cp", "cp_comm", NULL};
 
@@ -17,8 +19,19 @@ static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
     return TRUE;
 }
 
-const char *scenario_cp_comm_name(CpComm c) {
-    return cp_comm_names[c];
+/* in the reports only with context parallelism (the others' unchanged) */
+static int report(const Scenario *s, ScenarioParKey *keys) {
+    if (s->cp == 1)
+        return 0;
+    keys[0] = (ScenarioParKey){.key = "cp", .num = s->cp};
+    keys[1] = (ScenarioParKey){.key = "cp_comm", .str = cp_comm_names[s->cp_comm]};
+    return 2;
+}
+
+static void describe(const Scenario *s, char *buf, size_t n) {
+    if (s->cp > 1)
+        g_snprintf(buf + strlen(buf), n - strlen(buf), " x CP %d (%s)", s->cp,
+                   cp_comm_names[s->cp_comm]);
 }
 
 static int size(const Scenario *s) {
@@ -81,4 +94,6 @@ const ScenarioPar scenario_par_cp = {.name = "cp",
                                      .size = size,
                                      .label = "CP",
                                      .grad_group = TRUE,
+                                     .report = report,
+                                     .describe = describe,
                                      .check = check};

@@ -5,6 +5,8 @@
  * sources). Not for: the rest of the scenario (scenario.c), which calls scenario_load_moe. */
 #include "scenario_par.h"
 
+#include <string.h>
+
 /* DeepSpeed's MoE defaults (deepspeed/moe/layer.py MoE.__init__): k = 1, capacity_factor 1,
  * min_capacity 4; every = 1 (Megatron-DeepSpeed's expert_interval default is 2, but an explicit
  * key reads better than a default that skips layers). */
@@ -89,6 +91,27 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
+/* in the reports only with mixture-of-experts layers (dense models' unchanged) */
+static int report(const Scenario *s, ScenarioParKey *keys) {
+    if (s->model.moe.experts == 0)
+        return 0;
+    keys[0] = (ScenarioParKey){.key = "ep", .num = s->ep};
+    return 1;
+}
+
+static void describe(const Scenario *s, char *buf, size_t n) {
+    const ModelConfig *m = &s->model;
+    if (m->moe.experts > 0)
+        g_snprintf(buf + strlen(buf), n - strlen(buf),
+                   " (EP %d x EDP %d), MoE %d experts top-%d on %d layers", s->ep, s->dp / s->ep,
+                   m->moe.experts, m->moe.top_k, model_moe_layers(m, 0, m->layers));
+}
+
 /* expert parallelism's part of the scenario (scenario_par.h): carved from DP, so no factor of its
  * own in tp x cp x pp */
-const ScenarioPar scenario_par_ep = {.name = "ep", .keys = ep_keys, .load = load, .check = check};
+const ScenarioPar scenario_par_ep = {.name = "ep",
+                                     .keys = ep_keys,
+                                     .load = load,
+                                     .check = check,
+                                     .report = report,
+                                     .describe = describe};

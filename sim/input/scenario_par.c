@@ -5,6 +5,23 @@
 const ScenarioPar *const scenario_pars[] = {&scenario_par_tp, &scenario_par_cp, &scenario_par_pp,
                                             &scenario_par_ep, &scenario_par_dp, NULL};
 
+int scenario_par_report(const Scenario *s, ScenarioParKey *keys) {
+    int n = 0;
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->report) {
+            n += (*p)->report(s, keys + n);
+            g_assert(n <= SCENARIO_PAR_KEYS - 2); /* room for the next entry's */
+        }
+    return n;
+}
+
+void scenario_par_describe(const Scenario *s, char *buf, size_t n) {
+    buf[0] = '\0';
+    for (const ScenarioPar *const *p = scenario_pars; *p; p++)
+        if ((*p)->describe)
+            (*p)->describe(s, buf, n);
+}
+
 int scenario_grad_group_ranks(const Scenario *s) {
     int n = s->dp;
     for (const ScenarioPar *const *p = scenario_pars; *p; p++)

@@ -26,6 +26,11 @@ typedef struct {
     /* its ranks join the data-parallel gradient group, which holds dp x its size ranks (context
      * parallelism's: Megatron-LM reduces over dp x cp) */
     gboolean grad_group;
+    /* what the reports say of it where the scenario turns it on (each may be NULL): its keys in
+     * the JSON report's parallel block (returns how many, at most 2), its words on the text
+     * report's layout line, appended to buf (n bytes) */
+    int (*report)(const Scenario *s, ScenarioParKey *keys);
+    void (*describe)(const Scenario *s, char *buf, size_t n);
     /* checks (each may be NULL): of the model's shape, before DP is derived; of everything else,
      * once the layout and batch are known (root: the whole scenario, for the key to blame) */
     gboolean (*check_layout)(const ConfNode *root, Scenario *s, GError **err);

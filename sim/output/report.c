@@ -142,11 +142,14 @@ static void write_json_links(FILE *out, const SimRun *run) {
         report_kv_num(out, i3, "capacity_bytes_per_s", topo_link_capacity(topo, l->link), FALSE);
         report_kv_num(out, i3, "bytes", l->bytes, FALSE);
         report_kv_num(out, i3, "utilization", utilization(run, l), FALSE);
-        /* edp with MoE only, cp with context parallelism only */
-        int last = sc->cp > 1 ? DIM_CP : sc->model.moe.experts > 0 ? DIM_EDP : DIM_EP;
+        /* a class a parallelism owns only where it is on (edp with MoE, cp with context
+         * parallelism: workload_class_reported) */
+        int last = DIM_LINK_CLASSES - 1;
+        while (!workload_class_reported(sc, last))
+            last--;
         for (int d = 0; d <= last; d++) {
             char key[32];
-            if ((d == DIM_EDP && sc->model.moe.experts == 0) || (d == DIM_CP && sc->cp == 1))
+            if (!workload_class_reported(sc, d))
                 continue;
             g_snprintf(key, sizeof key, "%s_bytes", layout_dim_name(d));
             report_kv_num(out, i3, key, l->by_class[d], d == last);
@@ -373,11 +376,12 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "zero", sc->zero, FALSE);
     if (sc->fsdp_shard > 0) /* only with HYBRID_SHARD: other reports unchanged */
         report_kv_num(out, i2, "hybrid_shard_group", sc->fsdp_shard, FALSE);
-    if (m->moe.experts > 0)
-        report_kv_num(out, i2, "ep", sc->ep, FALSE);
-    if (sc->cp > 1) { /* only with context parallelism: other reports unchanged */
-        report_kv_num(out, i2, "cp", sc->cp, FALSE);
-        report_kv_str(out, i2, "cp_comm", scenario_cp_comm_name(sc->cp_comm), FALSE);
+    ScenarioParKey keys[SCENARIO_PAR_KEYS]; /* the other parallelisms' (ep, cp, cp_comm) */
+    for (int k = 0, nk = scenario_par_report(sc, keys); k < nk; k++) {
+        if (keys[k].str)
+            report_kv_str(out, i2, keys[k].key, keys[k].str, FALSE);
+        else
+            report_kv_num(out, i2, keys[k].key, keys[k].num, FALSE);
     }
     report_kv_num(out, i2, "micro_batch", sc->micro_batch, FALSE);
     report_kv_num(out, i2, "micro_batches", sc->grad_accum, FALSE);
@@ -545,15 +549,9 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             "model      %s: %d layers, hidden %d, %d heads, vocab %" G_GINT64_FORMAT
             "%s, %.3f B parameters\n",
             m->name, m->layers, m->hidden, m->heads, vocab, padded, s->params / 1e9);
-    char ep_text[96] = "";
-    if (m->moe.experts > 0)
-        g_snprintf(ep_text, sizeof ep_text, " (EP %d x EDP %d), MoE %d experts top-%d on %d layers",
-                   sc->ep, sc->dp / sc->ep, m->moe.experts, m->moe.top_k,
-                   model_moe_layers(m, 0, m->layers));
-    else if (sc->cp > 1)
-        g_snprintf(ep_text, sizeof ep_text, " x CP %d (%s)", sc->cp,
-                   scenario_cp_comm_name(sc->cp_comm));
-    else if (sc->fsdp_shard > 0) /* FSDP HYBRID_SHARD: shard groups x replicas of them */
+    char ep_text[96]; /* the other parallelisms' words (EP, CP), else FSDP's hybrid shard */
+    scenario_par_describe(sc, ep_text, sizeof ep_text);
+    if (!ep_text[0] && sc->fsdp_shard > 0) /* FSDP HYBRID_SHARD: shard groups x replicas of them */
         g_snprintf(ep_text, sizeof ep_text, " (FSDP hybrid shard %d x replicate %d)",
                    sc->fsdp_shard, sc->dp / sc->fsdp_shard);
     fprintf(out, "machine    %s, %d node%s x %d %s = %d GPU%s\n", sc->topo.name, sc->nodes,

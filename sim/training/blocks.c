@@ -54,6 +54,13 @@ void blocks_shape(const Scenario *sc, LayoutShape *shape) {
             layout_shape_set(shape, table[i]->dim, table[i]->size(sc));
 }
 
+gboolean workload_class_reported(const Scenario *sc, Dim cls) {
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (cls != DIM_DP && table[i]->report_class == cls)
+            return on(table[i], sc);
+    return TRUE;
+}
+
 gboolean workload_dim_images(Dim cls) {
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (table[i]->dim == cls)

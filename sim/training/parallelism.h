@@ -63,6 +63,10 @@ struct Parallelism {
      * the groups of the replicas the simulated one stands for as images (COLL_IMAGES), so that
      * the links those share are loaded as the replicas' own would load them */
     gboolean dedup_images;
+    /* a link traffic class of its own that reports show only where it is on (context
+     * parallelism's DIM_CP, expert parallelism's DIM_EDP: workload_class_reported); 0 (DIM_DP,
+     * always shown): none */
+    Dim report_class;
     /* whether the scenario enables it (its hooks run only then); NULL: always */
     gboolean (*enabled)(const Scenario *sc);
     /* bytes of its state for a stage (blocks_state: zeroed before prepare, freed with the stage's

@@ -152,6 +152,9 @@ Dim workload_grad_dim(const Scenario *sc, ParamClass c);
 /* Whether deduplicated runs issue the collectives of traffic class cls with the replicas' groups
  * as images (parallelism.h, dedup_images: context parallelism's) */
 gboolean workload_dim_images(Dim cls);
+/* Whether reports show link traffic class cls for sc: always, but for a class a parallelism
+ * owns, only where it is on (parallelism.h, report_class) */
+gboolean workload_class_reported(const Scenario *sc, Dim cls);
 /* The ranks of that group. */
 int workload_grad_ranks(const Scenario *sc, ParamClass c);
 /* The parameters one rank of stage 0 updates in the optimizer step, ZeRO's partition of them
