@@ -130,10 +130,10 @@ static const char *name_value(GStrv kv, const char *key) {
  * search fixes the global batch), so with a budget the table gains the days to train
  * (report_train_time's closed form). */
 static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, double capacity,
-                        double budget, double tokens) {
+                        double budget, double tokens, const char *const *dims, int ndims) {
     /* the columns a search adds (search.c): virtual_stages under the interleaved schedule,
-     * schedule under a zero-bubble one, sequence_parallel, tp_comm_overlap and cp when the
-     * scenario turns them on */
+     * schedule under a zero-bubble one, sequence_parallel, tp_comm_overlap and the dimensions
+     * (dims: cp) when the scenario turns them on */
     g_autofree char *first =
         res->len ? sweep_point_name(sw, ((SweepResult *)res->pdata[0])->point) : g_strdup("");
     g_auto(GStrv) first_kv = g_strsplit(first, ", ", -1);
@@ -141,13 +141,16 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
     gboolean has_zb = name_value(first_kv, "schedule") != NULL;
     gboolean has_sp = name_value(first_kv, "sequence_parallel") != NULL;
     gboolean has_ov = name_value(first_kv, "tp_comm_overlap") != NULL;
-    gboolean has_cp = name_value(first_kv, "cp") != NULL;
+    g_autoptr(GString) dim_head = g_string_new(NULL);
+    for (int i = 0; i < ndims; i++)
+        if (name_value(first_kv, dims[i]))
+            g_string_append_printf(dim_head, " %3s", dims[i]);
     fprintf(out,
             "%4s %3s %3s %5s %4s %3s %5s %-9s%s%s%s%s%s %10s %8s %6s %8s %8s %8s %8s %8s %8s%s\n",
             "rank", "tp", "pp", "dp", "zero", "mb", "accum", "recompute", has_v ? "  v" : "",
-            has_zb ? " schedule" : "", has_sp ? "    sp" : "", has_cp ? "  cp" : "",
-            has_ov ? "  ovl" : "", "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP",
-            "exp DP", "exp PP", "bubble", budget > 0 ? "     days" : "");
+            has_zb ? " schedule" : "", has_sp ? "    sp" : "", dim_head->str, has_ov ? "  ovl" : "",
+            "iter s", "TFLOP/s", "MFU", "mem GiB", "compute", "exp TP", "exp DP", "exp PP",
+            "bubble", budget > 0 ? "     days" : "");
     int uneven = 0; /* rows marked ! */
     for (guint k = 0; k < res->len && (int)k < top; k++) {
         const SweepResult *r = res->pdata[k];
@@ -160,17 +163,23 @@ static void print_table(FILE *out, const Sweep *sw, GPtrArray *res, int top, dou
             v[i] = strchr(kv[i], '=') + 1;
         const char *vs = name_value(kv, "virtual_stages"), *zs = name_value(kv, "schedule"),
                    *sp = name_value(kv, "sequence_parallel"),
-                   *ov = name_value(kv, "tp_comm_overlap"), *cp = name_value(kv, "cp");
-        g_autofree char *extra =
-            g_strdup_printf("%s%*s%s%*s%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "",
-                            zs ? " " : "", zs ? 8 : 0, zs ? zs : "", sp ? " " : "", sp ? 5 : 0,
-                            sp ? (strcmp(sp, "true") ? "no" : "yes") : "", cp ? " " : "",
-                            cp ? 3 : 0, cp ? cp : "", ov ? " " : "", ov ? 4 : 0, ov ? ov : "");
+                   *ov = name_value(kv, "tp_comm_overlap");
+        g_autoptr(GString) extra = g_string_new(NULL);
+        g_string_append_printf(extra, "%s%*s%s%*s%s%*s", vs ? " " : "", vs ? 2 : 0, vs ? vs : "",
+                               zs ? " " : "", zs ? 8 : 0, zs ? zs : "", sp ? " " : "", sp ? 5 : 0,
+                               sp ? (strcmp(sp, "true") ? "no" : "yes") : "");
+        for (int i = 0; i < ndims; i++) {
+            const char *d = name_value(kv, dims[i]);
+            if (d)
+                g_string_append_printf(extra, " %3s", d);
+        }
+        if (ov)
+            g_string_append_printf(extra, " %4s", ov);
         uneven += s->uneven_sends > 0;
         fprintf(out,
                 "%4u %3s %3s %5s %4s %3s %5s %-9s%s %10.6f%c%8.2f %5.1f%% %8.2f %7.1f%% %7.1f%% "
                 "%7.1f%% %7.1f%% %7.1f%%",
-                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra, it,
+                k + 1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], extra->str, it,
                 s->uneven_sends > 0 ? '!' : ' ', s->tflops_per_gpu, 100 * s->mfu,
                 s->memory.total_bytes / 1073741824.0, sim_time_s(s->critical.compute) * pct,
                 r->exposed_dim_s[DIM_TP] * pct, r->exposed_dim_s[DIM_DP] * pct,
@@ -305,6 +314,8 @@ int cmd_search(int argc, char **argv) {
                 global_batch, sc->gpus, sc->gpus, max_mb, (INT64_C(1) << 20) * sc->gpus * max_mb);
         return 2;
     }
+    const char *dims[SCENARIO_SEARCH_DIMS]; /* the columns of the dimensions it opens (cp) */
+    int ndims = scenario_search_dims(sc, dims);
     SearchSpace space = {nodes, global_batch ? global_batch : sc->global_batch,
                          (const int *)(void *)mbs->data, (int)mbs->len};
     gint64 t0 = g_get_monotonic_time();
@@ -389,7 +400,7 @@ int cmd_search(int argc, char **argv) {
             fputs(((SweepResult *)f.results->pdata[k])->row, out);
     } else {
         print_table(out, sw, f.results, top, sc->topo.device.hbm_capacity, sc->token_budget,
-                    (double)space.global_batch * sc->seq_len);
+                    (double)space.global_batch * sc->seq_len, dims, ndims);
     }
     g_ptr_array_unref(f.results);
     g_ptr_array_unref(f.pending);

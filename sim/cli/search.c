@@ -21,10 +21,11 @@
  *   with full recomputation (the scenario's rules): a layout without runs 1F1B alone. Its two
  *   chunks are the schedule's, not a virtual_stages column.
 
- * - When the scenario turns context parallelism on (parallel.cp > 1), every CP size 1, 2, 4, ...
- *   with 2 cp dividing the sequence (Megatron-LM's chunks) and TP x CP x PP the GPUs, a cp column
- *   of its own; DP is then GPUs / (TP x CP x PP) and the global batch micro_batch x DP x
- *   micro-batches, as Megatron-LM counts it (the CP ranks of a replica share its sequences). */
+ * - A parallelism the scenario opens to the search by setting its size above 1
+ *   (scenario_search_dims: context parallelism's parallel.cp), every size 1, 2, 4, ... that its
+ *   entry says fits (CP: 2 cp chunks divide the sequence) with TP x PP x its size the GPUs, a
+ *   column of its own; DP is then the GPUs over all of them and the global batch micro_batch x DP
+ *   x micro-batches, as Megatron-LM counts it (the CP ranks of a replica share its sequences). */
 #include "search.h"
 
 #include <string.h>
@@ -36,8 +37,16 @@ const char *const search_keys[] = {"tp",        "pp", "dp", "zero", "micro_batch
  * scenario opens it: virtual_stages (v > 0) under a chunked schedule; sequence_parallel (sp >= 0)
  * when the scenario turns it on; tp_comm_overlap (ov >= 0: its chunks, 0 off) when the scenario
  * asks for the overlap; schedule (non-NULL) under a zero-bubble schedule. */
+/* The dimensions the scenario opens (scenario_search_dims) and one choice of their sizes */
 typedef struct {
-    int v, sp, ov, cp; /* cp >= 1: the context-parallel size, a column of its own */
+    int n;
+    const char *name[SCENARIO_SEARCH_DIMS];
+    int size[SCENARIO_SEARCH_DIMS];
+} Dims;
+
+typedef struct {
+    int v, sp, ov;
+    const Dims *dims; /* each a column of its own, after sequence_parallel */
     const char *sched;
     gboolean vshape; /* the scenario's schedule is ZB-V: its points set virtual_stages 2, the
                         1F1B ones 1 (not a column: the schedule implies it) */
@@ -47,12 +56,13 @@ typedef struct {
 static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int dp, int zero, int b,
                       int64_t accum, int rc, Extra x) {
     static const char *const recompute[] = {"none", "selective", "full"};
-    const char *keys[12];
-    char *l[12] = {g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
-                   g_strdup_printf("%d", dp), g_strdup_printf("%d", zero),
-                   g_strdup_printf("%d", b),  g_strdup_printf("%" G_GINT64_FORMAT, accum),
-                   g_strdup(recompute[rc])};
-    char *sets[16] = {
+    const char *keys[12 + SCENARIO_SEARCH_DIMS];
+    char *l[12 + SCENARIO_SEARCH_DIMS] = {
+        g_strdup_printf("%d", tp), g_strdup_printf("%d", pp),
+        g_strdup_printf("%d", dp), g_strdup_printf("%d", zero),
+        g_strdup_printf("%d", b),  g_strdup_printf("%" G_GINT64_FORMAT, accum),
+        g_strdup(recompute[rc])};
+    char *sets[16 + SCENARIO_SEARCH_DIMS] = {
         g_strdup_printf("nodes=%d", space->nodes),
         g_strdup_printf("parallel.tp=%d", tp),
         g_strdup_printf("parallel.pp=%d", pp),
@@ -84,10 +94,10 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
         l[n++] = g_strdup(x.sp ? "true" : "false");
         sets[k++] = g_strdup_printf("parallel.sequence_parallel=%s", x.sp ? "true" : "false");
     }
-    if (x.cp >= 1) {
-        keys[n] = "cp";
-        l[n++] = g_strdup_printf("%d", x.cp);
-        sets[k++] = g_strdup_printf("parallel.cp=%d", x.cp);
+    for (int i = 0; i < x.dims->n; i++) {
+        keys[n] = x.dims->name[i];
+        l[n++] = g_strdup_printf("%d", x.dims->size[i]);
+        sets[k++] = g_strdup_printf("parallel.%s=%d", x.dims->name[i], x.dims->size[i]);
     }
     if (x.ov >= 0) {
         keys[n] = "tp_comm_overlap";
@@ -107,7 +117,7 @@ static void add_point(Sweep *sw, const SearchSpace *space, int tp, int pp, int d
 /* The layout under every sequence-parallel and overlap choice the scenario opens: both ways at
  * tp > 1 when it turns one on (nothing to split or overlap at tp 1), no column otherwise. */
 static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space, int tp, int pp,
-                        int dp, int cp, int zero, int b, int64_t accum, int rc, int v,
+                        int dp, const Dims *dims, int zero, int b, int64_t accum, int rc, int v,
                         SearchCounts *counts) {
     int sp_n = sc->sequence_parallel ? 1 + (tp > 1) : 1;
     int ov_n = sc->tp_overlap_chunks > 0 ? 1 + (tp > 1) : 1;
@@ -122,7 +132,7 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
                 Extra x = {.v = v,
                            .sp = sc->sequence_parallel ? sp : -1,
                            .ov = sc->tp_overlap_chunks > 0 ? (ov ? sc->tp_overlap_chunks : 0) : -1,
-                           .cp = sc->cp > 1 ? cp : -1,
+                           .dims = dims,
                            .sched = !zb ? NULL
                                     : z ? schedule_name(sc->schedule)
                                         : "1f1b",
@@ -132,53 +142,87 @@ static void add_choices(Sweep *sw, const Scenario *sc, const SearchSpace *space,
             }
 }
 
-void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
-                        SearchCounts *counts) {
+/* The next choice of the dimensions' sizes, each 1, 2, 4, ... up to max, the last fastest;
+ * FALSE past the last */
+static gboolean dims_next(Dims *d, int max) {
+    for (int i = d->n - 1; i >= 0; i--) {
+        if (d->size[i] * 2 <= max) {
+            d->size[i] *= 2;
+            return TRUE;
+        }
+        d->size[i] = 1;
+    }
+    return FALSE;
+}
+
+/* The model-parallel factor of the choice (1: none opened), 0 where a size does not fit */
+static int dims_factor(const Dims *d, const Scenario *sc) {
+    int f = 1;
+    for (int i = 0; i < d->n; i++) {
+        if (d->size[i] > 1 && !scenario_search_fits(sc, d->name[i], d->size[i]))
+            return 0;
+        f *= d->size[i];
+    }
+    return f;
+}
+
+/* Every layout of tp x pp x the dimensions' sizes (one choice of them) */
+static void add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space, int tp, int pp,
+                        const Dims *dims, SearchCounts *counts) {
     /* interleaved's v; ZB-V's two chunks are its own (add_choices) */
     gboolean chunked = schedule_get(sc->schedule)->chunked && !schedule_get(sc->schedule)->vshape;
-    int per_node = sc->topo.gpus_per_node, gpus = space->nodes * per_node;
+    int gpus = space->nodes * sc->topo.gpus_per_node, f = dims_factor(dims, sc);
     int64_t B = space->global_batch;
+    if (f == 0 || gpus % (tp * f * pp) != 0)
+        return;
+    int dp = gpus / (tp * f * pp);
+    for (int zero = 0; zero <= 3; zero++)
+        for (int m = 0; m < space->n_micro; m++) {
+            int b = space->micro_batches[m];
+            for (int rc = 0; rc < 3; rc++) {
+                if ((zero >= 2 && pp > 1) || (zero > 0 && dp == 1)) {
+                    counts->unsupported++;
+                    continue;
+                }
+                if (B % ((int64_t)b * dp) != 0) {
+                    counts->batch++;
+                    continue;
+                }
+                int64_t accum = B / ((int64_t)b * dp);
+                if (!chunked) {
+                    add_choices(sw, sc, space, tp, pp, dp, dims, zero, b, accum, rc, 0, counts);
+                    continue;
+                }
+                for (int v = 1; v <= sc->model.layers / pp; v++) {
+                    if (sc->model.layers % (pp * v) != 0 || (pp == 1 && v > 1))
+                        continue;
+                    if (pp > 1 && accum % pp != 0) {
+                        counts->batch++;
+                        break;
+                    }
+                    add_choices(sw, sc, space, tp, pp, dp, dims, zero, b, accum, rc, v, counts);
+                }
+            }
+        }
+}
+
+void search_add_layouts(Sweep *sw, const Scenario *sc, const SearchSpace *space,
+                        SearchCounts *counts) {
+    int per_node = sc->topo.gpus_per_node, gpus = space->nodes * per_node;
     *counts = (SearchCounts){0};
+    Dims dims = {0};
+    dims.n = scenario_search_dims(sc, dims.name);
     for (int tp = 1; tp <= per_node; tp++) {
         if (per_node % tp != 0)
             continue;
-        for (int pp = 1; pp <= sc->model.layers; pp++)
-            for (int cp = 1; cp <= (sc->cp > 1 ? gpus : 1); cp *= 2) {
-                if (sc->model.layers % pp != 0 || gpus % (tp * cp * pp) != 0 ||
-                    (cp > 1 && sc->seq_len % (2 * cp) != 0))
-                    continue;
-                int dp = gpus / (tp * cp * pp);
-                for (int zero = 0; zero <= 3; zero++) {
-                    for (int m = 0; m < space->n_micro; m++) {
-                        int b = space->micro_batches[m];
-                        for (int rc = 0; rc < 3; rc++) {
-                            if ((zero >= 2 && pp > 1) || (zero > 0 && dp == 1)) {
-                                counts->unsupported++;
-                                continue;
-                            }
-                            if (B % ((int64_t)b * dp) != 0) {
-                                counts->batch++;
-                                continue;
-                            }
-                            int64_t accum = B / ((int64_t)b * dp);
-                            if (!chunked) {
-                                add_choices(sw, sc, space, tp, pp, dp, cp, zero, b, accum, rc, 0,
-                                            counts);
-                                continue;
-                            }
-                            for (int v = 1; v <= sc->model.layers / pp; v++) {
-                                if (sc->model.layers % (pp * v) != 0 || (pp == 1 && v > 1))
-                                    continue;
-                                if (pp > 1 && accum % pp != 0) {
-                                    counts->batch++;
-                                    break;
-                                }
-                                add_choices(sw, sc, space, tp, pp, dp, cp, zero, b, accum, rc, v,
-                                            counts);
-                            }
-                        }
-                    }
-                }
-            }
+        for (int pp = 1; pp <= sc->model.layers; pp++) {
+            if (sc->model.layers % pp != 0)
+                continue;
+            for (int i = 0; i < dims.n; i++)
+                dims.size[i] = 1;
+            do
+                add_layouts(sw, sc, space, tp, pp, &dims, counts);
+            while (dims_next(&dims, gpus));
+        }
     }
 }

@@ -163,6 +163,13 @@ typedef struct {
 int scenario_par_report(const Scenario *s, ScenarioParKey *keys);
 /* Their part of the text report's layout line into buf (n bytes), "" where none adds one */
 void scenario_par_describe(const Scenario *s, char *buf, size_t n);
+/* sim search's dimensions beyond tp, pp and dp: the parallelisms the scenario opens to it by
+ * setting their size above 1 (scenario_par.h, search_fits). Their names (the key parallel.NAME,
+ * the table's column) into names, in table order; returns how many. */
+#define SCENARIO_SEARCH_DIMS 4
+int scenario_search_dims(const Scenario *s, const char **names);
+/* Whether size (a power of 2 above 1) of search dimension name fits s's model and batch */
+gboolean scenario_search_fits(const Scenario *s, const char *name, int size);
 
 gboolean scenario_load_topology_spec(const ConfNode *n, TopologySpec *t, GError **err);
 gboolean scenario_load_rings(const ConfNode *n, TopologySpec *t, GError **err);

@@ -28,6 +28,11 @@ static int report(const Scenario *s, ScenarioParKey *keys) {
     return 2;
 }
 
+/* Megatron-LM's 2 cp chunks of each sequence (check) */
+static gboolean search_fits(const Scenario *s, int size) {
+    return s->seq_len % (2 * size) == 0;
+}
+
 static void describe(const Scenario *s, char *buf, size_t n) {
     if (s->cp > 1)
         g_snprintf(buf + strlen(buf), n - strlen(buf), " x CP %d (%s)", s->cp,
@@ -96,4 +101,5 @@ const ScenarioPar scenario_par_cp = {.name = "cp",
                                      .grad_group = TRUE,
                                      .report = report,
                                      .describe = describe,
+                                     .search_fits = search_fits,
                                      .check = check};

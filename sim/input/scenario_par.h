@@ -31,6 +31,10 @@ typedef struct {
      * report's layout line, appended to buf (n bytes) */
     int (*report)(const Scenario *s, ScenarioParKey *keys);
     void (*describe)(const Scenario *s, char *buf, size_t n);
+    /* sim search: whether it may take size (a power of 2 above 1) on the scenario's model and
+     * batch; the search explores it where the scenario's size is above 1. NULL: not searched
+     * (a dimension of search.c's own, or none). */
+    gboolean (*search_fits)(const Scenario *s, int size);
     /* checks (each may be NULL): of the model's shape, before DP is derived; of everything else,
      * once the layout and batch are known (root: the whole scenario, for the key to blame) */
     gboolean (*check_layout)(const ConfNode *root, Scenario *s, GError **err);
