@@ -25,7 +25,9 @@ typedef struct {
 
 /* The run's layout and batch as the mapper found it (import_run.c). */
 typedef struct {
-    int64_t tp, pp, cp, zero, micro, accum, global, seq;
+    int64_t tp, pp, zero, micro, accum, global, seq;
+    int64_t mp;        /* the product of the other model-parallel sizes (cp: import_args) */
+    char mp_label[48]; /* their labels, " x CP" */
     int elem_bytes;
     ImportItem *global_dp; /* the global batch when it, with micro and accum, fixes DP */
 } Run;

@@ -5,7 +5,7 @@
 
 #include "conf.h"
 #include "import_internal.h"
-#include "scenario.h"
+#include "scenario_par.h"
 
 /* Megatron-LM's interleaved schedule (megatron/training/arguments.py): the model chunks per rank
  * come from --num-layers-per-virtual-pipeline-stage N as layers / (pp N), or directly from
@@ -51,6 +51,52 @@ gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t 
     return TRUE;
 }
 
+/* Argument a's value (one of its entry's values) to key a->key of p */
+static gboolean put_choice(GString *p, const ScenarioParArg *a, ImportItem *it, GError **err) {
+    if (g_strv_contains(a->values, it->value)) {
+        im_put(p, a->key, it->value, it->key);
+        return TRUE;
+    }
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (int i = 0; a->values[i]; i++)
+        g_string_append_printf(list, "%s%s",
+                               i == 0             ? ""
+                               : a->values[i + 1] ? ", "
+                                                  : " or ",
+                               a->values[i]);
+    return im_fail(err, it, "expected %s (%s)", list->str, a->unmodelled);
+}
+
+/* The arguments of the parallelisms whose entries declare them (scenario_par.h, import_args:
+ * context parallelism's) into p; r->mp and mp_label receive their sizes' product and labels. */
+static gboolean write_par_args(Im *im, GString *p, Run *r, GError **err) {
+    r->mp = 1;
+    r->mp_label[0] = '\0';
+    for (const ScenarioPar *const *e = scenario_pars; *e; e++) {
+        const ScenarioParArg *a = (*e)->import_args;
+        if (!a)
+            continue;
+        ImportItem *size = im_take(im, a->arg, NULL);
+        int64_t n = 1;
+        if (size && !im_as_int(size, 1, 1 << 20, &n, err))
+            return FALSE;
+        if (n > 1) {
+            im_put_int(p, a->key, n, size->key);
+            r->mp *= n;
+            g_strlcat(r->mp_label, " x ", sizeof r->mp_label);
+            g_strlcat(r->mp_label, (*e)->label, sizeof r->mp_label);
+        }
+        for (a++; a->arg; a++) {
+            ImportItem *it = im_take(im, a->arg, NULL);
+            if (it && n == 1)
+                it->used = FALSE; /* nothing to say at size 1: listed as not mapped */
+            else if (it && !put_choice(p, a, it, err))
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
     if (!im_int_of(im, p, "tp", 1, 1 << 20, 1, NULL, &r->tp, err, "model_parallel_size",
                    "tensor_model_parallel_size", NULL))
@@ -64,24 +110,8 @@ gboolean import_write_parallel(Im *im, GString *p, Run *r, GError **err) {
         im_put_int(p, "pp", MAX(r->pp, 1), r->pp ? pp->key : "pipe_parallel_size 0: no pipeline");
         r->pp = MAX(r->pp, 1);
     }
-    /* Megatron-LM's --context-parallel-size and --cp-comm-type (arguments.py; TransformerEngine's
-     * cp_comm_type): parallel.cp and cp_comm (par_cp.c); a2a and a2a+p2p are not modelled */
-    ImportItem *cp = im_take(im, "context_parallel_size", NULL),
-               *ct = im_take(im, "cp_comm_type", NULL);
-    r->cp = 1;
-    if (cp && !im_as_int(cp, 1, 1 << 20, &r->cp, err))
+    if (!write_par_args(im, p, r, err))
         return FALSE;
-    if (r->cp > 1)
-        im_put_int(p, "cp", r->cp, cp->key);
-    if (ct && r->cp > 1) {
-        if (strcmp(ct->value, "p2p") != 0 && strcmp(ct->value, "all_gather") != 0)
-            return im_fail(err, ct,
-                           "expected p2p or all_gather (a2a and a2a+p2p are not "
-                           "modelled)");
-        im_put(p, "cp_comm", ct->value, ct->key);
-    } else if (ct) {
-        ct->used = FALSE; /* nothing to say at cp 1: listed as not mapped */
-    }
     /* Megatron-LM's FSDP. --use-megatron-fsdp (--use-custom-fsdp before its rename) with
      * --data-parallel-sharding-strategy (megatron/training/arguments.py, default no_shard):
      * optim_grads_params is Megatron-FSDP, zero 3 under framework megatron (framework.c), optim
@@ -355,14 +385,13 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
     topo_spec_clear(&topo);
     if (r->global_dp)
         dp = r->global / (r->micro * r->accum);
-    int64_t ranks = r->tp * MAX(r->cp, 1) * r->pp * dp;
+    int64_t ranks = r->tp * r->mp * r->pp * dp;
     *nodes = (ranks + gpn - 1) / gpn;
     g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
     g_autofree char *why = g_strdup_printf(
         "the fewest that hold TP %" G_GINT64_FORMAT "%s x PP %" G_GINT64_FORMAT
         " x DP %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT " GPUs per node%s; --nodes N sets it",
-        r->tp, r->cp > 1 ? " x CP" : "", r->pp, dp, gpn,
-        dp > 1 ? " (DP from the global batch)" : "");
+        r->tp, r->mp_label, r->pp, dp, gpn, dp > 1 ? " (DP from the global batch)" : "");
     im_chose(im, "nodes", v, why);
     return TRUE;
 }

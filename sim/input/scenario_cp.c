@@ -33,6 +33,15 @@ static gboolean search_fits(const Scenario *s, int size) {
     return s->seq_len % (2 * size) == 0;
 }
 
+/* Megatron-LM's --context-parallel-size and --cp-comm-type (megatron/training/arguments.py;
+ * TransformerEngine's cp_comm_type) */
+static const ScenarioParArg import_args[] = {{.arg = "context_parallel_size", .key = "cp"},
+                                             {.arg = "cp_comm_type",
+                                              .key = "cp_comm",
+                                              .values = cp_comm_names,
+                                              .unmodelled = "a2a and a2a+p2p are not modelled"},
+                                             {0}};
+
 static void describe(const Scenario *s, char *buf, size_t n) {
     if (s->cp > 1)
         g_snprintf(buf + strlen(buf), n - strlen(buf), " x CP %d (%s)", s->cp,
@@ -102,4 +111,5 @@ const ScenarioPar scenario_par_cp = {.name = "cp",
                                      .report = report,
                                      .describe = describe,
                                      .search_fits = search_fits,
+                                     .import_args = import_args,
                                      .check = check};

@@ -13,6 +13,17 @@
 
 #include "scenario.h"
 
+/* sim import: a framework argument (normalised: dashes to underscores) that sets one of a
+ * parallelism's keys */
+typedef struct {
+    const char *arg; /* "context_parallel_size"; NULL ends a list */
+    const char *key; /* its key in the parallel block ("cp") */
+    /* the values it takes, NULL-terminated, and what else it takes that is not modelled (for the
+     * error); values NULL: a size, an integer >= 1 */
+    const char *const *values;
+    const char *unmodelled;
+} ScenarioParArg;
+
 typedef struct {
     const char *name;
     const char *const *keys; /* its keys of the parallel block, NULL-terminated */
@@ -35,6 +46,10 @@ typedef struct {
      * batch; the search explores it where the scenario's size is above 1. NULL: not searched
      * (a dimension of search.c's own, or none). */
     gboolean (*search_fits)(const Scenario *s, int size);
+    /* sim import: Megatron-LM's arguments for it, the first setting its size, the others mapped
+     * only where that is above 1 (at 1 they are listed as not mapped); NULL: none beyond what
+     * import_run.c maps itself (tp, pp, the data-parallel schemes) */
+    const ScenarioParArg *import_args;
     /* checks (each may be NULL): of the model's shape, before DP is derived; of everything else,
      * once the layout and batch are known (root: the whole scenario, for the key to blame) */
     gboolean (*check_layout)(const ConfNode *root, Scenario *s, GError **err);
