@@ -9,6 +9,9 @@
 #include "util.h"
 #include "watch.h"
 
+/* the plug-ins under test (declared with their table in blocks.c) */
+extern const Parallelism par_tp, par_sp;
+
 #define E 2.0 /* fp16 bytes */
 
 static double volume(const SimRun *run, CollOp op) {

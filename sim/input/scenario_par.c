@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+extern const ScenarioPar scenario_par_tp, scenario_par_cp, scenario_par_ep, scenario_par_dp;
 const ScenarioPar *const scenario_pars[] = {&scenario_par_tp, &scenario_par_cp, &scenario_par_pp,
                                             &scenario_par_ep, &scenario_par_dp, NULL};
 

@@ -56,9 +56,10 @@ typedef struct {
     gboolean (*check)(const ConfNode *root, Scenario *s, GError **err);
 } ScenarioPar;
 
-/* The entries (scenario_tp.c, scenario_cp.c, scenario_pipe.c, scenario_moe.c, scenario_dp.c) */
-extern const ScenarioPar scenario_par_tp, scenario_par_cp, scenario_par_pp, scenario_par_ep,
-    scenario_par_dp;
+/* The entries (scenario_tp.c, scenario_cp.c, scenario_pipe.c, scenario_moe.c, scenario_dp.c) are
+ * declared where their table is (scenario_par.c), but the pipeline's, which scenario.c's layout
+ * errors name */
+extern const ScenarioPar scenario_par_pp;
 
 /* The table, in order, NULL-terminated */
 extern const ScenarioPar *const scenario_pars[];

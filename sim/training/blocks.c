@@ -19,6 +19,7 @@
  * attention body they wrap, then expert parallelism, whose MoE body they wrap. Data and pipeline
  * parallelism wrap no block: they come last, data parallelism first (its ZeRO-3 plan precedes
  * the pipeline's first batched exchange) and last to decide a gradient group. */
+extern const Parallelism par_tp, par_sp, par_cp, par_ep, par_pp, par_dp;
 static const Parallelism *const table[] = {&par_tp, &par_sp, &par_cp, &par_ep, &par_dp, &par_pp};
 G_STATIC_ASSERT(G_N_ELEMENTS(table) <= PAR_MAX);
 

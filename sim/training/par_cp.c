@@ -46,6 +46,8 @@ typedef struct {
     double kv_bytes; /* K and V of the rank's s / cp tokens */
 } CpState;
 
+extern const Parallelism par_cp; /* defined below, its state's key */
+
 static CpState *state(const Builder *b) {
     return blocks_state(b, &par_cp);
 }

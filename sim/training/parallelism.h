@@ -125,8 +125,8 @@ struct Parallelism {
     void (*grads_end)(Builder *b, int micro, gboolean last_pass);
 };
 
-/* The plug-ins' hooks (par_*.c) */
-extern const Parallelism par_tp, par_sp, par_cp, par_ep, par_pp, par_dp;
+/* The plug-ins (par_*.c) are declared where their table is (blocks.c): adding one touches its
+ * file and the table. */
 
 /* blocks.c: the walker. Set up the stage's enabled plug-ins (once per stage, after the segment
  * times); emit unit u's forward (ph PHASE_FWD or PHASE_RECOMPUTE) or backward after task `in`
