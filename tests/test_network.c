@@ -624,6 +624,14 @@ START_TEST(test_link_room_changes_nothing) {
 }
 END_TEST
 
+/* The first NIC-out link of node 0 and of node 1 into L */
+static void first_nic_out(const Topology *topo, int32_t L[2]) {
+    L[0] = L[1] = -1;
+    for (int32_t l = 0; l < topo_links(topo); l++)
+        if (topo_link_kind(topo, l) == LINK_NIC_OUT && L[topo_link_node(topo, l)] < 0)
+            L[topo_link_node(topo, l)] = l;
+}
+
 /* A link's bytes by traffic class, by hand. Load set B (borrowed) crosses L1 with
  * one stream and L0 with two; at first both are its alone, so its flows' bytes go
  * to the set (EXCLUSIVE LINKS). B moves b = 3 MB a stream, at 0 and 10 ms (class
@@ -635,10 +643,8 @@ START_TEST(test_link_bytes_by_class) {
     const char *sets[] = {"nodes=2", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
     g_autoptr(Topology) topo = topo_ok(sc);
-    int32_t L[2] = {-1, -1};
-    for (int32_t l = 0; l < topo_links(topo); l++)
-        if (topo_link_kind(topo, l) == LINK_NIC_OUT && L[topo_link_node(topo, l)] < 0)
-            L[topo_link_node(topo, l)] = l;
+    int32_t L[2];
+    first_nic_out(topo, L);
     double c = topo_link_capacity(topo, L[0]), b = 3e6, a = 1e6;
     ck_assert(topo_link_capacity(topo, L[1]) == c);
     uint32_t u = (uint32_t)topo_stream_weight(topo);
@@ -685,10 +691,8 @@ START_TEST(test_unearly_flow_still_ends) {
     const char *sets[] = {"nodes=2", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
     g_autoptr(Topology) topo = topo_ok(sc);
-    int32_t L[2] = {-1, -1};
-    for (int32_t l = 0; l < topo_links(topo); l++)
-        if (topo_link_kind(topo, l) == LINK_NIC_OUT && L[topo_link_node(topo, l)] < 0)
-            L[topo_link_node(topo, l)] = l;
+    int32_t L[2];
+    first_nic_out(topo, L);
     double c = topo_link_capacity(topo, L[0]), b = 3e6, a = 300e6;
     ck_assert(topo_link_capacity(topo, L[1]) == c);
     uint32_t u = (uint32_t)topo_stream_weight(topo);
