@@ -77,6 +77,7 @@ printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-pa
 check megatron-cp 0 "$sim" import "$tmp/cp.sh"
 expect_grep megatron-cp-text "^  cp: 2" "$tmp/out"
 expect_grep megatron-cp-comm "^  cp_comm: all_gather" "$tmp/out"
+expect_grep megatron-cp-nodes "TP 1 x CP 2 x PP 1" "$tmp/out"
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2 --cp-comm-type a2a\n' >"$tmp/cpa.sh"
 check megatron-cp-a2a 2 "$sim" import "$tmp/cpa.sh"
 expect_grep megatron-cp-a2a-text "a2a and a2a+p2p are not modelled" "$tmp/err"

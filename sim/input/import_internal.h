@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     int64_t tp, pp, zero, micro, accum, global, seq;
     int64_t mp;        /* the product of the other model-parallel sizes (cp: import_args) */
-    char mp_label[48]; /* their labels, " x CP" */
+    char mp_label[48]; /* their labels and sizes, " x CP 2" */
     int elem_bytes;
     ImportItem *global_dp; /* the global batch when it, with micro and accum, fixes DP */
 } Run;

@@ -83,8 +83,9 @@ static gboolean write_par_args(Im *im, GString *p, Run *r, GError **err) {
         if (n > 1) {
             im_put_int(p, a->key, n, size->key);
             r->mp *= n;
-            g_strlcat(r->mp_label, " x ", sizeof r->mp_label);
-            g_strlcat(r->mp_label, (*e)->label, sizeof r->mp_label);
+            size_t at = strlen(r->mp_label);
+            g_snprintf(r->mp_label + at, sizeof r->mp_label - at, " x %s %" G_GINT64_FORMAT,
+                       (*e)->label, n);
         }
         for (a++; a->arg; a++) {
             ImportItem *it = im_take(im, a->arg, NULL);
