@@ -175,6 +175,52 @@ START_TEST(test_tp_overlap_column) {
 }
 END_TEST
 
+/* With context parallelism on in the scenario (parallel.cp > 1: scenario_search_dims), every
+ * layout is tried at each CP size 1, 2, 4, ... whose 2 cp chunks divide the sequence, with TP x
+ * CP x PP dividing the GPUs and DP the rest, in a cp column. Closed form on 1.3B (24 layers) on 2
+ * DGX H100 nodes (16 GPUs) at seq 40: the (tp, pp, cp) triples are tp | 8, pp | 24, cp in
+ * {1, 2, 4} (cp 8's 16 chunks do not divide 40) with tp pp cp | 16; at a global batch of 16 every
+ * triple has a point (DP is a power of 2 and micro-batch 1 divides). */
+START_TEST(test_context_parallel_column) {
+    const char *sets[] = {"nodes=2",
+                          "topology=dgx-h100",
+                          "training.framework=megatron",
+                          "model.attention=flash",
+                          "parallel.tp=1",
+                          "parallel.cp=2",
+                          "training.seq_len=40",
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
+    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_tp.yaml"), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {2, 16, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    gboolean seen[9][25][5] = {{{FALSE}}}; /* by tp, pp, log2 cp */
+    for (int i = 0; i < sweep_points(sw); i++) {
+        g_autofree char *name = sweep_point_name(sw, i);
+        int tp, pp, dp, cp;
+        ck_assert_int_eq(sscanf(name, "tp=%d, pp=%d, dp=%d", &tp, &pp, &dp), 3);
+        const char *at = strstr(name, ", cp=");
+        ck_assert_msg(at != NULL, "%s", name);
+        cp = atoi(at + 5);
+        ck_assert_msg(cp == 1 || cp == 2 || cp == 4, "%s", name);
+        ck_assert_msg(tp * pp * cp * dp == 16, "%s", name);
+        seen[tp][pp][cp == 1 ? 0 : cp == 2 ? 1 : 2] = TRUE;
+    }
+    for (int tp = 1; tp <= 8; tp++)
+        for (int pp = 1; pp <= 24; pp++)
+            for (int l = 0; l < 5; l++) {
+                int cp = 1 << l;
+                gboolean want =
+                    8 % tp == 0 && 24 % pp == 0 && 40 % (2 * cp) == 0 && 16 % (tp * pp * cp) == 0;
+                ck_assert_msg(seen[tp][pp][l] == want, "tp %d pp %d cp %d: %s", tp, pp, cp,
+                              want ? "missing" : "unexpected");
+            }
+}
+END_TEST
+
 /* sim_bound less its rounding margin (LOWER BOUND in sim.c): 2 ps a task instance, 1e-9. */
 static SimTime bound_of_exact(const SimRun *run, SimTime it) {
     const Scenario *sc = sim_scenario(run);
@@ -321,6 +367,7 @@ int main(void) {
     tcase_add_test(tc, test_virtual_stages);
     tcase_add_test(tc, test_sequence_parallel_column);
     tcase_add_test(tc, test_tp_overlap_column);
+    tcase_add_test(tc, test_context_parallel_column);
     tcase_add_test(tc, test_bound_closed_form);
     tcase_add_test(tc, test_bound_below_exact);
     tcase_add_test(tc, test_horizon);
