@@ -81,6 +81,10 @@ expect_grep megatron-cp-nodes "TP 1 x CP 2 x PP 1" "$tmp/out"
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 2 --cp-comm-type a2a\n' >"$tmp/cpa.sh"
 check megatron-cp-a2a 2 "$sim" import "$tmp/cpa.sh"
 expect_grep megatron-cp-a2a-text "a2a and a2a+p2p are not modelled" "$tmp/err"
+# a layout larger than any machine is refused at import (its product overflows 64 bits)
+printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --context-parallel-size 1048576 --tensor-model-parallel-size 1048576 --pipeline-model-parallel-size 1048576\n' >"$tmp/huge.sh"
+check megatron-huge 2 "$sim" import "$tmp/huge.sh"
+expect_grep megatron-huge-text "needs 1.153e+18 GPUs, more than 1048576 nodes" "$tmp/err"
 # Megatron-LM's FSDP is refused by name, not simulated as its DDP
 printf -- '--num-layers 2 --hidden-size 256 --num-attention-heads 4 --use-torch-fsdp2\n' >"$tmp/fsdp.sh"
 check megatron-fsdp 2 "$sim" import "$tmp/fsdp.sh"

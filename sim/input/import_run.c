@@ -386,8 +386,16 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
     topo_spec_clear(&topo);
     if (r->global_dp)
         dp = r->global / (r->micro * r->accum);
-    int64_t ranks = r->tp * r->mp * r->pp * dp;
-    *nodes = (ranks + gpn - 1) / gpn;
+    /* each factor up to 2^20 (DP 2^40): their product may not fit in 64 bits */
+    double ranks = (double)r->tp * (double)r->mp * (double)r->pp * (double)dp;
+    if (ranks > (double)(1 << 20) * (double)gpn) { /* a scenario's nodes: 1 to 2^20 */
+        g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
+                    "%s: TP %" G_GINT64_FORMAT "%s x PP %" G_GINT64_FORMAT " x DP %" G_GINT64_FORMAT
+                    " needs %.4g GPUs, more than 1048576 nodes of %" G_GINT64_FORMAT " hold",
+                    im->path, r->tp, r->mp_label, r->pp, dp, ranks, gpn);
+        return FALSE;
+    }
+    *nodes = ((int64_t)ranks + gpn - 1) / gpn;
     g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
     g_autofree char *why = g_strdup_printf(
         "the fewest that hold TP %" G_GINT64_FORMAT "%s x PP %" G_GINT64_FORMAT
