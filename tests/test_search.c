@@ -9,6 +9,19 @@
 
 static const int micro[] = {1, 2, 4};
 
+/* The layouts sim search enumerates for scenario file (with sets) on nodes nodes at a global
+ * batch, prepared (every point loaded) */
+static Sweep *layouts(const char *file, const char **sets, int nodes, int64_t batch) {
+    g_autoptr(Scenario) sc = load_ok(file, sets);
+    Sweep *sw = sweep_new(scen(file), NULL, SWEEP_CSV, FALSE);
+    SearchSpace space = {nodes, batch, micro, 3};
+    SearchCounts c;
+    search_add_layouts(sw, sc, &space, &c);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    return sw;
+}
+
 START_TEST(test_enumeration) {
     const char *sets[] = {"nodes=2", NULL};
     g_autoptr(Scenario) sc = load_ok("20B_tp8.yaml", sets);
@@ -97,13 +110,7 @@ END_TEST
 /* Under the interleaved schedule the search also tries the model chunks per stage: every v with
  * pp x v dividing the 24 layers, micro-batches a multiple of pp; pp 1 runs 1F1B with v 1. */
 START_TEST(test_virtual_stages) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_interleaved.yaml", NULL);
-    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_interleaved.yaml"), NULL, SWEEP_CSV, FALSE);
-    SearchSpace space = {1, 64, micro, 3};
-    SearchCounts c;
-    search_add_layouts(sw, sc, &space, &c);
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    g_autoptr(Sweep) sw = layouts("1.3B_interleaved.yaml", NULL, 1, 64);
     int seen_v[25] = {0};
     for (int i = 0; i < sweep_points(sw); i++) {
         g_autofree char *name = sweep_point_name(sw, i);
@@ -125,13 +132,7 @@ END_TEST
 /* With sequence parallelism on in the scenario, every layout with TP > 1 is tried with and
  * without it, and TP 1 once (nothing to split). */
 START_TEST(test_sequence_parallel_column) {
-    g_autoptr(Scenario) sc = load_ok("13B_tp8_sp.yaml", NULL);
-    g_autoptr(Sweep) sw = sweep_new(scen("13B_tp8_sp.yaml"), NULL, SWEEP_CSV, FALSE);
-    SearchSpace space = {1, 8, micro, 3};
-    SearchCounts c;
-    search_add_layouts(sw, sc, &space, &c);
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    g_autoptr(Sweep) sw = layouts("13B_tp8_sp.yaml", NULL, 1, 8);
     int on = 0, off = 0, off_tp1 = 0;
     for (int i = 0; i < sweep_points(sw); i++) {
         g_autofree char *name = sweep_point_name(sw, i);
@@ -152,13 +153,7 @@ END_TEST
 /* With the TP communication overlap in the scenario, every TP > 1 layout runs with its chunks
  * and without (0); TP 1 only without. */
 START_TEST(test_tp_overlap_column) {
-    g_autoptr(Scenario) sc = load_ok("1.3B_tp_overlap.yaml", NULL);
-    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_tp_overlap.yaml"), NULL, SWEEP_CSV, FALSE);
-    SearchSpace space = {1, 8, micro, 3};
-    SearchCounts c;
-    search_add_layouts(sw, sc, &space, &c);
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    g_autoptr(Sweep) sw = layouts("1.3B_tp_overlap.yaml", NULL, 1, 8);
     int on = 0, off = 0;
     for (int i = 0; i < sweep_points(sw); i++) {
         g_autofree char *name = sweep_point_name(sw, i);
@@ -190,13 +185,7 @@ START_TEST(test_context_parallel_column) {
                           "parallel.cp=2",
                           "training.seq_len=40",
                           NULL};
-    g_autoptr(Scenario) sc = load_ok("1.3B_tp.yaml", sets);
-    g_autoptr(Sweep) sw = sweep_new(scen("1.3B_tp.yaml"), NULL, SWEEP_CSV, FALSE);
-    SearchSpace space = {2, 16, micro, 3};
-    SearchCounts c;
-    search_add_layouts(sw, sc, &space, &c);
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(sweep_prepare(sw, 2, &err), "%s", err ? err->message : "");
+    g_autoptr(Sweep) sw = layouts("1.3B_tp.yaml", sets, 2, 16);
     gboolean seen[9][25][5] = {{{FALSE}}}; /* by tp, pp, log2 cp */
     for (int i = 0; i < sweep_points(sw); i++) {
         g_autofree char *name = sweep_point_name(sw, i);

@@ -28,7 +28,7 @@ static int report(const Scenario *s, ScenarioParKey *keys) {
     return 2;
 }
 
-/* Megatron-LM's 2 cp chunks of each sequence (check) */
+/* Megatron-LM's 2 cp chunks of each sequence divide it (check, and sim search's sizes) */
 static gboolean search_fits(const Scenario *s, int size) {
     return s->seq_len % (2 * size) == 0;
 }
@@ -71,7 +71,7 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     const ConfNode *cpn = scenario_at(root, "parallel", "cp");
     if (s->cp == 1)
         return TRUE;
-    if (s->seq_len % (2 * s->cp) != 0)
+    if (!search_fits(s, s->cp))
         return conf_fail(err, CONF_ERROR_INVALID, cpn,
                          "context parallelism %d splits each sequence into 2 x %d = %d chunks "
                          "(Megatron-LM's load-balanced causal split), which do not divide seq_len "

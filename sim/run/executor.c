@@ -51,14 +51,15 @@ static int sim_index(const Executor *ex, int rank) {
     return ex->sim_of[rank];
 }
 
-/* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
- * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one); one of
- * a TP group where its ranks are interchangeable. */
 /* The ranks of one DP replica in a data-parallel group: 1, or those of the dimensions that join
  * the gradient reduction (context parallelism's cp: layout.h) */
 static int replica_share(const Executor *ex) {
     return layout_group_size(ex->lay, DIM_DP) / ex->sc->dp;
 }
+
+/* Members of a group of dimension dim (n ranks) that are simulated: with dedup, the DP indices
+ * below span (a DIM_DP_INTRA block lies wholly among them, a DIM_DP_INTER group has one); one of
+ * a TP group where its ranks are interchangeable. */
 
 static int simulated_members(const Executor *ex, Dim dim, int n) {
     if (!ex->dedup)

@@ -56,11 +56,8 @@ static gboolean cp_enabled(const Scenario *sc) {
     return sc->cp > 1;
 }
 
+/* its dimension's size, which is also the factor each rank's tokens are split by */
 static int cp_size(const Scenario *sc) {
-    return sc->cp;
-}
-
-static int cp_seq_split(const Scenario *sc) {
     return sc->cp;
 }
 
@@ -165,7 +162,7 @@ const Parallelism par_cp = {.name = "cp",
                             .dedup_images = TRUE,
                             .report_class = DIM_CP,
                             .enabled = cp_enabled,
-                            .seq_split = cp_seq_split,
+                            .seq_split = cp_size,
                             .prepare = cp_prepare,
                             .owns = cp_owns,
                             .body = cp_body};
