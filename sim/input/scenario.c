@@ -412,8 +412,9 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
         "micro_batch",  "grad_accum",   "global_batch",     "seq_len",
         "precision",    "recompute",    "framework",        "synchronize_each_layer",
         "comms_logger", "token_budget", SCENARIO_FSDP_KEYS, NULL};
-    static const char *const sim_keys[] = {"dedup_replicas", "contention",    "collectives", "host",
-                                           "interference",   "group_in_step", NULL};
+    static const char *const sim_keys[] = {
+        "dedup_replicas", "contention",    "collectives",  "host",
+        "interference",   "group_in_step", "steady_state", NULL};
     static const char *const coll_modes[] = {"aggregated", "detailed", NULL};
     if (!conf_check_keys(root, keys, "the scenario", err) ||
         !conf_string(root, "description", FALSE, &s->description, err) ||
@@ -432,6 +433,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     s->host = TRUE;
     s->interference = TRUE;
     s->group_in_step = TRUE;
+    s->steady_state = TRUE;
     int coll_mode = 0;
     int fw = FW_DEEPSPEED;
     if (!conf_int32(root, "nodes", TRUE, 1, 1 << 20, &s->nodes, err))
@@ -476,6 +478,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
          !conf_bool(sim, "host", FALSE, &s->host, err) ||
          !conf_bool(sim, "interference", FALSE, &s->interference, err) ||
          !conf_bool(sim, "group_in_step", FALSE, &s->group_in_step, err) ||
+         !conf_bool(sim, "steady_state", FALSE, &s->steady_state, err) ||
          !conf_enum(sim, "collectives", FALSE, coll_modes, &coll_mode, err)))
         return FALSE;
     s->detailed = coll_mode == 1;

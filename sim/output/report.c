@@ -128,7 +128,7 @@ static double utilization(const SimRun *run, const NetLinkStat *l) {
 static void write_json_links(FILE *out, const SimRun *run) {
     const Topology *topo = sim_topology(run);
     const Scenario *sc = sim_scenario(run);
-    GArray *links = net_busiest_links(sim_network(run), REPORT_LINKS);
+    GArray *links = sim_busiest_links(run, REPORT_LINKS);
     fputs("  \"links\": [", out);
     for (guint i = 0; i < links->len; i++) {
         const NetLinkStat *l = &g_array_index(links, NetLinkStat, i);
@@ -225,7 +225,7 @@ static void what_if_init(WhatIf *w, const SimRun *run) {
                 g_array_append_val(w->kinds, kinds);
             }
     }
-    GArray *links = net_busiest_links(sim_network(run), 1);
+    GArray *links = sim_busiest_links(run, 1);
     w->limit = links->len ? g_array_index(links, NetLinkStat, 0) : (NetLinkStat){0};
     g_array_unref(links);
 }
@@ -303,17 +303,6 @@ static void write_text_what_if(FILE *out, const SimRun *run) {
         fputc('\n', out);
     }
     what_if_clear(&w);
-}
-
-/* The critical rank's host work by cause (exec_host_work over its stage's program); all zero
- * when the scenario does not model the host. */
-static HostWork critical_host_work(const SimRun *run) {
-    const Scenario *sc = sim_scenario(run);
-    if (!sc->host)
-        return (HostWork){0};
-    const Workload *wl = sim_workload(run);
-    int stage = layout_stage(workload_layout(wl), sim_summary(run)->critical_rank);
-    return exec_host_work(&sc->topo, workload_program(wl, stage));
 }
 
 static void write_json(FILE *out, const SimRun *run, gboolean timing) {
@@ -410,7 +399,7 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i1, "exposed_comm_s", sim_time_s(s->critical.exposed), FALSE);
     report_kv_num(out, i1, "bubble_s", sim_time_s(s->critical.bubble), FALSE);
     report_kv_num(out, i1, "host_wait_s", sim_time_s(s->critical.host_wait), FALSE);
-    HostWork hw = critical_host_work(run);
+    HostWork hw = sim_host_work(run);
     fprintf(out, "%s\"host\": {\n", i1);
     report_kv_num(out, i2, "dispatch_s", hw.dispatch_s, FALSE);
     report_kv_num(out, i2, "hooks_s", hw.hooks_s, FALSE);
@@ -513,6 +502,8 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "trial_copy_sends", s->trial_copy_sends, FALSE);
     report_kv_num(out, i2, "trial_uneven_copy_sends", s->trial_uneven_sends, FALSE);
     report_kv_num(out, i2, "trial_copy_pace_ratio", s->trial_pace_ratio, FALSE);
+    report_kv_str(out, i2, "steady_state", sim_steady_name(s->steady), FALSE);
+    report_kv_num(out, i2, "micro_batches_simulated", s->micro_batches_simulated, FALSE);
     report_kv_num(out, i2, "wall_s", timing ? s->wall_s : 0, FALSE);
     report_kv_num(out, i2, "events_per_s", timing && s->wall_s > 0 ? s->events / s->wall_s : 0,
                   FALSE);
@@ -587,7 +578,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
             sim_time_s(s->critical.host_wait));
     fprintf(out, "  interference     %10.6f s  of compute: slowed by communication under it\n",
             sim_time_s(s->critical.interference));
-    HostWork hw = critical_host_work(run);
+    HostWork hw = sim_host_work(run);
     if (sc->host)
         fprintf(out,
                 "  host work        %10.6f s  issuing: operators %.6f, hooks %.6f, calls %.6f, "
@@ -659,7 +650,7 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fputc('\n', out);
     }
     stats_rows_free(rows);
-    GArray *links = net_busiest_links(sim_network(run), 5);
+    GArray *links = sim_busiest_links(run, 5);
     if (links->len) {
         fprintf(out, "%-28s %-9s %12s %6s  %s\n", "busiest links", "kind", "carried", "busy",
                 "by dimension");
@@ -685,6 +676,11 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
     if (s->rank_events != s->events) /* tensor-parallel groups in step (docs/speed.md) */
         fprintf(out, " (%" G_GUINT64_FORMAT " rank-events)", s->rank_events);
     fprintf(out, ", %d of %d ranks", s->ranks_simulated, sc->gpus);
+    if (s->steady == STEADY_EXTRAPOLATED) /* STEADY STATE in steady.c */
+        fprintf(out, ", three short runs of up to %d of %d micro-batches extrapolated",
+                s->micro_batches_simulated, sc->grad_accum);
+    else if (s->steady == STEADY_DIVERGED)
+        fprintf(out, ", every micro-batch (the short runs' steps differed)");
     if (timing)
         fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
                 s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);

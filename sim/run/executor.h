@@ -79,6 +79,12 @@ typedef struct {
 } HostWork;
 
 HostWork exec_host_work(const TopologySpec *ts, const Program *pg);
+/* STEADY STATE (sim/run/steady.c): exec_host_work of the program with k more micro-batches than
+ * pc, from three programs of one stage with one micro-batch more each (pa, pb, pc): each figure
+ * moves by k times its step from pb to pc, which must equal its step from pa to pb exactly
+ * (FALSE otherwise). */
+gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pa, const Program *pb,
+                                    const Program *pc, int64_t k, HostWork *out);
 
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);

@@ -1,23 +1,10 @@
 /* sim: builds the layers bottom-up, runs, summarises. */
-#include "sim.h"
 #include "machine_error.h"
+#include "sim_internal.h"
 
 #include <math.h>
 #include <string.h>
 #include <sys/resource.h>
-
-struct SimRun {
-    const Scenario *sc;
-    Engine *eng;
-    Topology *topo;
-    Network *net;
-    Collectives *coll;
-    Workload *wl;
-    Stats *st;
-    Executor *ex;
-    int critical_index;
-    SimSummary sum;
-};
 
 void sim_run_free(SimRun *run) {
     if (!run)
@@ -29,6 +16,9 @@ void sim_run_free(SimRun *run) {
     net_free(run->net);
     topo_free(run->topo);
     engine_free(run->eng);
+    if (run->links)
+        g_array_unref(run->links);
+    g_free(run->own_sc);
     g_free(run);
 }
 
@@ -93,6 +83,27 @@ static SimTime bound_run_horizon(SimTime horizon, double instances) {
     return h >= (double)SIM_TIME_MAX ? SIM_TIME_MAX : (SimTime)h;
 }
 
+void sim_figures(SimRun *run) {
+    const Scenario *sc = run->sc;
+    SimSummary *s = &run->sum;
+    run->critical_index = stats_critical_rank(run->st);
+    s->critical_rank = exec_job_rank(run->ex, run->critical_index);
+    s->critical = stats_rank(run->st, run->critical_index);
+    s->iteration = s->critical.finish;
+    s->overlap = s->critical.comm > 0
+                     ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
+                     : 0.0;
+    s->model_flops = workload_model_flops(sc);
+    double secs = sim_time_s(s->iteration);
+    s->tflops_per_gpu = secs > 0 ? s->model_flops / secs / sc->gpus / 1e12 : 0.0;
+    s->mfu = s->tflops_per_gpu * 1e12 / sc->topo.device.peak_flops[sc->precision];
+    s->neox_flops = workload_neox_flops(sc);
+    /* get_flops: flops_per_iteration / (iter_time_s * world_size) */
+    s->neox_tflops_per_gpu = secs > 0 ? s->neox_flops / (secs * sc->gpus) / 1e12 : 0.0;
+    s->memory = workload_memory(run->wl);
+    s->params = model_params(&sc->model, sc->seq_len, sc->tp);
+}
+
 /* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
  * whose links' work goes there, horizon then being the bound's (bound_run_horizon). */
 static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
@@ -133,32 +144,18 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
         exec_set_bound(run->ex);
         coll_set_bound(run->coll);
     }
+    run->sum.micro_batches_simulated = sc->grad_accum;
     run->sum.read_ahead = exec_state_bytes(run->ex) > READ_AHEAD_BYTES;
     engine_set_read_ahead(run->eng, run->sum.read_ahead);
     if (!exec_run(run->ex, err))
         return NULL;
 
+    sim_figures(run);
     SimSummary *s = &run->sum;
-    run->critical_index = stats_critical_rank(run->st);
-    s->critical_rank = exec_job_rank(run->ex, run->critical_index);
-    s->critical = stats_rank(run->st, run->critical_index);
-    s->iteration = s->critical.finish;
     if (s->iteration > horizon) { /* its last event was the one past the horizon */
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
         return NULL;
     }
-    s->overlap = s->critical.comm > 0
-                     ? (double)(s->critical.comm - s->critical.exposed) / (double)s->critical.comm
-                     : 0.0;
-    s->model_flops = workload_model_flops(run->wl);
-    double secs = sim_time_s(s->iteration);
-    s->tflops_per_gpu = secs > 0 ? s->model_flops / secs / sc->gpus / 1e12 : 0.0;
-    s->mfu = s->tflops_per_gpu * 1e12 / sc->topo.device.peak_flops[sc->precision];
-    s->neox_flops = workload_neox_flops(run->wl);
-    /* get_flops: flops_per_iteration / (iter_time_s * world_size) */
-    s->neox_tflops_per_gpu = secs > 0 ? s->neox_flops / (secs * sc->gpus) / 1e12 : 0.0;
-    s->memory = workload_memory(run->wl);
-    s->params = model_params(&sc->model, sc->seq_len, sc->tp);
     s->events = engine_events(run->eng);
     s->solves = net_solves(run->net);
     s->solved_links = net_solved_links(run->net);
@@ -209,9 +206,9 @@ Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
 }
 
 /* sim_run_observed with a horizon for the run whose figures count (not a trial's, whose
- * iteration may overstate the answer's). */
-static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
-                        GError **err) {
+ * iteration may overstate the answer's), every micro-batch simulated. */
+SimRun *sim_run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
+                     GError **err) {
     gint64 t0 = g_get_monotonic_time();
     Dedup mode = sim_dedup_mode(sc, dedup);
     if (mode != DEDUP_EXACT)
@@ -232,6 +229,15 @@ static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const Ex
     sim_keep_trial(run, &kept);
     run->sum.wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
     return run;
+}
+
+/* sim_run_mode, or where the scenario's pipeline repeats, STEADY STATE (steady.c). An observer
+ * sees every task of the run whose figures count, so it gets every micro-batch. */
+static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
+                        GError **err) {
+    if (!obs && steady_applies(sc))
+        return steady_run(sc, dedup, horizon, err);
+    return sim_run_mode(sc, dedup, horizon, obs, err);
 }
 
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
@@ -338,6 +344,24 @@ SimTime sim_bound_within(const Scenario *sc, SimTime horizon, GError **err) {
 
 SimTime sim_bound(const Scenario *sc, GError **err) {
     return sim_bound_within(sc, SIM_TIME_MAX, err);
+}
+
+HostWork sim_host_work(const SimRun *run) {
+    const Scenario *sc = run->sc;
+    if (!sc->host)
+        return (HostWork){0};
+    if (run->sum.steady == STEADY_EXTRAPOLATED)
+        return run->host;
+    int stage = layout_stage(workload_layout(run->wl), run->sum.critical_rank);
+    return exec_host_work(&sc->topo, workload_program(run->wl, stage));
+}
+
+GArray *sim_busiest_links(const SimRun *run, int max) {
+    if (!run->links)
+        return net_busiest_links(run->net, max);
+    guint n = MIN(run->links->len, (guint)MAX(max, 0));
+    GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(NetLinkStat), n);
+    return g_array_append_vals(out, run->links->data, n);
 }
 
 const Network *sim_network(const SimRun *run) {

@@ -40,6 +40,16 @@ SimTime sim_bound_within(const Scenario *sc, SimTime horizon, GError **err);
 gboolean sim_error_is_input(const GError *err);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 
+/* STEADY STATE (steady.c): how a run's micro-batches were simulated. */
+typedef enum {
+    STEADY_OFF,          /* every micro-batch (sim.steady_state off, or not a repeating pipeline) */
+    STEADY_EXTRAPOLATED, /* three short runs, their exact per-micro-batch step repeated */
+    STEADY_DIVERGED,     /* the short runs' steps differed: every micro-batch simulated after */
+} SteadyMode;
+
+/* "off", "extrapolated", "diverged": the report's sim.steady_state. */
+const char *sim_steady_name(SteadyMode m);
+
 typedef struct {
     SimTime iteration;  /* slowest rank's finish, picoseconds */
     int critical_rank;  /* job rank of the slowest rank */
@@ -75,9 +85,14 @@ typedef struct {
     uint64_t trial_events;
     int trial_copy_sends, trial_uneven_sends;
     double trial_pace_ratio;
-    double wall_s;         /* host seconds spent simulating */
-    double peak_rss_bytes; /* host process peak resident memory */
-    double page_faults;    /* host process page faults so far (minor and major; getrusage) */
+    SteadyMode steady;           /* STEADY STATE: with EXTRAPOLATED the figures are the three
+                                    short runs' extrapolated, and the engine's and solver's
+                                    counters (events ... rank_events, trial_events) their sums */
+    int micro_batches_simulated; /* per pipeline, in the longest run made (grad_accum when every
+                                    micro-batch was simulated) */
+    double wall_s;               /* host seconds spent simulating */
+    double peak_rss_bytes;       /* host process peak resident memory */
+    double page_faults;          /* host process page faults so far (minor and major; getrusage) */
 } SimSummary;
 
 /* EXACT REPRESENTATIVES in two steps, for a caller that must know the mode before the run whose
@@ -107,10 +122,16 @@ gboolean sim_inspect(const Scenario *sc, SimInspect *out, GError **err);
 const SimSummary *sim_summary(const SimRun *run);
 const Scenario *sim_scenario(const SimRun *run);
 const Stats *sim_stats(const SimRun *run);
-/* The rank programs the run executed. */
+/* The rank programs the run executed (with STEADY STATE, the longest short run's). */
 const Workload *sim_workload(const SimRun *run);
 /* The network and machine of the run, for link statistics. */
 const Network *sim_network(const SimRun *run);
+/* The `max` busiest links of the run as net_busiest_links gives them (extrapolated with STEADY
+ * STATE). g_array_unref. */
+GArray *sim_busiest_links(const SimRun *run, int max);
+/* The critical rank's host work by cause (exec_host_work over its stage's program; extrapolated
+ * with STEADY STATE); all zero when the scenario does not model the host. */
+HostWork sim_host_work(const SimRun *run);
 const Topology *sim_topology(const SimRun *run);
 /* Simulated index of the critical rank (for stats_comm_rows). */
 int sim_critical_index(const SimRun *run);

@@ -247,3 +247,107 @@ double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim) {
     int s = st->slot_of[op * DIM_COUNT + dim];
     return s < 0 ? 0.0 : st->ranks[r].slot[s].calls;
 }
+
+/* STEADY STATE (sim/run/steady.c): one value of three runs a, b, c of 1, 2 and 3 more repeated
+ * micro-batches than a; FALSE unless its steps agree exactly, else *out = c + k (c - b). */
+static gboolean affine_time(SimTime a, SimTime b, SimTime c, int64_t k, SimTime *out) {
+    SimTime d = c - b, kd;
+    if (b - a != d || __builtin_mul_overflow(k, d, &kd) || __builtin_add_overflow(c, kd, out))
+        return FALSE;
+    return TRUE;
+}
+
+static gboolean affine_num(double a, double b, double c, int64_t k, double *out) {
+    double d = c - b;
+    if (b - a != d)
+        return FALSE;
+    *out = c + (double)k * d;
+    return isfinite(*out);
+}
+
+static gboolean affine_rank(const RankStats *a, const RankStats *b, RankStats *c, int nslots,
+                            int64_t k) {
+    RankStats x = *c;
+    if (a->in_flight || b->in_flight || c->in_flight || a->computing || b->computing ||
+        c->computing)
+        return FALSE;
+    gboolean ok =
+        affine_time(a->last, b->last, c->last, k, &x.last) &&
+        affine_time(a->compute, b->compute, c->compute, k, &x.compute) &&
+        affine_time(a->comm, b->comm, c->comm, k, &x.comm) &&
+        affine_time(a->exposed, b->exposed, c->exposed, k, &x.exposed) &&
+        affine_time(a->bubble, b->bubble, c->bubble, k, &x.bubble) &&
+        affine_time(a->finish, b->finish, c->finish, k, &x.finish) &&
+        affine_time(a->host_wait, b->host_wait, c->host_wait, k, &x.host_wait) &&
+        affine_time(a->interference, b->interference, c->interference, k, &x.interference);
+    for (int s = 0; ok && s < nslots; s++) {
+        const SlotStats *p = &a->slot[s], *q = &b->slot[s], *r = &c->slot[s];
+        SlotStats *o = &x.slot[s];
+        ok = affine_time(p->time, q->time, r->time, k, &o->time) &&
+             affine_num(p->exposed, q->exposed, r->exposed, k, &o->exposed) &&
+             affine_num(p->hidden, q->hidden, r->hidden, k, &o->hidden) &&
+             affine_num(p->calls, q->calls, r->calls, k, &o->calls) &&
+             affine_num(p->volume, q->volume, r->volume, k, &o->volume);
+    }
+    if (ok)
+        *c = x;
+    return ok;
+}
+
+/* A size's count in table t (0 where it never occurred). */
+static double size_count(GHashTable *t, int64_t key) {
+    const double *v = g_hash_table_lookup(t, &key);
+    return v ? *v : 0.0;
+}
+
+gboolean stats_extrapolate(Stats *c, const Stats *b, const Stats *a, int64_t k) {
+    if (a->nsim != c->nsim || b->nsim != c->nsim || a->weight != c->weight ||
+        b->weight != c->weight || a->nslots != c->nslots || b->nslots != c->nslots ||
+        memcmp(a->cat_of_slot, c->cat_of_slot, sizeof c->cat_of_slot) ||
+        memcmp(b->cat_of_slot, c->cat_of_slot, sizeof c->cat_of_slot))
+        return FALSE;
+    int ns = c->nslots;
+    /* every figure is checked before any is changed: a failed check leaves c as it ran */
+    RankStats *ranks = g_memdup2(c->ranks, sizeof(RankStats) * (size_t)c->nsim);
+    double calls[SLOT_MAX], bytes[SLOT_MAX], volume[SLOT_MAX];
+    gboolean ok = TRUE;
+    for (int r = 0; ok && r < c->nsim; r++)
+        ok = affine_rank(&a->ranks[r], &b->ranks[r], &ranks[r], ns, k);
+    for (int s = 0; ok && s < ns; s++) {
+        ok = affine_num(a->calls[s], b->calls[s], c->calls[s], k, &calls[s]) &&
+             affine_num(a->bytes[s], b->bytes[s], c->bytes[s], k, &bytes[s]) &&
+             affine_num(a->volume[s], b->volume[s], c->volume[s], k, &volume[s]);
+        /* the sizes a and b issued, c issued too (a size new in c fails below) */
+        ok = ok && g_hash_table_size(a->sizes[s]) <= g_hash_table_size(c->sizes[s]) &&
+             g_hash_table_size(b->sizes[s]) <= g_hash_table_size(c->sizes[s]);
+        GHashTableIter it;
+        gpointer key, v;
+        g_hash_table_iter_init(&it, c->sizes[s]);
+        while (ok && g_hash_table_iter_next(&it, &key, &v)) {
+            int64_t kk = *(int64_t *)key;
+            double out;
+            ok = affine_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk), *(double *)v,
+                            k, &out);
+        }
+    }
+    if (!ok) {
+        g_free(ranks);
+        return FALSE;
+    }
+    memcpy(c->ranks, ranks, sizeof(RankStats) * (size_t)c->nsim);
+    g_free(ranks);
+    for (int s = 0; s < ns; s++) {
+        c->calls[s] = calls[s];
+        c->bytes[s] = bytes[s];
+        c->volume[s] = volume[s];
+        GHashTableIter it;
+        gpointer key, v;
+        g_hash_table_iter_init(&it, c->sizes[s]);
+        while (g_hash_table_iter_next(&it, &key, &v)) {
+            int64_t kk = *(int64_t *)key;
+            double *count = v;
+            affine_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk), *count, k, count);
+        }
+    }
+    return TRUE;
+}

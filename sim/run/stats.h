@@ -80,6 +80,12 @@ typedef struct {
 GArray *stats_comm_rows(const Stats *st, int r);
 void stats_rows_free(GArray *rows);
 
+/* STEADY STATE (sim/run/steady.c): c becomes what it would be after k more micro-batches, from
+ * three runs of one layout with one micro-batch more each (a, b, c): every figure's step from b to
+ * c must equal its step from a to b exactly, and then moves by k such steps (c + k (c - b)).
+ * FALSE, c unchanged, where a step differs or the runs' ranks or (op, dim) slots do. */
+gboolean stats_extrapolate(Stats *c, const Stats *b, const Stats *a, int64_t k);
+
 /* Volume rank r issued for (op, dim), bytes. */
 double stats_rank_volume(const Stats *st, int r, CollOp op, Dim dim);
 double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim);

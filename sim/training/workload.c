@@ -511,15 +511,13 @@ const Layout *workload_layout(const Workload *wl) {
     return wl->layout;
 }
 
-double workload_model_flops(const Workload *wl) {
-    const Scenario *sc = wl->sc;
+double workload_model_flops(const Scenario *sc) {
     /* forward + backward (2x forward), no recomputation: the MFU convention of Chowdhery et al.
      * 2022 and Narayanan et al. 2021 */
     return 3.0 * model_forward_flops(&sc->model, 1, sc->seq_len, sc->tp) * (double)sc->global_batch;
 }
 
-double workload_neox_flops(const Workload *wl) {
-    const Scenario *sc = wl->sc;
+double workload_neox_flops(const Scenario *sc) {
     return model_neox_flops(&sc->model, sc->global_batch, sc->seq_len, sc->tp,
                             sc->recompute == RECOMPUTE_FULL);
 }

@@ -162,13 +162,14 @@ int workload_grad_ranks(const Scenario *sc, ParamClass c);
  * before a run is built. */
 double workload_first_stage_opt_params(const Scenario *sc);
 
-/* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job. */
-double workload_model_flops(const Workload *wl);
+/* FLOPs of one iteration counted as model FLOPs (no recomputation), whole job: of the scenario
+ * alone, without building its programs. */
+double workload_model_flops(const Scenario *sc);
 
 /* FLOPs of one iteration, whole job, as GPT-NeoX's get_flops counts them (model_neox_flops):
  * recomputation included when the scenario recomputes full layers (GPT-NeoX's
  * checkpoint_activations; selective recomputation has no GPT-NeoX switch and counts 3x). */
-double workload_neox_flops(const Workload *wl);
+double workload_neox_flops(const Scenario *sc);
 
 /* Memory of the rank with the largest footprint. */
 ModelMemory workload_memory(const Workload *wl);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# steady_state.sh SIM ROOT: STEADY STATE (sim/run/steady.c) changes no report. Every shipped
+# scenario, every layout the validation rows run (validation/e2e.csv, study-trends.csv), and
+# 1F1B pipelines with many micro-batches under the mechanisms that could break a repeating step
+# (every rank simulated, data parallelism across a dragonfly with uneven sends rerun, ZeRO-1, host,
+# interference, contention and detailed collectives on and off), run with sim.steady_state true
+# and false; the JSON reports must be the same bytes but for the engine's and the solver's
+# counters, the two steady-state keys and the override itself. And the runs must extrapolate
+# (at least MIN_EXTRAPOLATED of them), or the test says nothing.
+set -u
+sim="$1"; cd "$2" || exit 2
+source tests/lib.sh
+MIN_EXTRAPOLATED=20
+
+strip() {
+    grep -v -e '"events":' -e '"lane_events":' -e '"rank_events":' -e '"trial_events":' \
+        -e '"solves":' -e '"solved_links":' -e '"early_activations":' -e '"steady_state":' \
+        -e '"micro_batches_simulated":' -e '"overrides":' -e 'sim.steady_state' "$1" |
+        sed 's/,$//'
+}
+
+extrapolated=0
+same() { # args...: one scenario, with and without the steady state
+    # shellcheck disable=SC2068
+    if ! "$sim" $@ -f json --no-timing >"$tmp/on.json" 2>"$tmp/err"; then
+        fail=$((fail + 1)); echo "FAIL run: $*"; cat "$tmp/err"; return
+    fi
+    # shellcheck disable=SC2068
+    "$sim" $@ -f json --no-timing --set sim.steady_state=false >"$tmp/off.json" 2>&1
+    if diff <(strip "$tmp/on.json") <(strip "$tmp/off.json") >"$tmp/diff"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL reports differ: $*"; head -20 "$tmp/diff"
+    fi
+    if grep -q '"steady_state": "extrapolated"' "$tmp/on.json"; then
+        extrapolated=$((extrapolated + 1))
+    fi
+    grep -q '"steady_state": "diverged"' "$tmp/on.json" && echo "note: diverged: $*"
+    return 0
+}
+
+for f in scenarios/*.yaml; do
+    case "$f" in *1T_full_frontier*) continue ;; esac
+    same "$f"
+done
+while IFS= read -r cmd; do
+    same "$cmd"
+done < <(python3 - <<'PY'
+import csv
+seen = []
+for r in [*csv.DictReader(open("validation/e2e.csv")),
+          *csv.DictReader(open("validation/study-trends.csv"))]:
+    for c in r["command"].split(";;"):
+        c = c.strip()
+        if c not in seen:
+            seen.append(c)
+print("\n".join(seen))
+PY
+)
+variants=(
+    "scenarios/validation/megatron_76b.yaml --all-ranks"
+    "scenarios/validation/megatron_76b.yaml --set sim.host=false"
+    "scenarios/validation/megatron_76b.yaml --set sim.interference=false"
+    "scenarios/validation/megatron_76b.yaml --set sim.contention=false"
+    "scenarios/validation/megatron_76b.yaml --set sim.collectives=detailed"
+    "scenarios/validation/megatron_76b.yaml --set sim.group_in_step=false"
+    "scenarios/validation/dash_22b.yaml --all-ranks"
+    "scenarios/validation/dash_22b.yaml --set parallel.zero=1"
+    "scenarios/validation/dash_175b.yaml --set sim.dedup_replicas=estimate"
+    "scenarios/1.3B_pp.yaml --set training.grad_accum=128"
+    "scenarios/1.3B_pp.yaml --set training.grad_accum=128 --set parallel.pp=4 --set nodes=2"
+    "scenarios/1.3B_tp_pp.yaml --set training.grad_accum=64 --all-ranks"
+    "scenarios/1T_full_frontier.yaml --set nodes=32 --set parallel.pp=16 --set training.grad_accum=128"
+    "scenarios/1T_full_frontier.yaml --set nodes=64 --set training.grad_accum=256"
+)
+for v in "${variants[@]}"; do
+    same "$v"
+done
+if [ "$extrapolated" -lt "$MIN_EXTRAPOLATED" ]; then
+    fail=$((fail + 1)); echo "FAIL only $extrapolated runs extrapolated"
+else
+    pass=$((pass + 1))
+fi
+echo "extrapolated: $extrapolated runs"
+finish steady_state

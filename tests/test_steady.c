@@ -1,0 +1,142 @@
+/* STEADY STATE (sim/run/steady.c): the extrapolation of a run's statistics by closed form on a
+ * synthetic rank, its refusal of uneven steps, and a 1F1B run extrapolated against the same run
+ * with every micro-batch simulated, to the picosecond. */
+#include <string.h>
+
+#include "util.h"
+
+/* A rank's statistics over m periods of 20 ps after a 100 ps prologue of compute: each period a
+ * 1,000-byte TP allreduce (2,000 bytes of volume) in flight for 15 ps under 10 ps of compute, then
+ * 5 ps idle. With `late`, the last period's allreduce ends 1 ps later (an uneven step). */
+static Stats *periods(int m, gboolean late) {
+    Stats *st = stats_new(1, 1, 1);
+    stats_compute(st, 0, TRUE, 0);
+    stats_compute(st, 0, FALSE, 100);
+    SimTime t = 100;
+    for (int i = 0; i < m; i++, t += 20) {
+        stats_issue(st, 0, COLL_ALLREDUCE, DIM_TP, 1000, 2000);
+        stats_comm(st, 0, COLL_ALLREDUCE, DIM_TP, TRUE, t);
+        stats_compute(st, 0, TRUE, t);
+        stats_compute(st, 0, FALSE, t + 10);
+        stats_comm(st, 0, COLL_ALLREDUCE, DIM_TP, FALSE, t + 15 + (late && i == m - 1));
+    }
+    stats_finish(st, 0, t);
+    return st;
+}
+
+static void rank_eq(RankTimes x, RankTimes y) {
+    ck_assert_int_eq(x.finish, y.finish);
+    ck_assert_int_eq(x.compute, y.compute);
+    ck_assert_int_eq(x.comm, y.comm);
+    ck_assert_int_eq(x.exposed, y.exposed);
+    ck_assert_int_eq(x.bubble, y.bubble);
+}
+
+/* 3, 4 and 5 periods moved by 7 steps are 12 periods: finish 100 + 12 x 20, compute 100 + 12 x
+ * 10, communication 12 x 15 of which 12 x 5 exposed, bubble 12 x 5, 12 calls of one size. */
+START_TEST(test_stats_closed_form) {
+    g_autoptr(Stats) a = periods(3, FALSE);
+    g_autoptr(Stats) b = periods(4, FALSE);
+    g_autoptr(Stats) c = periods(5, FALSE);
+    g_autoptr(Stats) full = periods(12, FALSE);
+    ck_assert(stats_extrapolate(c, b, a, 7));
+    RankTimes r = stats_rank(c, 0);
+    ck_assert_int_eq(r.finish, 100 + 12 * 20);
+    ck_assert_int_eq(r.compute, 100 + 12 * 10);
+    ck_assert_int_eq(r.comm, 12 * 15);
+    ck_assert_int_eq(r.exposed, 12 * 5);
+    ck_assert_int_eq(r.bubble, 12 * 5);
+    rank_eq(r, stats_rank(full, 0));
+    GArray *x = stats_comm_rows(c, 0), *y = stats_comm_rows(full, 0);
+    ck_assert_uint_eq(x->len, 1);
+    CommRow *p = &g_array_index(x, CommRow, 0), *q = &g_array_index(y, CommRow, 0);
+    ck_assert_double_eq(p->calls, 12);
+    ck_assert_double_eq(p->message_bytes, 12 * 1000.0);
+    ck_assert_double_eq(p->volume_bytes, 12 * 2000.0);
+    ck_assert_int_eq(p->time, 12 * 15);
+    ck_assert_double_eq(p->exposed, q->exposed);
+    ck_assert_double_eq(p->hidden, 12 * 10.0);
+    ck_assert_uint_eq(p->sizes->len, 1);
+    ck_assert_double_eq(g_array_index(p->sizes, SizeCount, 0).calls, 12);
+    stats_rows_free(x);
+    stats_rows_free(y);
+}
+END_TEST
+
+/* A step that differs by a picosecond is refused, and the statistics stay as they ran. */
+START_TEST(test_stats_uneven_refused) {
+    g_autoptr(Stats) a = periods(3, FALSE);
+    g_autoptr(Stats) b = periods(4, FALSE);
+    g_autoptr(Stats) c = periods(5, TRUE);
+    g_autoptr(Stats) same = periods(5, TRUE);
+    ck_assert(!stats_extrapolate(c, b, a, 7));
+    rank_eq(stats_rank(c, 0), stats_rank(same, 0));
+    ck_assert_double_eq(stats_rank_calls(c, 0, COLL_ALLREDUCE, DIM_TP), 5);
+}
+END_TEST
+
+/* Whether two JSON reports are the same bytes from the line after "overrides" (which names the
+ * switch) up to "resolved_scenario" (which holds it, followed by the sim block's counters), and
+ * before "overrides". */
+static gboolean report_part_eq(const char *a, const char *b) {
+    const char *oa = strstr(a, "\"overrides\""), *ob = strstr(b, "\"overrides\"");
+    const char *ra = strstr(a, "\"resolved_scenario\""), *rb = strstr(b, "\"resolved_scenario\"");
+    if (!oa || !ob || !ra || !rb || oa - a != ob - b || memcmp(a, b, (size_t)(oa - a)))
+        return FALSE;
+    oa = strchr(oa, '\n');
+    ob = strchr(ob, '\n');
+    return ra - oa == rb - ob && !memcmp(oa, ob, (size_t)(ra - oa));
+}
+
+#define PIPE_SETS                                                                                  \
+    "parallel.pp=4", "parallel.dp=2", "parallel.schedule=1f1b", "training.grad_accum=64",          \
+        "training.synchronize_each_layer=false", "model.layers=16"
+
+/* 1.3B on 4 stages, 64 micro-batches: three short runs of 4, 5 and 6 micro-batches extrapolated,
+ * equal to the run with every micro-batch in the iteration, the critical rank's times and its
+ * communication rows; the JSON reports the same bytes but for the sim block. */
+START_TEST(test_run_matches_every_micro_batch) {
+    const char *on[] = {PIPE_SETS, NULL}, *off[] = {PIPE_SETS, "sim.steady_state=false", NULL};
+    g_autoptr(Scenario) sa = load_ok("1.3B_pp.yaml", on);
+    g_autoptr(Scenario) sb = load_ok("1.3B_pp.yaml", off);
+    g_autoptr(SimRun) ra = run_ok(sa, -1);
+    g_autoptr(SimRun) rb = run_ok(sb, -1);
+    const SimSummary *x = sim_summary(ra), *y = sim_summary(rb);
+    ck_assert_int_eq(x->steady, STEADY_EXTRAPOLATED);
+    ck_assert_int_eq(x->micro_batches_simulated, 6);
+    ck_assert_int_eq(y->steady, STEADY_OFF);
+    ck_assert_int_eq(y->micro_batches_simulated, 64);
+    ck_assert_int_eq(x->iteration, y->iteration);
+    ck_assert_int_eq(x->critical_rank, y->critical_rank);
+    rank_eq(x->critical, y->critical);
+    ck_assert(x->events < y->events);
+    g_autofree char *ja = json_of(ra), *jb = json_of(rb);
+    ck_assert(report_part_eq(ja, jb));
+}
+END_TEST
+
+/* Too few micro-batches for three short runs to cost half the run: every one simulated. */
+START_TEST(test_short_pipeline_simulated) {
+    const char *sets[] = {PIPE_SETS, "training.grad_accum=16", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets);
+    g_autoptr(SimRun) run = run_ok(sc, -1);
+    ck_assert_int_eq(sim_summary(run)->steady, STEADY_OFF);
+    ck_assert_int_eq(sim_summary(run)->micro_batches_simulated, 16);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("steady");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_stats_closed_form);
+    tcase_add_test(tc, test_stats_uneven_refused);
+    tcase_add_test(tc, test_run_matches_every_micro_batch);
+    tcase_add_test(tc, test_short_pipeline_simulated);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
