@@ -46,28 +46,9 @@ same() { # args...: one scenario, grouped and not
     return 0
 }
 
-# the shipped scenarios (the whole machine with every rank takes minutes: its layout on fewer
-# nodes below)
-for f in scenarios/*.yaml; do
-    case "$f" in *1T_full_frontier*) continue ;; esac
-    same "$f"
-done
-# the layouts of the validation rows
-while IFS= read -r cmd; do
-    same "$cmd"
-done < <(python3 - <<'EOF'
-import csv
-seen = []
-for f in ("validation/e2e.csv", "validation/study-trends.csv"):
-    for r in csv.DictReader(open(f)):
-        for c in r["command"].split(";;"):
-            c = c.strip()
-            if c not in seen:
-                seen.append(c)
-print("\n".join(seen))
-EOF
-)
-# every rank, and the mechanisms that part a group's ranks
+# every shipped scenario and validation layout (tests/lib.sh; the whole machine with every rank
+# takes minutes: its layout on fewer nodes below)
+every_layout same
 variants=(
     "scenarios/1T_full_frontier.yaml --set nodes=32 --all-ranks"
     "scenarios/1T_full_frontier.yaml --set nodes=64"

@@ -16,3 +16,25 @@ finish() { # name
     echo "$1: $pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+every_layout() { # fn: calls fn with each shipped scenario but the whole machine with every rank
+    # (minutes), then with each distinct command of the validation rows (e2e, study trends)
+    local f cmd
+    for f in scenarios/*.yaml; do
+        case "$f" in *1T_full_frontier*) continue ;; esac
+        "$1" "$f"
+    done
+    while IFS= read -r cmd; do
+        "$1" "$cmd"
+    done < <(python3 - <<'PY'
+import csv
+seen = []
+for f in ("validation/e2e.csv", "validation/study-trends.csv"):
+    for r in csv.DictReader(open(f)):
+        for c in r["command"].split(";;"):
+            c = c.strip()
+            if c not in seen:
+                seen.append(c)
+print("\n".join(seen))
+PY
+)
+}

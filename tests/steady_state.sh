@@ -39,24 +39,8 @@ same() { # args...: one scenario, with and without the steady state
     return 0
 }
 
-for f in scenarios/*.yaml; do
-    case "$f" in *1T_full_frontier*) continue ;; esac
-    same "$f"
-done
-while IFS= read -r cmd; do
-    same "$cmd"
-done < <(python3 - <<'PY'
-import csv
-seen = []
-for r in [*csv.DictReader(open("validation/e2e.csv")),
-          *csv.DictReader(open("validation/study-trends.csv"))]:
-    for c in r["command"].split(";;"):
-        c = c.strip()
-        if c not in seen:
-            seen.append(c)
-print("\n".join(seen))
-PY
-)
+# every shipped scenario and validation layout (tests/lib.sh)
+every_layout same
 variants=(
     "scenarios/validation/megatron_76b.yaml --all-ranks"
     "scenarios/validation/megatron_76b.yaml --set sim.host=false"
