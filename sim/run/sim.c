@@ -83,6 +83,14 @@ static SimTime bound_run_horizon(SimTime horizon, double instances) {
     return h >= (double)SIM_TIME_MAX ? SIM_TIME_MAX : (SimTime)h;
 }
 
+void sim_host_cost(SimSummary *s, gint64 t0) {
+    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
+    s->page_faults = (double)ru.ru_minflt + (double)ru.ru_majflt; /* each first touch of a page */
+}
+
 void sim_figures(SimRun *run) {
     const Scenario *sc = run->sc;
     SimSummary *s = &run->sum;
@@ -164,11 +172,7 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
     s->rank_events = s->events + exec_group_events(run->ex);
     s->ranks_simulated = exec_ranks_simulated(run->ex);
     coll_copies_evenness(run->coll, &s->copy_sends, &s->uneven_sends, &s->copy_pace_ratio);
-    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
-    s->page_faults = (double)ru.ru_minflt + (double)ru.ru_majflt; /* each first touch of a page */
+    sim_host_cost(s, t0);
     return g_steal_pointer(&run);
 }
 

@@ -29,6 +29,8 @@ SimRun *sim_run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecO
 /* The summary's figures from the run's statistics and its scenario: the critical rank, its
  * times, the FLOP rates and the memory (not the engine's counters). */
 void sim_figures(SimRun *run);
+/* The summary's host figures: seconds since t0 (g_get_monotonic_time), peak RSS, page faults. */
+void sim_host_cost(SimSummary *s, gint64 t0);
 
 /* STEADY STATE (steady.c): whether sc's pipeline repeats so that steady_run applies. */
 gboolean steady_applies(const Scenario *sc);

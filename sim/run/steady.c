@@ -10,16 +10,18 @@
  * times, the calls and bytes of every (operation, dimension) and message size, every link's
  * bytes, the host's work. Every such figure is then affine in m, f(m) = f(m0) + (m - m0) step.
  *
- * So where the scenario asks for m micro-batches and m > 3 (p + 2), three short runs are made,
- * with p, p + 1 and p + 2 micro-batches (every stage has its full warm-up and at least one pair),
- * and every figure of the three is required to step by exactly the same amount from the first to
- * the second as from the second to the third: times in integer picoseconds, bytes, calls and
- * shares as the same double arithmetic gives them. Then the report is the third run's with
- * each figure moved by m - p - 2 steps; the critical rank, the overlap and the FLOP rates are
- * recomputed from the moved figures (sim_figures), the memory is the short runs' (the same in
- * all three: 1F1B holds at most p - s micro-batches' activations whatever m), the model FLOPs
- * come from the scenario. Where any figure's steps differ (a transient longer than the short
- * runs, a period longer than one micro-batch, a rank set or a link set that changes), the three
+ * So where the scenario asks for m >= 6 (p + 1) micro-batches (three short runs cost at most half
+ * the whole), three short runs are made, with p, p + 1 and p + 2 micro-batches (every stage has
+ * its full warm-up and at least one pair), and every figure of the three is required to step by
+ * exactly the same amount from the first to the second as from the second to the third: times in
+ * integer picoseconds, bytes, calls and shares as the same double arithmetic gives them. Then the
+ * report is the third run's with each figure moved by m - p - 2 steps; the critical rank, the
+ * overlap and the FLOP rates are recomputed from the moved figures (sim_figures), the memory is
+ * the short runs' (the same in all three: 1F1B holds at most p - s micro-batches' activations
+ * whatever m), the model FLOPs come from the scenario. Where any figure's steps differ (a
+ * transient longer than the short runs, a period longer than one micro-batch, a rank set or a link
+ * set that changes), a second attempt starts from 3p/2 if all attempts together simulate no more
+ * than m micro-batches; else the short runs
  * are dropped and every micro-batch is simulated (sim.steady_state: "diverged" in the report).
  *
  * What this proves and what it checks. The steps agreeing on three runs says the iteration grew
@@ -36,7 +38,6 @@
 #include "sim_internal.h"
 
 #include <string.h>
-#include <sys/resource.h>
 
 /* The micro-batches of attempt i's first short run: p, 3p/2, 2p, ... (every stage has its full
  * warm-up and at least one pair). */
@@ -158,11 +159,6 @@ SimRun *steady_run(const Scenario *sc, int dedup, SimTime horizon, GError **err)
             return NULL;
         }
     }
-    SimSummary *s = &run->sum;
-    s->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    s->peak_rss_bytes = (double)ru.ru_maxrss * 1024.0;
-    s->page_faults = (double)ru.ru_minflt + (double)ru.ru_majflt;
+    sim_host_cost(&run->sum, t0);
     return run;
 }
