@@ -56,6 +56,8 @@ variants=(
     "scenarios/1.3B_tp_pp.yaml --set training.grad_accum=64 --all-ranks"
     "scenarios/1T_full_frontier.yaml --set nodes=32 --set parallel.pp=16 --set training.grad_accum=128"
     "scenarios/1T_full_frontier.yaml --set nodes=64 --set training.grad_accum=256"
+    "scenarios/llama3_70b_dgx_h100.yaml --set training.global_batch=1024"
+    "scenarios/llama3_70b_frontier.yaml --set training.global_batch=1024"
 )
 for v in "${variants[@]}"; do
     same "$v"

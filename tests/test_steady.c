@@ -1,27 +1,39 @@
-/* STEADY STATE (sim/run/steady.c): the extrapolation of a run's statistics by closed form on a
- * synthetic rank, its refusal of uneven steps, and a 1F1B run extrapolated against the same run
- * with every micro-batch simulated, to the picosecond. */
+/* STEADY STATE (sim/run/steady.c): the extrapolation of a run's statistics from three cuts by
+ * closed form on a synthetic rank, its refusal of uneven steps, the rounding allowed to running
+ * sums, and a 1F1B run extrapolated against the same run with every micro-batch simulated, to the
+ * picosecond. */
 #include <string.h>
+
+#include "steps.h"
 
 #include "util.h"
 
 /* A rank's statistics over m periods of 20 ps after a 100 ps prologue of compute: each period a
  * 1,000-byte TP allreduce (2,000 bytes of volume) in flight for 15 ps under 10 ps of compute, then
- * 5 ps idle. With `late`, the last period's allreduce ends 1 ps later (an uneven step). */
-static Stats *periods(int m, gboolean late) {
+ * 5 ps idle. Copies are taken at the start of periods 3, 4 and 5 into cut (where not NULL). With
+ * `late`, period 4's allreduce ends 1 ps later (an uneven step between the second and third cut).
+ */
+static Stats *periods(int m, gboolean late, Stats *cut[3]) {
     Stats *st = stats_new(1, 1, 1);
     stats_compute(st, 0, TRUE, 0);
     stats_compute(st, 0, FALSE, 100);
     SimTime t = 100;
     for (int i = 0; i < m; i++, t += 20) {
+        if (cut && i >= 3 && i <= 5)
+            cut[i - 3] = stats_copy(st);
         stats_issue(st, 0, COLL_ALLREDUCE, DIM_TP, 1000, 2000);
         stats_comm(st, 0, COLL_ALLREDUCE, DIM_TP, TRUE, t);
         stats_compute(st, 0, TRUE, t);
         stats_compute(st, 0, FALSE, t + 10);
-        stats_comm(st, 0, COLL_ALLREDUCE, DIM_TP, FALSE, t + 15 + (late && i == m - 1));
+        stats_comm(st, 0, COLL_ALLREDUCE, DIM_TP, FALSE, t + 15 + (late && i == 4));
     }
     stats_finish(st, 0, t);
     return st;
+}
+
+static void cuts_free(Stats *cut[3]) {
+    for (int i = 0; i < 3; i++)
+        stats_free(cut[i]);
 }
 
 static void rank_eq(RankTimes x, RankTimes y) {
@@ -32,22 +44,23 @@ static void rank_eq(RankTimes x, RankTimes y) {
     ck_assert_int_eq(x.bubble, y.bubble);
 }
 
-/* 3, 4 and 5 periods moved by 7 steps are 12 periods: finish 100 + 12 x 20, compute 100 + 12 x
- * 10, communication 12 x 15 of which 12 x 5 exposed, bubble 12 x 5, 12 calls of one size. */
+/* 7 periods cut at periods 3, 4 and 5, moved by 5 periods of 20 ps, are 12 periods: finish
+ * 100 + 12 x 20, compute 100 + 12 x 10, communication 12 x 15 of which 12 x 5 exposed, bubble
+ * 12 x 5, 12 calls of one size. */
 START_TEST(test_stats_closed_form) {
-    g_autoptr(Stats) a = periods(3, FALSE);
-    g_autoptr(Stats) b = periods(4, FALSE);
-    g_autoptr(Stats) c = periods(5, FALSE);
-    g_autoptr(Stats) full = periods(12, FALSE);
-    ck_assert(stats_extrapolate(c, b, a, 7));
-    RankTimes r = stats_rank(c, 0);
+    Stats *cut[3];
+    g_autoptr(Stats) run = periods(7, FALSE, cut);
+    g_autoptr(Stats) full = periods(12, FALSE, NULL);
+    ck_assert(stats_extrapolate(run, cut[0], cut[1], cut[2], 20, 5));
+    cuts_free(cut);
+    RankTimes r = stats_rank(run, 0);
     ck_assert_int_eq(r.finish, 100 + 12 * 20);
     ck_assert_int_eq(r.compute, 100 + 12 * 10);
     ck_assert_int_eq(r.comm, 12 * 15);
     ck_assert_int_eq(r.exposed, 12 * 5);
     ck_assert_int_eq(r.bubble, 12 * 5);
     rank_eq(r, stats_rank(full, 0));
-    GArray *x = stats_comm_rows(c, 0), *y = stats_comm_rows(full, 0);
+    GArray *x = stats_comm_rows(run, 0), *y = stats_comm_rows(full, 0);
     ck_assert_uint_eq(x->len, 1);
     CommRow *p = &g_array_index(x, CommRow, 0), *q = &g_array_index(y, CommRow, 0);
     ck_assert_double_eq(p->calls, 12);
@@ -63,15 +76,33 @@ START_TEST(test_stats_closed_form) {
 }
 END_TEST
 
-/* A step that differs by a picosecond is refused, and the statistics stay as they ran. */
+/* A step that differs by a picosecond is refused, and the statistics stay as they ran; so is a
+ * period that does not match the cuts' own. */
 START_TEST(test_stats_uneven_refused) {
-    g_autoptr(Stats) a = periods(3, FALSE);
-    g_autoptr(Stats) b = periods(4, FALSE);
-    g_autoptr(Stats) c = periods(5, TRUE);
-    g_autoptr(Stats) same = periods(5, TRUE);
-    ck_assert(!stats_extrapolate(c, b, a, 7));
-    rank_eq(stats_rank(c, 0), stats_rank(same, 0));
-    ck_assert_double_eq(stats_rank_calls(c, 0, COLL_ALLREDUCE, DIM_TP), 5);
+    Stats *cut[3];
+    g_autoptr(Stats) run = periods(7, TRUE, cut);
+    g_autoptr(Stats) same = periods(7, TRUE, NULL);
+    ck_assert(!stats_extrapolate(run, cut[0], cut[1], cut[2], 20, 5));
+    rank_eq(stats_rank(run, 0), stats_rank(same, 0));
+    ck_assert_double_eq(stats_rank_calls(run, 0, COLL_ALLREDUCE, DIM_TP), 7);
+    cuts_free(cut);
+    /* cuts taken in another order (not one period apart) step unevenly */
+    g_autoptr(Stats) even = periods(7, FALSE, cut);
+    ck_assert(!stats_extrapolate(even, cut[0], cut[2], cut[1], 20, 5));
+    ck_assert_int_eq(stats_rank(even, 0).finish, 100 + 7 * 20);
+    cuts_free(cut);
+}
+END_TEST
+
+/* Running sums of doubles: steps equal but for the sum's rounding are even (0.1 added to 0.1
+ * and to 0.2 gives steps 0.1 and 0.10000000000000003); a step off by a millionth is not. */
+START_TEST(test_steps_even_rounding) {
+    double a = 0.1, b = a + 0.1, c = b + 0.1;
+    ck_assert(b - a != c - b);
+    ck_assert(steps_even(a, b, c));
+    ck_assert(!steps_even(0, 1, 2.000001));
+    ck_assert(!steps_even(1e9, 2e9, 3e9 + 1));
+    ck_assert(steps_even(1e9, 2e9, 3e9));
 }
 END_TEST
 
@@ -92,9 +123,10 @@ static gboolean report_part_eq(const char *a, const char *b) {
     "parallel.pp=4", "parallel.dp=2", "parallel.schedule=1f1b", "training.grad_accum=64",          \
         "training.synchronize_each_layer=false", "model.layers=16"
 
-/* 1.3B on 4 stages, 64 micro-batches: three short runs of 4, 5 and 6 micro-batches extrapolated,
- * equal to the run with every micro-batch in the iteration, the critical rank's times and its
- * communication rows; the JSON reports the same bytes but for the sim block. */
+/* 1.3B on 4 stages, 64 micro-batches: one short run of 29 micro-batches cut at the forwards of
+ * micro-batches 24, 25 and 26 (CUT_FIRST_MIN) and extrapolated, equal to the run with every
+ * micro-batch in the iteration, the critical rank's times and its communication rows; the JSON
+ * reports (host work included) the same bytes but for the sim block. */
 START_TEST(test_run_matches_every_micro_batch) {
     const char *on[] = {PIPE_SETS, NULL}, *off[] = {PIPE_SETS, "sim.steady_state=false", NULL};
     g_autoptr(Scenario) sa = load_ok("1.3B_pp.yaml", on);
@@ -103,7 +135,7 @@ START_TEST(test_run_matches_every_micro_batch) {
     g_autoptr(SimRun) rb = run_ok(sb, -1);
     const SimSummary *x = sim_summary(ra), *y = sim_summary(rb);
     ck_assert_int_eq(x->steady, STEADY_EXTRAPOLATED);
-    ck_assert_int_eq(x->micro_batches_simulated, 6);
+    ck_assert_int_eq(x->micro_batches_simulated, 29);
     ck_assert_int_eq(y->steady, STEADY_OFF);
     ck_assert_int_eq(y->micro_batches_simulated, 64);
     ck_assert_int_eq(x->iteration, y->iteration);
@@ -115,7 +147,7 @@ START_TEST(test_run_matches_every_micro_batch) {
 }
 END_TEST
 
-/* Too few micro-batches for three short runs to cost half the run: every one simulated. */
+/* Too few micro-batches for the short run to cost half the run: every one simulated. */
 START_TEST(test_short_pipeline_simulated) {
     const char *sets[] = {PIPE_SETS, "training.grad_accum=16", NULL};
     g_autoptr(Scenario) sc = load_ok("1.3B_pp.yaml", sets);
@@ -131,6 +163,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_stats_closed_form);
     tcase_add_test(tc, test_stats_uneven_refused);
+    tcase_add_test(tc, test_steps_even_rounding);
     tcase_add_test(tc, test_run_matches_every_micro_batch);
     tcase_add_test(tc, test_short_pipeline_simulated);
     suite_add_tcase(s, tc);

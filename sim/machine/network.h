@@ -120,11 +120,11 @@ typedef struct {
 /* The `max` links busiest (most bytes for their capacity; ties by link id), busiest first.
  * g_array_unref. */
 GArray *net_busiest_links(const Network *net, int max);
-/* STEADY STATE (sim/run/steady.c): net_busiest_links of c, every link, as after k more
- * micro-batches, from three runs of one layout with one micro-batch more each (a, b, c): each
- * link's bytes by class move by k times their step from b to c, which must equal the step from a
- * to b exactly. NULL where a step differs. */
-GArray *net_links_extrapolate(const Network *c, const Network *b, const Network *a, int64_t k);
+/* STEADY STATE (sim/run/steady.c): net_busiest_links of net at the end of a run, every link, as
+ * with k more periods in its steady part, from net_busiest_links(net, G_MAXINT) taken at three
+ * cuts of the run one period apart (a, b, c): each link's bytes by class move by k times their step
+ * from b to c, which must equal the step from a to b exactly. NULL where a step differs. */
+GArray *net_links_extrapolate(const Network *net, GArray *a, GArray *b, GArray *c, int64_t k);
 
 /* Rate recomputations (solver runs) so far. */
 uint64_t net_solves(const Network *net);

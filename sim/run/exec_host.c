@@ -10,10 +10,11 @@ SimTime exec_host_cost(const TopologySpec *ts, const Task *t) {
     return t->host_ops * op + t->hooks * ts->host_hook;
 }
 
-/* exec_host_work in picoseconds (sums of whole picoseconds: exact in a double). */
-static HostWork host_sums(const TopologySpec *ts, const Program *pg) {
+/* exec_host_work in picoseconds (sums of whole picoseconds: exact in a double), of the tasks at
+ * positions [from, to) of the program. */
+static HostWork host_sums(const TopologySpec *ts, const Program *pg, guint from, guint to) {
     HostWork w = {0};
-    for (guint k = 0; k < pg->ntasks; k++) {
+    for (guint k = from; k < to; k++) {
         const Task *t = &pg->tasks[k];
         double hooks = (double)t->hooks * ts->host_hook;
         if (t->kind == TASK_COMPUTE || t->kind == TASK_KERNEL) {
@@ -40,29 +41,35 @@ static HostWork host_seconds(HostWork w) {
 }
 
 HostWork exec_host_work(const TopologySpec *ts, const Program *pg) {
-    return host_seconds(host_sums(ts, pg));
+    return host_seconds(host_sums(ts, pg, 0, pg->ntasks));
 }
 
-/* x + k (x - y) where y - z = x - y exactly (STEADY STATE). */
-static gboolean affine_step(double z, double y, double *x, int64_t k) {
-    double d = *x - y;
-    if (y - z != d)
-        return FALSE;
-    *x += (double)k * d;
-    return TRUE;
+/* The position of micro-batch micro's first forward task in pg's issue order (ntasks: none). */
+static guint forward_at(const Program *pg, int32_t micro) {
+    for (guint k = 0; k < pg->ntasks; k++)
+        if (pg->tasks[k].phase == PHASE_FWD && pg->tasks[k].micro == micro)
+            return k;
+    return pg->ntasks;
 }
 
-gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pa, const Program *pb,
-                                    const Program *pc, int64_t k, HostWork *out) {
-    HostWork a = host_sums(ts, pa), b = host_sums(ts, pb), c = host_sums(ts, pc);
-    double syncs = c.syncs;
-    if (!affine_step(a.dispatch_s, b.dispatch_s, &c.dispatch_s, k) ||
-        !affine_step(a.hooks_s, b.hooks_s, &c.hooks_s, k) ||
-        !affine_step(a.comm_s, b.comm_s, &c.comm_s, k) ||
-        !affine_step(a.step_s, b.step_s, &c.step_s, k) ||
-        !affine_step(a.syncs, b.syncs, &syncs, k) || syncs > G_MAXINT)
+gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pg, int32_t first,
+                                    int64_t k, HostWork *out) {
+    guint at[3];
+    for (int i = 0; i < 3; i++)
+        at[i] = forward_at(pg, first + i);
+    if (at[2] >= pg->ntasks || !(at[0] < at[1] && at[1] < at[2]))
         return FALSE;
-    c.syncs = (int)syncs;
-    *out = host_seconds(c);
+    /* one period of the program: from a forward's first task to the next's, twice the same */
+    HostWork a = host_sums(ts, pg, at[0], at[1]), b = host_sums(ts, pg, at[1], at[2]),
+             w = host_sums(ts, pg, 0, pg->ntasks);
+    if (a.dispatch_s != b.dispatch_s || a.hooks_s != b.hooks_s || a.comm_s != b.comm_s ||
+        a.step_s != b.step_s || a.syncs != b.syncs || (double)k * a.syncs + w.syncs > G_MAXINT)
+        return FALSE;
+    w.dispatch_s += (double)k * a.dispatch_s;
+    w.hooks_s += (double)k * a.hooks_s;
+    w.comm_s += (double)k * a.comm_s;
+    w.step_s += (double)k * a.step_s;
+    w.syncs += (int)(k * a.syncs);
+    *out = host_seconds(w);
     return TRUE;
 }

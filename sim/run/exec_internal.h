@@ -61,8 +61,11 @@ struct Executor {
     Channel *chan[WORKLOAD_PP_CHANNELS]; /* per channel, as p2p_group, per simulated rank */
     int *members;                        /* scratch, largest group */
     const ExecObserver *obs;             /* NULL: nobody is watching */
-    gboolean host;                       /* host dispatch modelled */
-    gboolean interference;               /* compute slowed by communication */
+    ExecCutFn cut;                       /* exec_set_cut; NULL: none */
+    void *cut_ctx;
+    int32_t cut_micro;     /* the last micro-batch whose forward simulated rank 0 started */
+    gboolean host;         /* host dispatch modelled */
+    gboolean interference; /* compute slowed by communication */
     gboolean bound;        /* exec_set_bound: every communication in its --all-ranks form */
     SimTime horizon;       /* exec_set_horizon; SIM_TIME_MAX: none */
     int nfinished;         /* ranks that finished their program */

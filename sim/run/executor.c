@@ -171,6 +171,12 @@ void exec_set_observer(Executor *ex, const ExecObserver *obs) {
     ex->obs = obs;
 }
 
+void exec_set_cut(Executor *ex, ExecCutFn fn, void *ctx) {
+    ex->cut = fn;
+    ex->cut_ctx = ctx;
+    ex->cut_micro = -1;
+}
+
 void exec_set_horizon(Executor *ex, SimTime horizon) {
     ex->horizon = horizon;
 }
@@ -653,6 +659,11 @@ static void start_ready(Executor *ex, int i, gboolean own) {
             }
             rs->ready_since = -1;
             observe_begin(ex, i, s);
+            if (G_UNLIKELY(i == 0 && ex->cut) && t->phase == PHASE_FWD &&
+                t->micro > ex->cut_micro) {
+                ex->cut_micro = t->micro;
+                ex->cut(ex->cut_ctx, t->micro);
+            }
             rs->work_left = (double)t->duration;
             rs->run_since = rs->comp_start = now;
             engine_timer_set(ex->eng, &rs->comp, stretch(rs->work_left, rs->sigma));

@@ -80,14 +80,20 @@ typedef struct {
 
 HostWork exec_host_work(const TopologySpec *ts, const Program *pg);
 /* STEADY STATE (sim/run/steady.c): exec_host_work of the program with k more micro-batches than
- * pc, from three programs of one stage with one micro-batch more each (pa, pb, pc): each figure
- * moves by k times its step from pb to pc, which must equal its step from pa to pb exactly
- * (FALSE otherwise). */
-gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pa, const Program *pb,
-                                    const Program *pc, int64_t k, HostWork *out);
+ * pg: each figure moves by k times one period's, the tasks in issue order from micro-batch first's
+ * first forward task to first + 1's, which must equal the next period's (first + 1 to first + 2)
+ * exactly (FALSE otherwise, or where pg has no forward of first + 2). */
+gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pg, int32_t first,
+                                    int64_t k, HostWork *out);
 
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);
+
+/* STEADY STATE (sim/run/steady.c): fn(ctx, micro) is called as simulated rank 0 starts the first
+ * forward compute task of each micro-batch, in the middle of that event (rank 0's compute just
+ * charged as started); NULL for none, the default. Costs one comparison per compute start. */
+typedef void (*ExecCutFn)(void *ctx, int32_t micro);
+void exec_set_cut(Executor *ex, ExecCutFn fn, void *ctx);
 
 /* Before exec_run: the run is sim_bound's (LOWER BOUND in sim.c). Compute is never slowed by
  * communication, and every send of a simulated rank carries no other replica's copies (its own

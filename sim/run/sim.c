@@ -115,7 +115,7 @@ void sim_figures(SimRun *run) {
 /* One run, with representatives (dd) or every rank; with work, sim_bound's run (LOWER BOUND),
  * whose links' work goes there, horizon then being the bound's (bound_run_horizon). */
 static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWork *work,
-                        const ExecObserver *obs, GError **err) {
+                        const ExecObserver *obs, SteadyCuts *cuts, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(SimRun) run = g_new0(SimRun, 1);
     run->sc = sc;
@@ -152,6 +152,8 @@ static SimRun *run_once(const Scenario *sc, gboolean dd, SimTime horizon, LinkWo
         exec_set_bound(run->ex);
         coll_set_bound(run->coll);
     }
+    if (cuts)
+        steady_cuts_arm(cuts, run);
     run->sum.micro_batches_simulated = sc->grad_accum;
     run->sum.read_ahead = exec_state_bytes(run->ex) > READ_AHEAD_BYTES;
     engine_set_read_ahead(run->eng, run->sum.read_ahead);
@@ -212,12 +214,12 @@ Dedup sim_dedup_mode(const Scenario *sc, int dedup) {
 /* sim_run_observed with a horizon for the run whose figures count (not a trial's, whose
  * iteration may overstate the answer's), every micro-batch simulated. */
 SimRun *sim_run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecObserver *obs,
-                     GError **err) {
+                     SteadyCuts *cuts, GError **err) {
     gint64 t0 = g_get_monotonic_time();
     Dedup mode = sim_dedup_mode(sc, dedup);
     if (mode != DEDUP_EXACT)
-        return run_once(sc, mode != DEDUP_OFF, horizon, NULL, obs, err);
-    g_autoptr(SimRun) trial = run_once(sc, TRUE, SIM_TIME_MAX, NULL, NULL, err);
+        return run_once(sc, mode != DEDUP_OFF, horizon, NULL, obs, cuts, err);
+    g_autoptr(SimRun) trial = run_once(sc, TRUE, SIM_TIME_MAX, NULL, NULL, cuts, err);
     if (trial && sim_trial_mode(&trial->sum) == DEDUP_ESTIMATE && trial->sum.iteration > horizon) {
         g_set_error(err, EXEC_ERROR, EXEC_ERROR_HORIZON, "the iteration lasts past the horizon");
         return NULL;
@@ -227,7 +229,7 @@ SimRun *sim_run_mode(const Scenario *sc, int dedup, SimTime horizon, const ExecO
     Dedup settled = sim_trial_mode(&trial->sum);
     SimSummary kept = trial->sum; /* the trial's memory goes before the run that counts */
     g_clear_pointer(&trial, sim_run_free);
-    SimRun *run = run_once(sc, settled != DEDUP_OFF, horizon, NULL, obs, err);
+    SimRun *run = run_once(sc, settled != DEDUP_OFF, horizon, NULL, obs, cuts, err);
     if (!run)
         return NULL;
     sim_keep_trial(run, &kept);
@@ -241,7 +243,7 @@ static SimRun *run_mode(const Scenario *sc, int dedup, SimTime horizon, const Ex
                         GError **err) {
     if (!obs && steady_applies(sc))
         return steady_run(sc, dedup, horizon, err);
-    return sim_run_mode(sc, dedup, horizon, obs, err);
+    return sim_run_mode(sc, dedup, horizon, obs, NULL, err);
 }
 
 SimRun *sim_run_observed(const Scenario *sc, int dedup, const ExecObserver *obs, GError **err) {
@@ -331,8 +333,8 @@ SimTime sim_bound_within(const Scenario *sc, SimTime horizon, GError **err) {
     g_autofree double *total = g_new0(double, links), *lead = g_new0(double, links);
     LinkWork work = {total, lead, 0};
     /* ep > 1: never deduplicated (sim_dedup_mode), so every rank */
-    g_autoptr(SimRun) run =
-        run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF, horizon, &work, NULL, err);
+    g_autoptr(SimRun) run = run_once(sc, sim_dedup_mode(sc, DEDUP_ESTIMATE) != DEDUP_OFF, horizon,
+                                     &work, NULL, NULL, err);
     if (!run)
         return -1;
     double b = (double)run->sum.iteration;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bigmem.h"
+#include "steps.h"
 
 #define CAT_COUNT (COLL_OP_COUNT * DIM_COUNT)
 #define SLOT_MAX 16 /* distinct (op, dim) pairs a run can use */
@@ -248,49 +249,71 @@ double stats_rank_calls(const Stats *st, int r, CollOp op, Dim dim) {
     return s < 0 ? 0.0 : st->ranks[r].slot[s].calls;
 }
 
-/* STEADY STATE (sim/run/steady.c): one value of three runs a, b, c of 1, 2 and 3 more repeated
- * micro-batches than a; FALSE unless its steps agree exactly, else *out = c + k (c - b). */
-static gboolean affine_time(SimTime a, SimTime b, SimTime c, int64_t k, SimTime *out) {
+/* STEADY STATE (sim/run/steady.c). A copy of st as it stands: mid-run, a cut. */
+Stats *stats_copy(const Stats *st) {
+    Stats *c = g_memdup2(st, sizeof *st);
+    c->ranks = bigmem_new0((size_t)st->nsim, sizeof(RankStats));
+    memcpy(c->ranks, st->ranks, sizeof(RankStats) * (size_t)st->nsim);
+    for (int s = 0; s < st->nslots; s++) {
+        c->sizes[s] = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+        GHashTableIter it;
+        gpointer key, v;
+        g_hash_table_iter_init(&it, st->sizes[s]);
+        while (g_hash_table_iter_next(&it, &key, &v))
+            g_hash_table_insert(c->sizes[s], g_memdup2(key, sizeof(int64_t)),
+                                g_memdup2(v, sizeof(double)));
+        c->last_key[s] = 0;
+        c->last_count[s] = NULL; /* the run's cache of the last size: not carried */
+    }
+    return c;
+}
+
+/* One figure at three cuts one period apart (a, b, c) and at the end of the run (*x): FALSE
+ * unless it stepped as much from b to c as from a to b, exactly; else *x moves by k such steps. */
+static gboolean step_time(SimTime a, SimTime b, SimTime c, int64_t k, SimTime *x) {
     SimTime d = c - b, kd;
-    if (b - a != d || __builtin_mul_overflow(k, d, &kd) || __builtin_add_overflow(c, kd, out))
-        return FALSE;
-    return TRUE;
+    return b - a == d && !__builtin_mul_overflow(k, d, &kd) && !__builtin_add_overflow(*x, kd, x);
 }
 
-static gboolean affine_num(double a, double b, double c, int64_t k, double *out) {
-    double d = c - b;
-    if (b - a != d)
+static gboolean step_num(double a, double b, double c, int64_t k, double *x) {
+    if (!steps_even(a, b, c))
         return FALSE;
-    *out = c + (double)k * d;
-    return isfinite(*out);
+    *x += (double)k * (c - b);
+    return isfinite(*x);
 }
 
-static gboolean affine_rank(const RankStats *a, const RankStats *b, RankStats *c, int nslots,
-                            int64_t k) {
-    RankStats x = *c;
-    if (a->in_flight || b->in_flight || c->in_flight || a->computing || b->computing ||
-        c->computing)
+/* Rank r's figures at three cuts (a, b, c) and the end (*x): its state the same at the cuts (what
+ * it is doing, what is in flight, by slot), each sum stepping evenly; its last change and its
+ * finish are the end's, k periods later. */
+static gboolean step_rank(const RankStats *a, const RankStats *b, const RankStats *c, RankStats *x,
+                          int nslots, int64_t k, SimTime kperiod) {
+    if (a->in_flight != b->in_flight || b->in_flight != c->in_flight ||
+        a->computing != b->computing || b->computing != c->computing || a->finish || b->finish ||
+        c->finish || memcmp(a->active, b->active, sizeof a->active) ||
+        memcmp(b->active, c->active, sizeof b->active) || b->last - a->last != c->last - b->last ||
+        x->in_flight || x->computing || x->finish <= 0)
         return FALSE;
+    RankStats y = *x;
     gboolean ok =
-        affine_time(a->last, b->last, c->last, k, &x.last) &&
-        affine_time(a->compute, b->compute, c->compute, k, &x.compute) &&
-        affine_time(a->comm, b->comm, c->comm, k, &x.comm) &&
-        affine_time(a->exposed, b->exposed, c->exposed, k, &x.exposed) &&
-        affine_time(a->bubble, b->bubble, c->bubble, k, &x.bubble) &&
-        affine_time(a->finish, b->finish, c->finish, k, &x.finish) &&
-        affine_time(a->host_wait, b->host_wait, c->host_wait, k, &x.host_wait) &&
-        affine_time(a->interference, b->interference, c->interference, k, &x.interference);
+        step_time(a->compute, b->compute, c->compute, k, &y.compute) &&
+        step_time(a->comm, b->comm, c->comm, k, &y.comm) &&
+        step_time(a->exposed, b->exposed, c->exposed, k, &y.exposed) &&
+        step_time(a->bubble, b->bubble, c->bubble, k, &y.bubble) &&
+        step_time(a->host_wait, b->host_wait, c->host_wait, k, &y.host_wait) &&
+        step_time(a->interference, b->interference, c->interference, k, &y.interference) &&
+        !__builtin_add_overflow(y.last, kperiod, &y.last) &&
+        !__builtin_add_overflow(y.finish, kperiod, &y.finish);
     for (int s = 0; ok && s < nslots; s++) {
         const SlotStats *p = &a->slot[s], *q = &b->slot[s], *r = &c->slot[s];
-        SlotStats *o = &x.slot[s];
-        ok = affine_time(p->time, q->time, r->time, k, &o->time) &&
-             affine_num(p->exposed, q->exposed, r->exposed, k, &o->exposed) &&
-             affine_num(p->hidden, q->hidden, r->hidden, k, &o->hidden) &&
-             affine_num(p->calls, q->calls, r->calls, k, &o->calls) &&
-             affine_num(p->volume, q->volume, r->volume, k, &o->volume);
+        SlotStats *o = &y.slot[s];
+        ok = step_time(p->time, q->time, r->time, k, &o->time) &&
+             step_num(p->exposed, q->exposed, r->exposed, k, &o->exposed) &&
+             step_num(p->hidden, q->hidden, r->hidden, k, &o->hidden) &&
+             step_num(p->calls, q->calls, r->calls, k, &o->calls) &&
+             step_num(p->volume, q->volume, r->volume, k, &o->volume);
     }
     if (ok)
-        *c = x;
+        *x = y;
     return ok;
 }
 
@@ -300,53 +323,59 @@ static double size_count(GHashTable *t, int64_t key) {
     return v ? *v : 0.0;
 }
 
-gboolean stats_extrapolate(Stats *c, const Stats *b, const Stats *a, int64_t k) {
-    if (a->nsim != c->nsim || b->nsim != c->nsim || a->weight != c->weight ||
-        b->weight != c->weight || a->nslots != c->nslots || b->nslots != c->nslots ||
-        memcmp(a->cat_of_slot, c->cat_of_slot, sizeof c->cat_of_slot) ||
-        memcmp(b->cat_of_slot, c->cat_of_slot, sizeof c->cat_of_slot))
+gboolean stats_extrapolate(Stats *x, const Stats *a, const Stats *b, const Stats *c, SimTime period,
+                           int64_t k) {
+    SimTime kperiod;
+    if (a->nsim != x->nsim || b->nsim != x->nsim || c->nsim != x->nsim || a->nslots != c->nslots ||
+        b->nslots != c->nslots || c->nslots > x->nslots ||
+        memcmp(a->cat_of_slot, b->cat_of_slot, sizeof a->cat_of_slot) ||
+        memcmp(b->cat_of_slot, c->cat_of_slot, sizeof b->cat_of_slot) ||
+        memcmp(c->cat_of_slot, x->cat_of_slot, sizeof(int) * (size_t)c->nslots) || k < 0 ||
+        period <= 0 || __builtin_mul_overflow(k, period, &kperiod))
         return FALSE;
+    /* slots the end has beyond the cuts' were first used after them: no step */
     int ns = c->nslots;
-    /* every figure is checked before any is changed: a failed check leaves c as it ran */
-    RankStats *ranks = g_memdup2(c->ranks, sizeof(RankStats) * (size_t)c->nsim);
+    /* every figure is checked before any is changed: a failed check leaves x as it ran */
+    RankStats *ranks = g_memdup2(x->ranks, sizeof(RankStats) * (size_t)x->nsim);
     double calls[SLOT_MAX], bytes[SLOT_MAX], volume[SLOT_MAX];
     gboolean ok = TRUE;
-    for (int r = 0; ok && r < c->nsim; r++)
-        ok = affine_rank(&a->ranks[r], &b->ranks[r], &ranks[r], ns, k);
+    for (int r = 0; ok && r < x->nsim; r++)
+        ok = step_rank(&a->ranks[r], &b->ranks[r], &c->ranks[r], &ranks[r], ns, k, kperiod);
     for (int s = 0; ok && s < ns; s++) {
-        ok = affine_num(a->calls[s], b->calls[s], c->calls[s], k, &calls[s]) &&
-             affine_num(a->bytes[s], b->bytes[s], c->bytes[s], k, &bytes[s]) &&
-             affine_num(a->volume[s], b->volume[s], c->volume[s], k, &volume[s]);
-        /* the sizes a and b issued, c issued too (a size new in c fails below) */
-        ok = ok && g_hash_table_size(a->sizes[s]) <= g_hash_table_size(c->sizes[s]) &&
-             g_hash_table_size(b->sizes[s]) <= g_hash_table_size(c->sizes[s]);
+        calls[s] = x->calls[s];
+        bytes[s] = x->bytes[s];
+        volume[s] = x->volume[s];
+        ok = step_num(a->calls[s], b->calls[s], c->calls[s], k, &calls[s]) &&
+             step_num(a->bytes[s], b->bytes[s], c->bytes[s], k, &bytes[s]) &&
+             step_num(a->volume[s], b->volume[s], c->volume[s], k, &volume[s]);
+        /* every size the cuts counted, the end counts too: its table is a superset */
         GHashTableIter it;
         gpointer key, v;
-        g_hash_table_iter_init(&it, c->sizes[s]);
+        g_hash_table_iter_init(&it, x->sizes[s]);
         while (ok && g_hash_table_iter_next(&it, &key, &v)) {
             int64_t kk = *(int64_t *)key;
-            double out;
-            ok = affine_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk), *(double *)v,
-                            k, &out);
+            double out = *(double *)v;
+            ok = step_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk),
+                          size_count(c->sizes[s], kk), k, &out);
         }
     }
     if (!ok) {
         g_free(ranks);
         return FALSE;
     }
-    memcpy(c->ranks, ranks, sizeof(RankStats) * (size_t)c->nsim);
+    memcpy(x->ranks, ranks, sizeof(RankStats) * (size_t)x->nsim);
     g_free(ranks);
     for (int s = 0; s < ns; s++) {
-        c->calls[s] = calls[s];
-        c->bytes[s] = bytes[s];
-        c->volume[s] = volume[s];
+        x->calls[s] = calls[s];
+        x->bytes[s] = bytes[s];
+        x->volume[s] = volume[s];
         GHashTableIter it;
         gpointer key, v;
-        g_hash_table_iter_init(&it, c->sizes[s]);
+        g_hash_table_iter_init(&it, x->sizes[s]);
         while (g_hash_table_iter_next(&it, &key, &v)) {
             int64_t kk = *(int64_t *)key;
-            double *count = v;
-            affine_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk), *count, k, count);
+            step_num(size_count(a->sizes[s], kk), size_count(b->sizes[s], kk),
+                     size_count(c->sizes[s], kk), k, (double *)v);
         }
     }
     return TRUE;

@@ -80,11 +80,15 @@ typedef struct {
 GArray *stats_comm_rows(const Stats *st, int r);
 void stats_rows_free(GArray *rows);
 
-/* STEADY STATE (sim/run/steady.c): c becomes what it would be after k more micro-batches, from
- * three runs of one layout with one micro-batch more each (a, b, c): every figure's step from b to
- * c must equal its step from a to b exactly, and then moves by k such steps (c + k (c - b)).
- * FALSE, c unchanged, where a step differs or the runs' ranks or (op, dim) slots do. */
-gboolean stats_extrapolate(Stats *c, const Stats *b, const Stats *a, int64_t k);
+/* STEADY STATE (sim/run/steady.c). A copy of st as it stands (mid-run: a cut); stats_free it. */
+Stats *stats_copy(const Stats *st);
+/* STEADY STATE: x, the statistics at the end of a run, becomes what they would be with k more
+ * periods in the run's steady part, from three cuts a, b, c of that run one period apart: every
+ * figure must step exactly as much from b to c as from a to b, and every rank be in the same state
+ * at the three (computing or not, what is in flight); then each sum moves by k such steps and each
+ * rank's finish by k periods. FALSE, x unchanged, where a step or a state differs. */
+gboolean stats_extrapolate(Stats *x, const Stats *a, const Stats *b, const Stats *c, SimTime period,
+                           int64_t k);
 
 /* Volume rank r issued for (op, dim), bytes. */
 double stats_rank_volume(const Stats *st, int r, CollOp op, Dim dim);

@@ -1,53 +1,63 @@
-/* steady: STEADY STATE. A 1F1B pipeline's iteration from three short runs instead of one long.
+/* steady: STEADY STATE. A 1F1B pipeline's iteration from one short run instead of a long one.
  *
  * Under 1F1B (Narayanan et al. SC21; schedule.c) stage s of p runs p - s - 1 warm-up forwards,
  * then m - (p - s - 1) pairs of a forward and a backward, then p - s - 1 cool-down backwards. For
  * m >= p - 1, one micro-batch more adds one pair to every stage's steady part and changes nothing
  * else in any program (the optimizer step and the data-parallel reduction stay after the last
- * backward). Where the pairs repeat, every micro-batch of the steady part seeing the same network
- * state, each one more micro-batch delays everything after it by one period and adds one period's
- * worth to every sum the report is made of: the rank's busy, communicating, exposed and bubble
+ * backward). Where the steady part repeats with a period T, every micro-batch of it seeing the
+ * same network state, one micro-batch more delays everything after it by T and adds one period's
+ * worth to every sum the report is made of: each rank's busy, communicating, exposed and bubble
  * times, the calls and bytes of every (operation, dimension) and message size, every link's
- * bytes, the host's work. Every such figure is then affine in m, f(m) = f(m0) + (m - m0) step.
+ * bytes, the host's work.
  *
- * So where the scenario asks for m >= 6 (p + 1) micro-batches (three short runs cost at most half
- * the whole), three short runs are made, with p, p + 1 and p + 2 micro-batches (every stage has
- * its full warm-up and at least one pair), and every figure of the three is required to step by
- * exactly the same amount from the first to the second as from the second to the third: times in
- * integer picoseconds, bytes, calls and shares as the same double arithmetic gives them. Then the
- * report is the third run's with each figure moved by m - p - 2 steps; the critical rank, the
- * overlap and the FLOP rates are recomputed from the moved figures (sim_figures), the memory is
- * the short runs' (the same in all three: 1F1B holds at most p - s micro-batches' activations
- * whatever m), the model FLOPs come from the scenario. Where any figure's steps differ (a
- * transient longer than the short runs, a period longer than one micro-batch, a rank set or a link
- * set that changes), a second attempt starts from 3p/2 if all attempts together simulate no more
- * than m micro-batches; else the short runs
- * are dropped and every micro-batch is simulated (sim.steady_state: "diverged" in the report).
+ * So where the scenario asks for m >= 2 (f + 5) micro-batches, f = max(p + 1, 24) (the short run
+ * costs at most half the whole), one run of m0 = f + 5 is made, and it cuts itself three times:
+ * as stage 0's first simulated rank starts the forwards of micro-batches f, f + 1 and f + 2
+ * (exec_set_cut), by when every stage has run two backwards and is in its steady part, it copies
+ * every statistic (stats_copy, each link's bytes). The two gaps between the cuts must be equal
+ * (the period T), and every figure must step by as much over the first as over the second: times
+ * in integer picoseconds exactly; bytes, calls and shares, running sums of doubles, to within
+ * their rounding (sim/engine/steps.h); and every rank must be in the same state at the three cuts
+ * (computing or not, its communication in flight).
+ * Then the report is the short run's with each figure moved by m - m0 steps and each rank's
+ * finish by m - m0 periods; the critical rank, the overlap and the FLOP rates are recomputed from
+ * the moved figures (sim_figures); the memory is the short run's (1F1B holds at most p - s
+ * micro-batches' activations whatever m); the model FLOPs come from the scenario; the host's work
+ * moves by one period of the critical stage's program, the tasks from the first cut's forward to
+ * the second's (exec_host_work_extrapolate). Where a step or a state differs (a transient longer
+ * than the cuts, a period longer than one micro-batch), a second attempt cuts
+ * at micro-batches 2f .. 2f + 2 of a run of 2f + 5, if the attempts together simulate no more
+ * than m micro-batches; else every micro-batch is simulated (sim.steady_state: "diverged").
  *
- * What this proves and what it checks. The steps agreeing on three runs says the iteration grew
- * by one period twice; that it keeps doing so for every further micro-batch is the assumption
- * the check stands for, not a theorem: a figure could in principle step evenly twice and then
- * change. The tests hold it to the run with every micro-batch on every Megatron and Korthikanti
- * layout of validation/e2e.csv and on shipped pipelines with DP across nodes, ZeRO-1, host and
- * interference off and on, and every rank simulated (tests/steady_state.sh: the same JSON but
- * for the engine's counters); sim.steady_state: false simulates every micro-batch.
+ * What this proves and what it checks. Two equal periods with equal steps say the steady part
+ * repeated twice; that it repeats for every further micro-batch inserted there is the assumption
+ * the check stands for, not a theorem (a full state comparison, engine queue and flows included,
+ * would make it one). The tests hold it to the run with every micro-batch on every Megatron and
+ * Korthikanti layout of validation/e2e.csv and on shipped pipelines with DP across nodes, ZeRO-1,
+ * host and interference off and on, and every rank simulated (tests/steady_state.sh: the same JSON
+ * but for the engine's counters); sim.steady_state: false simulates every micro-batch.
  *
  * Not used: with an observer (a trace lists every task of the run it reports), for schedules
  * other than 1F1B (the interleaved one repeats by rounds of p micro-batches, the zero-bubble
- * ones place W passes by m), and where m is too small for three short runs to cost less. */
+ * ones place W passes by m), and where m is too small for the short run to cost half or less. */
 #include "sim_internal.h"
 
 #include <string.h>
 
-/* The micro-batches of attempt i's first short run: p, 3p/2, 2p, ... (every stage has its full
- * warm-up and at least one pair). */
-static int64_t short_first(const Scenario *sc, int i) {
-    return sc->pp + (int64_t)i * ((sc->pp + 1) / 2);
+/* The micro-batch whose forward on stage 0 makes attempt i's first cut: every stage has run two
+ * backwards by then, and CUT_FIRST_MIN micro-batches have passed, as a short pipeline settles
+ * over more periods than its stages (llama3_70b_dgx_h100, p = 8: its periods differ by 8 ns at
+ * micro-batch 9, by 32 ps at 16, not at all from 20). The second attempt cuts twice as late. Its
+ * run: the cuts' micro-batches and two after them. */
+#define CUT_FIRST_MIN 24
+
+static int64_t cut_first(const Scenario *sc, int i) {
+    int64_t first = MAX((int64_t)sc->pp + 1, CUT_FIRST_MIN);
+    return i == 0 ? first : 2 * first;
 }
 
-/* The micro-batches attempt i's three runs simulate. */
 static int64_t attempt_cost(const Scenario *sc, int i) {
-    return 3 * (short_first(sc, i) + 1);
+    return cut_first(sc, i) + 5;
 }
 
 gboolean steady_applies(const Scenario *sc) {
@@ -60,78 +70,89 @@ const char *sim_steady_name(SteadyMode m) {
     return names[m];
 }
 
+/* What a cut keeps: when, and every statistic the report is made of as it stood. */
+typedef struct {
+    SimTime at;
+    Stats *st;
+    GArray *links; /* net_busiest_links, every link */
+} Cut;
+
+struct SteadyCuts {
+    SimRun *run;   /* the run being cut */
+    int64_t first; /* the micro-batch of the first cut */
+    int taken;     /* cuts taken, in order of micro-batch */
+    Cut cut[3];
+};
+
+static void cuts_clear(SteadyCuts *c) {
+    for (int i = 0; i < c->taken; i++) {
+        stats_free(c->cut[i].st);
+        g_array_unref(c->cut[i].links);
+    }
+    c->taken = 0;
+}
+
+/* exec_set_cut's callback: stage 0's first simulated rank starts micro-batch micro's forward. */
+static void on_cut(void *ctx, int32_t micro) {
+    SteadyCuts *c = ctx;
+    if (micro != c->first + c->taken || c->taken == 3)
+        return;
+    Cut *x = &c->cut[c->taken++];
+    x->at = engine_now(c->run->eng);
+    x->st = stats_copy(c->run->st);
+    x->links = net_busiest_links(c->run->net, G_MAXINT);
+}
+
+void steady_cuts_arm(SteadyCuts *c, SimRun *run) {
+    cuts_clear(c);
+    c->run = run;
+    exec_set_cut(run->ex, on_cut, c);
+}
+
 /* sc with m micro-batches per pipeline (global batch micro_batch x m x dp), owned by the caller;
  * its pointers are sc's. */
-static Scenario *shortened(const Scenario *sc, int m) {
+static Scenario *shortened(const Scenario *sc, int64_t m) {
     Scenario *s = g_memdup2(sc, sizeof *sc);
-    s->grad_accum = m;
+    s->grad_accum = (int)m;
     s->global_batch = (int64_t)sc->micro_batch * m * sc->dp;
     return s;
 }
 
-/* The engine's counters and the deduplication's outcome: counters summed over the short runs
- * (the work done), the rest required equal in all three (what the run found, not a sum). */
-static gboolean combine_counters(SimSummary *c, const SimSummary *a, const SimSummary *b) {
-    const SimSummary *x[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        if (x[i]->ranks_simulated != c->ranks_simulated || x[i]->copy_sends != c->copy_sends ||
-            x[i]->uneven_sends != c->uneven_sends || x[i]->copy_pace_ratio != c->copy_pace_ratio ||
-            x[i]->dedup_rerun != c->dedup_rerun || x[i]->trial_copy_sends != c->trial_copy_sends ||
-            x[i]->trial_uneven_sends != c->trial_uneven_sends ||
-            x[i]->trial_pace_ratio != c->trial_pace_ratio ||
-            memcmp(&x[i]->memory, &c->memory, sizeof c->memory))
-            return FALSE;
-    }
-    for (int i = 0; i < 2; i++) {
-        c->events += x[i]->events;
-        c->solves += x[i]->solves;
-        c->solved_links += x[i]->solved_links;
-        c->lane_events += x[i]->lane_events;
-        c->early_activations += x[i]->early_activations;
-        c->rank_events += x[i]->rank_events;
-        c->trial_events += x[i]->trial_events;
-    }
-    return TRUE;
-}
-
-/* The third run c moved by k steps (every check above); FALSE where a step differs. */
-static gboolean extrapolate(const Scenario *sc, SimRun *const r[3], int64_t k) {
-    SimRun *c = r[2];
-    if (!combine_counters(&c->sum, &r[0]->sum, &r[1]->sum))
+/* The short run moved by k periods (every check above); FALSE where a step differs. */
+static gboolean extrapolate(const Scenario *sc, SimRun *run, const SteadyCuts *c, int64_t k) {
+    if (c->taken != 3 || layout_stage(workload_layout(run->wl), exec_job_rank(run->ex, 0)) != 0)
         return FALSE;
-    c->links = net_links_extrapolate(c->net, r[1]->net, r[0]->net, k);
-    if (!c->links || !stats_extrapolate(c->st, r[1]->st, r[0]->st, k))
+    const Cut *x = c->cut;
+    SimTime period = x[1].at - x[0].at;
+    if (x[2].at - x[1].at != period)
         return FALSE;
-    c->sc = sc;
-    sim_figures(c);
+    run->links = net_links_extrapolate(run->net, x[0].links, x[1].links, x[2].links, k);
+    if (!run->links || !stats_extrapolate(run->st, x[0].st, x[1].st, x[2].st, period, k))
+        return FALSE;
+    run->sc = sc;
+    sim_figures(run);
     if (!sc->host)
         return TRUE;
-    int stage = layout_stage(workload_layout(c->wl), c->sum.critical_rank);
-    return exec_host_work_extrapolate(&sc->topo, workload_program(r[0]->wl, stage),
-                                      workload_program(r[1]->wl, stage),
-                                      workload_program(c->wl, stage), k, &c->host);
+    int stage = layout_stage(workload_layout(run->wl), run->sum.critical_rank);
+    return exec_host_work_extrapolate(&sc->topo, workload_program(run->wl, stage),
+                                      (int32_t)c->first, k, &run->host);
 }
 
-/* Attempt i: its three short runs and, where their steps agree, the third extrapolated. */
+/* Attempt i: its short run and, where its cuts agree, the run extrapolated. */
 static SimRun *attempt(const Scenario *sc, int dedup, int i) {
-    int64_t m0 = short_first(sc, i);
-    SimRun *r[3] = {NULL, NULL, NULL};
-    gboolean ok = TRUE;
-    for (int j = 0; ok && j < 3; j++) {
-        Scenario *s = shortened(sc, (int)m0 + j);
-        r[j] = sim_run_mode(s, dedup, SIM_TIME_MAX, NULL, NULL);
-        if (r[j])
-            r[j]->own_sc = s;
-        else
-            g_free(s);
-        ok = r[j] != NULL;
-    }
-    ok = ok && extrapolate(sc, r, sc->grad_accum - (m0 + 2));
-    SimRun *run = ok ? g_steal_pointer(&r[2]) : NULL;
-    for (int j = 0; j < 3; j++)
-        sim_run_free(r[j]);
+    int64_t m0 = attempt_cost(sc, i);
+    SteadyCuts cuts = {.first = cut_first(sc, i)};
+    Scenario *s = shortened(sc, m0);
+    SimRun *run = sim_run_mode(s, dedup, SIM_TIME_MAX, NULL, &cuts, NULL);
     if (run)
-        run->sum.micro_batches_simulated = (int)m0 + 2;
+        run->own_sc = s;
+    else
+        g_free(s);
+    if (run && !extrapolate(sc, run, &cuts, sc->grad_accum - m0))
+        g_clear_pointer(&run, sim_run_free);
+    cuts_clear(&cuts);
+    if (run)
+        run->sum.micro_batches_simulated = (int)m0;
     return run;
 }
 
@@ -146,7 +167,7 @@ SimRun *steady_run(const Scenario *sc, int dedup, SimTime horizon, GError **err)
         run = attempt(sc, dedup, i);
     }
     if (!run) { /* a short run failed (the full one says why) or the steps differ */
-        run = sim_run_mode(sc, dedup, horizon, NULL, err);
+        run = sim_run_mode(sc, dedup, horizon, NULL, NULL, err);
         if (!run)
             return NULL;
         run->sum.steady = STEADY_DIVERGED;
