@@ -104,8 +104,8 @@ typedef struct {
     gboolean contention;    /* links shared max-min fairly (else each flow alone) */
     gboolean group_in_step; /* tensor-parallel ranks in step run as one (GROUPS IN STEP, gang.c) */
     gboolean detailed;      /* collectives step by step (else one aggregated flow) */
-    gboolean steady_state;  /* a 1F1B pipeline's repeating micro-batches extrapolated from three
-                               short runs where exact (STEADY STATE, sim/run/steady.c) */
+    gboolean steady_state;  /* a 1F1B pipeline's repeating micro-batches extrapolated from one
+                               short run where they repeat (STEADY STATE, sim/run/steady.c) */
     gboolean host;          /* host dispatch modelled (topology node.host); off: kernels start
                                when their GPU dependencies allow */
     gboolean interference;  /* compute slowed while communication runs (device interference) */

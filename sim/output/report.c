@@ -677,10 +677,10 @@ static void write_text(FILE *out, const SimRun *run, gboolean timing) {
         fprintf(out, " (%" G_GUINT64_FORMAT " rank-events)", s->rank_events);
     fprintf(out, ", %d of %d ranks", s->ranks_simulated, sc->gpus);
     if (s->steady == STEADY_EXTRAPOLATED) /* STEADY STATE in steady.c */
-        fprintf(out, ", three short runs of up to %d of %d micro-batches extrapolated",
+        fprintf(out, ", the steady state of a run of %d of %d micro-batches extrapolated",
                 s->micro_batches_simulated, sc->grad_accum);
     else if (s->steady == STEADY_DIVERGED)
-        fprintf(out, ", every micro-batch (the short runs' steps differed)");
+        fprintf(out, ", every micro-batch (the short run's steps differed)");
     if (timing)
         fprintf(out, ", %.3f s wall, %.0f events/s, peak RSS %.1f MiB", s->wall_s,
                 s->wall_s > 0 ? s->events / s->wall_s : 0, s->peak_rss_bytes / 1048576.0);

@@ -43,8 +43,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRun, sim_run_free)
 /* STEADY STATE (steady.c): how a run's micro-batches were simulated. */
 typedef enum {
     STEADY_OFF,          /* every micro-batch (sim.steady_state off, or not a repeating pipeline) */
-    STEADY_EXTRAPOLATED, /* three short runs, their exact per-micro-batch step repeated */
-    STEADY_DIVERGED,     /* the short runs' steps differed: every micro-batch simulated after */
+    STEADY_EXTRAPOLATED, /* a short run cut three times, its per-period step repeated */
+    STEADY_DIVERGED,     /* the cuts' steps differed: every micro-batch simulated after */
 } SteadyMode;
 
 /* "off", "extrapolated", "diverged": the report's sim.steady_state. */
@@ -85,11 +85,11 @@ typedef struct {
     uint64_t trial_events;
     int trial_copy_sends, trial_uneven_sends;
     double trial_pace_ratio;
-    SteadyMode steady;           /* STEADY STATE: with EXTRAPOLATED the figures are the three
-                                    short runs' extrapolated, and the engine's and solver's
-                                    counters (events ... rank_events, trial_events) their sums */
-    int micro_batches_simulated; /* per pipeline, in the longest run made (grad_accum when every
-                                    micro-batch was simulated) */
+    SteadyMode steady;           /* STEADY STATE: with EXTRAPOLATED the figures are the short
+                                    run's extrapolated, and the engine's and solver's counters
+                                    (events ... rank_events, trial_events) that run's */
+    int micro_batches_simulated; /* per pipeline, in the run the figures come from (grad_accum
+                                    when every micro-batch was simulated) */
     double wall_s;               /* host seconds spent simulating */
     double peak_rss_bytes;       /* host process peak resident memory */
     double page_faults;          /* host process page faults so far (minor and major; getrusage) */

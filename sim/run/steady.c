@@ -158,7 +158,7 @@ static SimRun *attempt(const Scenario *sc, int dedup, int i) {
 
 SimRun *steady_run(const Scenario *sc, int dedup, SimTime horizon, GError **err) {
     gint64 t0 = g_get_monotonic_time();
-    /* attempts with longer short runs (a transient that outlasts the first's), while all of them
+    /* a second attempt cutting later (a transient that outlasts the first's cuts), while both
      * together simulate no more micro-batches than the run they stand for */
     SimRun *run = NULL;
     int64_t spent = 0;
@@ -166,7 +166,7 @@ SimRun *steady_run(const Scenario *sc, int dedup, SimTime horizon, GError **err)
         spent += attempt_cost(sc, i);
         run = attempt(sc, dedup, i);
     }
-    if (!run) { /* a short run failed (the full one says why) or the steps differ */
+    if (!run) { /* a short run failed (the full one says why) or the cuts' steps differ */
         run = sim_run_mode(sc, dedup, horizon, NULL, NULL, err);
         if (!run)
             return NULL;
