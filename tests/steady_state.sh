@@ -3,8 +3,8 @@
 # scenario, every layout the validation rows run (validation/e2e.csv, study-trends.csv), and
 # 1F1B pipelines with many micro-batches under the mechanisms that could break a repeating step
 # (every rank simulated, data parallelism across a dragonfly with uneven sends rerun, ZeRO-1, host,
-# interference, contention and detailed collectives on and off), run with sim.steady_state true
-# and false; the JSON reports must be the same bytes but for the engine's and the solver's
+# interference, contention and detailed collectives on and off, the interleaved schedule), run
+# with sim.steady_state true and false; the JSON reports must be the same bytes but for the engine's and the solver's
 # counters, the two steady-state keys and the override itself. And the runs must extrapolate
 # (at least MIN_EXTRAPOLATED of them), or the test says nothing.
 set -u
@@ -58,6 +58,10 @@ variants=(
     "scenarios/1T_full_frontier.yaml --set nodes=64 --set training.grad_accum=256"
     "scenarios/llama3_70b_dgx_h100.yaml --set training.global_batch=1024"
     "scenarios/llama3_70b_frontier.yaml --set training.global_batch=1024"
+    "scenarios/validation/megatron_sp_175b.yaml --all-ranks"
+    "scenarios/validation/megatron_sp_175b.yaml --set sim.interference=false --set sim.host=false"
+    "scenarios/llama3_70b_dgx_h100.yaml --set parallel.schedule=interleaved --set parallel.virtual_stages=2 --set training.global_batch=512"
+    "scenarios/llama3_70b_frontier.yaml --set parallel.schedule=interleaved --set parallel.virtual_stages=2 --set training.global_batch=1024"
 )
 for v in "${variants[@]}"; do
     same "$v"

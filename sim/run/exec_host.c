@@ -53,10 +53,10 @@ static guint forward_at(const Program *pg, int32_t micro) {
 }
 
 gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pg, int32_t first,
-                                    int64_t k, HostWork *out) {
+                                    int32_t q, int64_t k, HostWork *out) {
     guint at[3];
     for (int i = 0; i < 3; i++)
-        at[i] = forward_at(pg, first + i);
+        at[i] = forward_at(pg, first + i * q);
     if (at[2] >= pg->ntasks || !(at[0] < at[1] && at[1] < at[2]))
         return FALSE;
     /* one period of the program: from a forward's first task to the next's, twice the same */

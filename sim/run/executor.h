@@ -81,10 +81,10 @@ typedef struct {
 HostWork exec_host_work(const TopologySpec *ts, const Program *pg);
 /* STEADY STATE (sim/run/steady.c): exec_host_work of the program with k more micro-batches than
  * pg: each figure moves by k times one period's, the tasks in issue order from micro-batch first's
- * first forward task to first + 1's, which must equal the next period's (first + 1 to first + 2)
- * exactly (FALSE otherwise, or where pg has no forward of first + 2). */
+ * first forward task to first + q's, which must equal the next period's (first + q to first + 2q)
+ * exactly (FALSE otherwise, or where pg has no forward of first + 2q). */
 gboolean exec_host_work_extrapolate(const TopologySpec *ts, const Program *pg, int32_t first,
-                                    int64_t k, HostWork *out);
+                                    int32_t q, int64_t k, HostWork *out);
 
 /* Report every task to obs (which must outlive the run); NULL for none, the default. */
 void exec_set_observer(Executor *ex, const ExecObserver *obs);

@@ -283,15 +283,17 @@ static gboolean step_num(double a, double b, double c, int64_t k, double *x) {
 }
 
 /* Rank r's figures at three cuts (a, b, c) and the end (*x): its state the same at the cuts (what
- * it is doing, what is in flight, by slot), each sum stepping evenly; its last change and its
- * finish are the end's, k periods later. */
+ * it is doing, what is in flight, by slot, and its last change exactly one period later: a rank
+ * whose own period differs, a data-parallel replica drifting from the one cut, is refused even
+ * where its sums step evenly), each sum stepping evenly; its last change and its finish are the
+ * end's, k periods later. */
 static gboolean step_rank(const RankStats *a, const RankStats *b, const RankStats *c, RankStats *x,
-                          int nslots, int64_t k, SimTime kperiod) {
+                          int nslots, int64_t k, SimTime period, SimTime kperiod) {
     if (a->in_flight != b->in_flight || b->in_flight != c->in_flight ||
         a->computing != b->computing || b->computing != c->computing || a->finish || b->finish ||
         c->finish || memcmp(a->active, b->active, sizeof a->active) ||
-        memcmp(b->active, c->active, sizeof b->active) || b->last - a->last != c->last - b->last ||
-        x->in_flight || x->computing || x->finish <= 0)
+        memcmp(b->active, c->active, sizeof b->active) || b->last - a->last != period ||
+        c->last - b->last != period || x->in_flight || x->computing || x->finish <= 0)
         return FALSE;
     RankStats y = *x;
     gboolean ok =
@@ -340,7 +342,7 @@ gboolean stats_extrapolate(Stats *x, const Stats *a, const Stats *b, const Stats
     double calls[SLOT_MAX], bytes[SLOT_MAX], volume[SLOT_MAX];
     gboolean ok = TRUE;
     for (int r = 0; ok && r < x->nsim; r++)
-        ok = step_rank(&a->ranks[r], &b->ranks[r], &c->ranks[r], &ranks[r], ns, k, kperiod);
+        ok = step_rank(&a->ranks[r], &b->ranks[r], &c->ranks[r], &ranks[r], ns, k, period, kperiod);
     for (int s = 0; ok && s < ns; s++) {
         calls[s] = x->calls[s];
         bytes[s] = x->bytes[s];

@@ -1,68 +1,92 @@
-/* steady: STEADY STATE. A 1F1B pipeline's iteration from one short run instead of a long one.
+/* steady: STEADY STATE. A pipeline's iteration from one short run instead of a long one.
  *
  * Under 1F1B (Narayanan et al. SC21; schedule.c) stage s of p runs p - s - 1 warm-up forwards,
  * then m - (p - s - 1) pairs of a forward and a backward, then p - s - 1 cool-down backwards. For
  * m >= p - 1, one micro-batch more adds one pair to every stage's steady part and changes nothing
  * else in any program (the optimizer step and the data-parallel reduction stay after the last
- * backward). Where the steady part repeats with a period T, every micro-batch of it seeing the
- * same network state, one micro-batch more delays everything after it by T and adds one period's
- * worth to every sum the report is made of: each rank's busy, communicating, exposed and bubble
- * times, the calls and bytes of every (operation, dimension) and message size, every link's
- * bytes, the host's work.
+ * backward). Under the interleaved schedule (Megatron-LM's forward_backward_pipelining_with_
+ * interleaving) the model chunks take turns in rounds of p micro-batches and the warm-up does not
+ * depend on m (m >= 2p, a multiple of p), so p micro-batches more add one round of pairs. Where
+ * the steady part repeats with a period T (q = 1 micro-batch under 1F1B, q = p interleaved),
+ * every period of it seeing the same network state, q micro-batches more delay everything after
+ * them by T and add one period's worth to every sum the report is made of: each rank's busy,
+ * communicating, exposed and bubble times, the calls and bytes of every (operation, dimension)
+ * and message size, every link's bytes, the host's work.
  *
- * So where the scenario asks for m >= 2 (f + 5) micro-batches, f = max(p + 1, 24) (the short run
- * costs at most half the whole), one run of m0 = f + 5 is made, and it cuts itself three times:
- * as stage 0's first simulated rank starts the forwards of micro-batches f, f + 1 and f + 2
- * (exec_set_cut), by when every stage has run two backwards and is in its steady part, it copies
- * every statistic (stats_copy, each link's bytes). The two gaps between the cuts must be equal
- * (the period T), and every figure must step by as much over the first as over the second: times
- * in integer picoseconds exactly; bytes, calls and shares, running sums of doubles, to within
- * their rounding (sim/engine/steps.h); and every rank must be in the same state at the three cuts
- * (computing or not, its communication in flight).
- * Then the report is the short run's with each figure moved by m - m0 steps and each rank's
- * finish by m - m0 periods; the critical rank, the overlap and the FLOP rates are recomputed from
- * the moved figures (sim_figures); the memory is the short run's (1F1B holds at most p - s
- * micro-batches' activations whatever m); the model FLOPs come from the scenario; the host's work
- * moves by one period of the critical stage's program, the tasks from the first cut's forward to
- * the second's (exec_host_work_extrapolate). Where a step or a state differs (a transient longer
- * than the cuts, a period longer than one micro-batch), a second attempt cuts
- * at micro-batches 2f .. 2f + 2 of a run of 2f + 5, if the attempts together simulate no more
- * than m micro-batches; else every micro-batch is simulated (sim.steady_state: "diverged").
+ * So one short run of m0 micro-batches is made (plan(): under 1F1B m0 = f + 5, f = max(p + 1,
+ * 24), where m >= 2 m0; interleaved, m0 = f + 3p, f = the first round start from 2p on past 24
+ * micro-batches, where m >= 4 m0 / 3), and it cuts itself three times: as stage 0's first
+ * simulated rank starts the forwards of micro-batches f, f + q and f + 2q (exec_set_cut), by when
+ * every stage is in its steady part, it copies every statistic (stats_copy, each link's bytes).
+ * The two gaps between the cuts must be equal (the period T), every figure must step by as much
+ * over the first as over the second (times in integer picoseconds exactly; bytes, calls and
+ * shares, running sums of doubles, to within their rounding: sim/engine/steps.h), and every rank
+ * must be in the same state at the three cuts (computing or not, its communication in flight,
+ * its last change one period later: a data-parallel replica whose pipeline runs at another pace
+ * than the one cut is refused). Then the report is the short run's with each figure moved by
+ * (m - m0) / q steps and each rank's finish by as many periods; the critical rank, the overlap
+ * and the FLOP rates are recomputed from the moved figures (sim_figures); the memory is the short
+ * run's (the in-flight activations do not depend on m); the model FLOPs come from the scenario;
+ * the host's work moves by one period of the critical stage's program, its tasks from the first
+ * cut's forward to the second's (exec_host_work_extrapolate). Where a step or a state differs (a
+ * transient longer than the cuts, a period longer than q), a second attempt cuts later (2f under
+ * 1F1B, a round later interleaved), if both together simulate no more than m micro-batches; else
+ * every micro-batch is simulated (sim.steady_state: "diverged").
  *
  * What this proves and what it checks. Two equal periods with equal steps say the steady part
- * repeated twice; that it repeats for every further micro-batch inserted there is the assumption
- * the check stands for, not a theorem (a full state comparison, engine queue and flows included,
+ * repeated twice; that it repeats for every further period inserted there is the assumption the
+ * check stands for, not a theorem (a full state comparison, engine queue and flows included,
  * would make it one). The tests hold it to the run with every micro-batch on every Megatron and
  * Korthikanti layout of validation/e2e.csv and on shipped pipelines with DP across nodes, ZeRO-1,
- * host and interference off and on, and every rank simulated (tests/steady_state.sh: the same JSON
- * but for the engine's counters); sim.steady_state: false simulates every micro-batch.
+ * host and interference off and on, interleaved, and every rank simulated
+ * (tests/steady_state.sh: the same JSON but for the engine's counters); sim.steady_state: false
+ * simulates every micro-batch.
  *
- * Not used: with an observer (a trace lists every task of the run it reports), for schedules
- * other than 1F1B (the interleaved one repeats by rounds of p micro-batches, the zero-bubble
- * ones place W passes by m), and where m is too small for the short run to cost half or less. */
+ * Not used: with an observer (a trace lists every task of the run it reports), for the
+ * zero-bubble schedules (they place W passes by m), and where m is too small for the short run to
+ * cost less than the whole by the margins above. */
 #include "sim_internal.h"
 
 #include <string.h>
 
-/* The micro-batch whose forward on stage 0 makes attempt i's first cut: every stage has run two
- * backwards by then, and CUT_FIRST_MIN micro-batches have passed, as a short pipeline settles
- * over more periods than its stages (llama3_70b_dgx_h100, p = 8: its periods differ by 8 ns at
- * micro-batch 9, by 32 ps at 16, not at all from 20). The second attempt cuts twice as late. Its
- * run: the cuts' micro-batches and two after them. */
+/* Attempt i's short run: m0 micro-batches, cut as stage 0 starts the forwards of micro-batches
+ * f, f + q and f + 2q, q the schedule's period in micro-batches. */
+typedef struct {
+    int64_t q, f, m0;
+} Plan;
+
+/* 1F1B: every stage has run two backwards by micro-batch p + 1, and CUT_FIRST_MIN micro-batches
+ * have passed, as a short pipeline settles over more periods than its stages
+ * (llama3_70b_dgx_h100, p = 8: its periods differ by 8 ns at micro-batch 9, by 32 ps at 16, not
+ * at all from 20); the run ends two micro-batches after the last cut. The second attempt cuts
+ * twice as late. */
 #define CUT_FIRST_MIN 24
 
-static int64_t cut_first(const Scenario *sc, int i) {
-    int64_t first = MAX((int64_t)sc->pp + 1, CUT_FIRST_MIN);
-    return i == 0 ? first : 2 * first;
-}
-
-static int64_t attempt_cost(const Scenario *sc, int i) {
-    return cut_first(sc, i) + 5;
+static Plan plan(const Scenario *sc, int i) {
+    int64_t p = sc->pp;
+    if (sc->schedule == SCHED_INTERLEAVED) {
+        /* rounds of p micro-batches (schedule.c: chunks take turns in groups of p); stage 0's
+         * warm-up of 2 (p - 1) + (v - 1) p virtual forwards ends in round 1, and the first cut is
+         * the start of round 2, or the first round to start past CUT_FIRST_MIN micro-batches (the
+         * second attempt's a round later; at 2p - 2, the first steady forward,
+         * megatron_sp_530b's two periods differ by 24 us); the run is whole rounds, the last
+         * cut's and one more */
+        int64_t f = (MAX(2, (CUT_FIRST_MIN + p - 1) / p) + i) * p;
+        return (Plan){p, f, f + 3 * p};
+    }
+    int64_t f = MAX(p + 1, CUT_FIRST_MIN) * (i == 0 ? 1 : 2);
+    return (Plan){1, f, f + 5};
 }
 
 gboolean steady_applies(const Scenario *sc) {
-    return sc->steady_state && sc->schedule == SCHED_1F1B && sc->pp > 1 &&
-           sc->virtual_stages == 1 && 2 * attempt_cost(sc, 0) <= sc->grad_accum;
+    if (!sc->steady_state || sc->pp <= 1)
+        return FALSE;
+    int64_t m = sc->grad_accum, m0 = plan(sc, 0).m0;
+    if (sc->schedule == SCHED_1F1B && sc->virtual_stages == 1)
+        return 2 * m0 <= m; /* a short run of at most half the whole */
+    /* the interleaved run cannot be shorter than about 5 rounds of p: at most three quarters of
+     * the whole (the Korthikanti layouts have 8 rounds) */
+    return sc->schedule == SCHED_INTERLEAVED && m % sc->pp == 0 && 4 * m0 <= 3 * m;
 }
 
 const char *sim_steady_name(SteadyMode m) {
@@ -80,6 +104,7 @@ typedef struct {
 struct SteadyCuts {
     SimRun *run;   /* the run being cut */
     int64_t first; /* the micro-batch of the first cut */
+    int64_t q;     /* and of the next, q later */
     int taken;     /* cuts taken, in order of micro-batch */
     Cut cut[3];
 };
@@ -95,7 +120,7 @@ static void cuts_clear(SteadyCuts *c) {
 /* exec_set_cut's callback: stage 0's first simulated rank starts micro-batch micro's forward. */
 static void on_cut(void *ctx, int32_t micro) {
     SteadyCuts *c = ctx;
-    if (micro != c->first + c->taken || c->taken == 3)
+    if (c->taken == 3 || micro != c->first + c->taken * c->q)
         return;
     Cut *x = &c->cut[c->taken++];
     x->at = engine_now(c->run->eng);
@@ -135,20 +160,20 @@ static gboolean extrapolate(const Scenario *sc, SimRun *run, const SteadyCuts *c
         return TRUE;
     int stage = layout_stage(workload_layout(run->wl), run->sum.critical_rank);
     return exec_host_work_extrapolate(&sc->topo, workload_program(run->wl, stage),
-                                      (int32_t)c->first, k, &run->host);
+                                      (int32_t)c->first, (int32_t)c->q, k, &run->host);
 }
 
 /* Attempt i: its short run and, where its cuts agree, the run extrapolated. */
-static SimRun *attempt(const Scenario *sc, int dedup, int i) {
-    int64_t m0 = attempt_cost(sc, i);
-    SteadyCuts cuts = {.first = cut_first(sc, i)};
+static SimRun *attempt(const Scenario *sc, int dedup, Plan pl) {
+    int64_t m0 = pl.m0;
+    SteadyCuts cuts = {.first = pl.f, .q = pl.q};
     Scenario *s = shortened(sc, m0);
     SimRun *run = sim_run_mode(s, dedup, SIM_TIME_MAX, NULL, &cuts, NULL);
     if (run)
         run->own_sc = s;
     else
         g_free(s);
-    if (run && !extrapolate(sc, run, &cuts, sc->grad_accum - m0))
+    if (run && !extrapolate(sc, run, &cuts, (sc->grad_accum - m0) / pl.q))
         g_clear_pointer(&run, sim_run_free);
     cuts_clear(&cuts);
     if (run)
@@ -162,9 +187,9 @@ SimRun *steady_run(const Scenario *sc, int dedup, SimTime horizon, GError **err)
      * together simulate no more micro-batches than the run they stand for */
     SimRun *run = NULL;
     int64_t spent = 0;
-    for (int i = 0; !run && spent + attempt_cost(sc, i) <= sc->grad_accum; i++) {
-        spent += attempt_cost(sc, i);
-        run = attempt(sc, dedup, i);
+    for (int i = 0; !run && i < 2 && spent + plan(sc, i).m0 <= sc->grad_accum; i++) {
+        spent += plan(sc, i).m0;
+        run = attempt(sc, dedup, plan(sc, i));
     }
     if (!run) { /* a short run failed (the full one says why) or the cuts' steps differ */
         run = sim_run_mode(sc, dedup, horizon, NULL, NULL, err);
