@@ -69,7 +69,7 @@ static Plan plan(const Scenario *sc, int i) {
          * warm-up of 2 (p - 1) + (v - 1) p virtual forwards ends in round 1, and the first cut is
          * the start of round 2, or the first round to start past CUT_FIRST_MIN micro-batches (the
          * second attempt's a round later; at 2p - 2, the first steady forward,
-         * megatron_sp_530b's two periods differ by 24 us); the run is whole rounds, the last
+         * megatron_sp_530b's two periods differ by 24 ms); the run is whole rounds, the last
          * cut's and one more */
         int64_t f = (MAX(2, (CUT_FIRST_MIN + p - 1) / p) + i) * p;
         return (Plan){p, f, f + 3 * p};
