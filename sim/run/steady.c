@@ -57,7 +57,7 @@ typedef struct {
 
 /* 1F1B: every stage has run two backwards by micro-batch p + 1, and CUT_FIRST_MIN micro-batches
  * have passed, as a short pipeline settles over more periods than its stages
- * (llama3_70b_dgx_h100, p = 8: its periods differ by 8 ns at micro-batch 9, by 32 ps at 16, not
+ * (llama3_70b_dgx_h100, p = 8: its periods differ by 8 us at micro-batch 9, by 32 ps at 16, not
  * at all from 20); the run ends two micro-batches after the last cut. The second attempt cuts
  * twice as late. */
 #define CUT_FIRST_MIN 24
