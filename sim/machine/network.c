@@ -163,6 +163,10 @@ void net_set_flow_observer(Network *net, NetFlowFn fn, void *ctx) {
     net->flow_ctx = ctx;
 }
 
+uint32_t net_flows_alive(const Network *net) {
+    return net->nflows - net->free_slots.n;
+}
+
 uint64_t net_solves(const Network *net) {
     return net->solves;
 }

@@ -128,6 +128,8 @@ GArray *net_links_extrapolate(const Network *net, GArray *a, GArray *b, GArray *
 
 /* Rate recomputations (solver runs) so far. */
 uint64_t net_solves(const Network *net);
+/* Flows started and not yet ended (waiting out their latency or moving). */
+uint32_t net_flows_alive(const Network *net);
 /* Links the solves have looked at, in all (the sizes of the components they solved). */
 uint64_t net_solved_links(const Network *net);
 

@@ -23,15 +23,15 @@
  * shares, running sums of doubles, to within their rounding: sim/engine/steps.h), and every rank
  * must be in the same state at the three cuts (computing or not, its communication in flight,
  * its last change one period later: a data-parallel replica whose pipeline runs at another pace
- * than the one cut is refused). Then the report is the short run's with each figure moved by
- * (m - m0) / q steps and each rank's finish by as many periods; the critical rank, the overlap
- * and the FLOP rates are recomputed from the moved figures (sim_figures); the memory is the short
- * run's (the in-flight activations do not depend on m); the model FLOPs come from the scenario;
- * the host's work moves by one period of the critical stage's program, its tasks from the first
- * cut's forward to the second's (exec_host_work_extrapolate). Where a step or a state differs (a
- * transient longer than the cuts, a period longer than q), a second attempt cuts later (2f under
- * 1F1B, a round later interleaved), if both together simulate no more than m micro-batches; else
- * every micro-batch is simulated (sim.steady_state: "diverged").
+ * than the one cut is refused), with as many events queued and flows alive at each. Then the report
+ * is the short run's with each figure moved by (m - m0) / q steps and each rank's finish by as many
+ * periods; the critical rank, the overlap and the FLOP rates are recomputed from the moved figures
+ * (sim_figures); the memory is the short run's (the in-flight activations do not depend on m); the
+ * model FLOPs come from the scenario; the host's work moves by one period of the critical stage's
+ * program, its tasks from the first cut's forward to the second's (exec_host_work_extrapolate).
+ * Where a step or a state differs (a transient longer than the cuts, a period longer than q), a
+ * second attempt cuts later (2f under 1F1B, a round later interleaved), if both together simulate
+ * no more than m micro-batches; else every micro-batch is simulated (sim.steady_state: "diverged").
  *
  * What this proves and what it checks. Two equal periods with equal steps say the steady part
  * repeated twice; that it repeats for every further period inserted there is the assumption the
@@ -98,7 +98,9 @@ const char *sim_steady_name(SteadyMode m) {
 typedef struct {
     SimTime at;
     Stats *st;
-    GArray *links; /* net_busiest_links, every link */
+    GArray *links;  /* net_busiest_links, every link */
+    size_t pending; /* events queued, and flows alive: the same at every cut where the state */
+    uint32_t flows; /* repeats (a cheap part of what a full state comparison would hold) */
 } Cut;
 
 struct SteadyCuts {
@@ -126,6 +128,8 @@ static void on_cut(void *ctx, int32_t micro) {
     x->at = engine_now(c->run->eng);
     x->st = stats_copy(c->run->st);
     x->links = net_busiest_links(c->run->net, G_MAXINT);
+    x->pending = engine_pending(c->run->eng);
+    x->flows = net_flows_alive(c->run->net);
 }
 
 void steady_cuts_arm(SteadyCuts *c, SimRun *run) {
@@ -149,6 +153,9 @@ static gboolean extrapolate(const Scenario *sc, SimRun *run, const SteadyCuts *c
         return FALSE;
     const Cut *x = c->cut;
     SimTime period = x[1].at - x[0].at;
+    for (int i = 1; i < 3; i++)
+        if (x[i].pending != x[0].pending || x[i].flows != x[0].flows)
+            return FALSE;
     if (x[2].at - x[1].at != period)
         return FALSE;
     run->links = net_links_extrapolate(run->net, x[0].links, x[1].links, x[2].links, k);
