@@ -1,6 +1,7 @@
-/* exec_internal: the executor's state, shared by its files (executor.c runs the programs,
- * reps.c picks the ranks simulated, gang.c groups tensor-parallel ranks in step). Not for any
- * other module: exec_* in executor.h is the interface. */
+/* exec_internal: the executor's state, shared by its files (exec_setup.c makes it, executor.c
+ * runs the programs, reps.c picks the ranks simulated, gang.c groups tensor-parallel ranks in
+ * step, exec_host.c sums the host's work). Not for any other module: exec_* in executor.h is the
+ * interface. */
 #ifndef SIM_EXEC_INTERNAL_H
 #define SIM_EXEC_INTERNAL_H
 
