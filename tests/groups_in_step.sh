@@ -21,17 +21,7 @@ field() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$2" | head -1; }
 
 grouped=0
 same() { # args...: one scenario, grouped and not
-    # shellcheck disable=SC2068
-    if ! "$sim" $@ -f json --no-timing >"$tmp/on.json" 2>"$tmp/err"; then
-        fail=$((fail + 1)); echo "FAIL run: $*"; cat "$tmp/err"; return
-    fi
-    # shellcheck disable=SC2068
-    "$sim" $@ -f json --no-timing --set sim.group_in_step=false >"$tmp/off.json" 2>&1
-    if diff <(strip "$tmp/on.json") <(strip "$tmp/off.json") >"$tmp/diff"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1)); echo "FAIL reports differ: $*"; head -20 "$tmp/diff"
-    fi
+    on_off_same sim.group_in_step "$@" || return 0
     local ev rk evo rko
     ev="$(field events "$tmp/on.json")"; rk="$(field rank_events "$tmp/on.json")"
     evo="$(field events "$tmp/off.json")"; rko="$(field rank_events "$tmp/off.json")"

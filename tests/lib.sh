@@ -16,6 +16,23 @@ finish() { # name
     echo "$1: $pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+on_off_same() { # switch, args...: one scenario run as given and with `--set switch=false` into
+    # $tmp/on.json and $tmp/off.json; their reports, through the caller's `strip`, must be the same
+    # lines. Status 1 where the first run fails (counted), else 0.
+    local sw="$1"; shift
+    # shellcheck disable=SC2068
+    if ! "$sim" $@ -f json --no-timing >"$tmp/on.json" 2>"$tmp/err"; then
+        fail=$((fail + 1)); echo "FAIL run: $*"; cat "$tmp/err"; return 1
+    fi
+    # shellcheck disable=SC2068
+    "$sim" $@ -f json --no-timing --set "$sw=false" >"$tmp/off.json" 2>&1
+    if diff <(strip "$tmp/on.json") <(strip "$tmp/off.json") >"$tmp/diff"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL reports differ: $*"; head -20 "$tmp/diff"
+    fi
+    return 0
+}
 every_layout() { # fn: calls fn with each shipped scenario but the whole machine with every rank
     # (minutes), then with each distinct command of the validation rows (e2e, study trends)
     local f cmd

@@ -21,17 +21,7 @@ strip() {
 
 extrapolated=0
 same() { # args...: one scenario, with and without the steady state
-    # shellcheck disable=SC2068
-    if ! "$sim" $@ -f json --no-timing >"$tmp/on.json" 2>"$tmp/err"; then
-        fail=$((fail + 1)); echo "FAIL run: $*"; cat "$tmp/err"; return
-    fi
-    # shellcheck disable=SC2068
-    "$sim" $@ -f json --no-timing --set sim.steady_state=false >"$tmp/off.json" 2>&1
-    if diff <(strip "$tmp/on.json") <(strip "$tmp/off.json") >"$tmp/diff"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1)); echo "FAIL reports differ: $*"; head -20 "$tmp/diff"
-    fi
+    on_off_same sim.steady_state "$@" || return 0
     if grep -q '"steady_state": "extrapolated"' "$tmp/on.json"; then
         extrapolated=$((extrapolated + 1))
     fi

@@ -178,6 +178,38 @@ START_TEST(test_interleaved_matches_every_micro_batch) {
 }
 END_TEST
 
+/* The host's work of a stage with 64 micro-batches, from its program with 29 moved by 35 periods
+ * (exec_host_work_extrapolate: one period of tasks from micro-batch 24's first forward to 25's),
+ * equals that of the program with 64, every stage, to the picosecond; on stage 0 a first period
+ * in the warm-up (micro-batch 2's forward alone) and a second with a backward (3's forward and
+ * 0's backward) do not repeat and are refused, as is a period past the last forward. */
+START_TEST(test_host_work_matches_full_program) {
+    const char *shortm[] = {PIPE_SETS, "training.grad_accum=29", NULL};
+    const char *fullm[] = {PIPE_SETS, NULL};
+    g_autoptr(Scenario) ss = load_ok("1.3B_pp.yaml", shortm);
+    g_autoptr(Scenario) sf = load_ok("1.3B_pp.yaml", fullm);
+    ck_assert(ss->host);
+    g_autoptr(Topology) ts = topo_ok(ss);
+    g_autoptr(Topology) tf = topo_ok(sf);
+    g_autoptr(Workload) ws = workload_new(ss, ts);
+    g_autoptr(Workload) wf = workload_new(sf, tf);
+    for (int st = 0; st < ss->pp; st++) {
+        const Program *ps = workload_program(ws, st), *pf = workload_program(wf, st);
+        HostWork x, y = exec_host_work(&sf->topo, pf);
+        ck_assert(exec_host_work_extrapolate(&ss->topo, ps, 24, 1, 64 - 29, &x));
+        ck_assert_double_eq_tol(x.dispatch_s, y.dispatch_s, 1e-15);
+        ck_assert_double_eq_tol(x.hooks_s, y.hooks_s, 1e-15);
+        ck_assert_double_eq_tol(x.comm_s, y.comm_s, 1e-15);
+        ck_assert_double_eq_tol(x.step_s, y.step_s, 1e-15);
+        ck_assert_int_eq(x.syncs, y.syncs);
+        ck_assert(y.comm_s > 0 && y.dispatch_s > 0);
+        ck_assert(!exec_host_work_extrapolate(&ss->topo, ps, 27, 1, 64 - 29, &x));
+    }
+    ck_assert(!exec_host_work_extrapolate(&ss->topo, workload_program(ws, 0), ss->pp - 2, 1,
+                                          64 - 29, &(HostWork){0}));
+}
+END_TEST
+
 /* Too few micro-batches for the short run to cost half the run: every one simulated. */
 START_TEST(test_short_pipeline_simulated) {
     const char *sets[] = {PIPE_SETS, "training.grad_accum=16", NULL};
@@ -197,6 +229,7 @@ int main(void) {
     tcase_add_test(tc, test_steps_even_rounding);
     tcase_add_test(tc, test_run_matches_every_micro_batch);
     tcase_add_test(tc, test_interleaved_matches_every_micro_batch);
+    tcase_add_test(tc, test_host_work_matches_full_program);
     tcase_add_test(tc, test_short_pipeline_simulated);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -182,9 +182,7 @@ static SimRun *attempt(const Scenario *sc, int dedup, Plan pl) {
         g_free(s);
     if (run && !extrapolate(sc, run, &cuts, (sc->grad_accum - m0) / pl.q))
         g_clear_pointer(&run, sim_run_free);
-    cuts_clear(&cuts);
-    if (run)
-        run->sum.micro_batches_simulated = (int)m0;
+    cuts_clear(&cuts); /* run's micro_batches_simulated is already m0, its scenario's */
     return run;
 }
 
