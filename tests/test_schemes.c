@@ -294,20 +294,34 @@ START_TEST(test_dedup_matches_all_ranks) {
 }
 END_TEST
 
-/* One tensor-parallel rank per group (with one DP replica) where the node's GPUs are
+/* One tensor-parallel rank per group (with one DP replica, or TP filling the node: its peers'
+ * DP collectives and sends as copies, TP_PEERS in executor.c) where the node's GPUs are
  * interchangeable gives the report of simulating all, byte for byte but the sim block; not on
- * Frontier (a GCD reaches its NIC through another) nor with data parallelism. */
+ * Frontier (a GCD reaches its NIC through another) nor with data parallelism over part of a
+ * node. */
 START_TEST(test_tp_dedup_matches_all_ranks) {
     const char *megatron[] = {"training.grad_accum=8", NULL};
+    const char *megatron_dp[] = {"training.grad_accum=8", "nodes=128", "topology.fabric.taper=4",
+                                 NULL};
     const char *tp_pp[] = {"topology=dgx-a100", "nodes=2", "parallel.pp=4", NULL};
     const char *tp[] = {"topology=dgx-a100", NULL};
+    const char *zero1[] = {"topology=dgx-a100", "nodes=4", NULL};
+    const char *zero3[] = {"topology=dgx-a100", "nodes=4", "parallel.zero=3", NULL};
+    const char *ddp_h100[] = {"topology=dgx-h100", "nodes=4", "parallel.zero=0",
+                              "training.micro_batch=1", NULL};
+    const char *llama[] = {"training.global_batch=64", NULL};
     struct {
         const char *file;
         const char *const *sets;
     } cases[] = {{"1T_megatron_dgx.yaml", megatron},
                  {"530B_megatron_dgx.yaml", megatron},
                  {"1.3B_tp_pp.yaml", tp_pp},
-                 {"1.3B_tp.yaml", tp}};
+                 {"1.3B_tp.yaml", tp},
+                 {"1T_megatron_dgx.yaml", megatron_dp}, /* DP 2, a tapered fat tree */
+                 {"13B_tp8.yaml", zero1},
+                 {"13B_tp8.yaml", zero3},
+                 {"13B_tp8.yaml", ddp_h100},
+                 {"llama3_70b_dgx_h100.yaml", llama}}; /* ZeRO-1, PP 8, DP 8 */
     for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autoptr(Scenario) sc = load_ok(cases[c].file, cases[c].sets);
         g_autoptr(Layout) lay = layout_new(workload_layout_shape(sc));
@@ -326,14 +340,14 @@ START_TEST(test_tp_dedup_matches_all_ranks) {
         ck_assert_msg(strcmp(ja, jb) == 0, "%s: deduplicated and all-ranks reports differ",
                       cases[c].file);
     }
-    const char *zero1[] = {"nodes=4", NULL};
-    g_autoptr(Scenario) fr = load_ok("13B_tp8.yaml", zero1);
+    const char *frontier[] = {"nodes=4", NULL};
+    g_autoptr(Scenario) fr = load_ok("13B_tp8.yaml", frontier);
     g_autoptr(Layout) lay_fr = layout_new(workload_layout_shape(fr));
     ck_assert(!exec_tp_interchangeable(fr, lay_fr)); /* Frontier */
-    const char *dgx_dp[] = {"topology=dgx-a100", "nodes=4", NULL};
+    const char *dgx_dp[] = {"topology=dgx-a100", "nodes=4", "parallel.tp=4", NULL};
     g_autoptr(Scenario) dp = load_ok("13B_tp8.yaml", dgx_dp);
     g_autoptr(Layout) lay_dp = layout_new(workload_layout_shape(dp));
-    ck_assert(!exec_tp_interchangeable(dp, lay_dp)); /* DP 4 */
+    ck_assert(!exec_tp_interchangeable(dp, lay_dp)); /* DP 8 over TP 4: two replicas a node */
 }
 END_TEST
 

@@ -16,6 +16,7 @@ typedef struct {
     CollOp op;
     int phase, rep_node;
     int copies, stride; /* coll_streams_loads_copies; 1, 0 for one group */
+    int whole;          /* ... copies loading their nodes' links under COLL_NODES_NONE; 1 else */
     CollShape shape;
     NetLoad *loads; /* its own (in the arena) unless borrowed from another phase set of the group */
     int nl;
@@ -444,11 +445,11 @@ static NetLoad *fold_onto_node(CollStreams *cs, const NetLoad *loads, int *nl, i
 }
 
 /* The nodes whose local links copy j loads (coll_streams_loads_copies): COLL_NODES_NONE means
- * copy 0 whole and the others' fabric links alone. */
-static int copy_nodes(int rep_node, int j) {
+ * copies 0..whole-1 whole and the others' fabric links alone. */
+static int copy_nodes(int rep_node, int j, int whole) {
     if (rep_node != COLL_NODES_NONE)
         return rep_node;
-    return j == 0 ? COLL_NODES_ALL : COLL_NODES_NONE;
+    return j < whole ? COLL_NODES_ALL : COLL_NODES_NONE;
 }
 
 /* UNEVEN COPIES. A send run as copies is one flow, which moves at its slowest link's pace. That
@@ -497,19 +498,21 @@ void coll_streams_copies_evenness(const CollStreams *cs, int *sends, int *uneven
 
 const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo algo, CollOp op,
                                   int phase, int rep_node, CollShape *shape, int *nl) {
-    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, shape, nl, NULL);
+    return coll_streams_loads_copies(cs, g, algo, op, phase, rep_node, 1, 0, 1, shape, nl, NULL);
 }
 
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, CollAlgo algo,
                                          CollOp op, int phase, int rep_node, int copies, int stride,
-                                         CollShape *shape, int *nl, NetLoadSet **facts) {
+                                         int whole, CollShape *shape, int *nl, NetLoadSet **facts) {
     Group *g = (Group *)cg; /* its phase list grows */
     if (copies <= 1)
         stride = 0;
+    if (copies <= 1 || rep_node != COLL_NODES_NONE || whole < 1)
+        whole = 1;
     for (int i = 0; i < g->nphases; i++) {
         const PhaseSet *ps = &g->phases[i];
         if (ps->algo == algo && ps->op == op && ps->phase == phase && ps->rep_node == rep_node &&
-            ps->copies == MAX(copies, 1) && ps->stride == stride) {
+            ps->copies == MAX(copies, 1) && ps->stride == stride && ps->whole == whole) {
             *shape = ps->shape;
             *nl = ps->nl;
             if (facts)
@@ -522,12 +525,13 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
                    .phase = phase,
                    .rep_node = rep_node,
                    .copies = MAX(copies, 1),
-                   .stride = stride};
+                   .stride = stride,
+                   .whole = whole};
     const PhaseSet *twin = NULL; /* a phase set over the same edges */
     for (int i = 0; i < g->nphases && ring_edges(algo, op); i++) {
         const PhaseSet *o = &g->phases[i];
         if (ring_edges(o->algo, o->op) && o->rep_node == rep_node && o->copies == ps.copies &&
-            o->stride == stride && o->owned)
+            o->stride == stride && o->whole == whole && o->owned)
             twin = o;
     }
     if (twin) {
@@ -554,7 +558,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         g_autofree TopoPath *paths = g_new(TopoPath, copies);
         for (int j = 0; j < copies; j++) {
             edge_path(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
-                      copy_nodes(rep_node, j), &paths[j]);
+                      copy_nodes(rep_node, j, whole), &paths[j]);
             net_loads_add_path(cs->net, &paths[j]);
         }
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
@@ -570,8 +574,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
             const CollGroup *gj = coll_streams_group(cs, m, g->n, g->keep_order);
             CollShape sj;
             int nj;
-            const NetLoad *lj =
-                coll_streams_loads(cs, gj, algo, op, phase, copy_nodes(rep_node, j), &sj, &nj);
+            const NetLoad *lj = coll_streams_loads(cs, gj, algo, op, phase,
+                                                   copy_nodes(rep_node, j, whole), &sj, &nj);
             if (j == 0)
                 ps.shape = sj;
             g_array_append_vals(parts, lj, (guint)nj);

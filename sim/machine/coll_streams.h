@@ -74,14 +74,14 @@ const NetLoad *coll_streams_loads(CollStreams *cs, const CollGroup *g, CollAlgo 
  * (GPU ids), in the same order; the loads are the sum of every copy's (a link two copies cross
  * weighs both), the shape copy 0's. For ranks simulated by one representative whose peers run
  * the same program on GPUs the topology treats alike (executor.c, exec_rep_index). copies 1 is
- * coll_streams_loads. rep_node COLL_NODES_NONE: copy 0 loads all of its links and copies 1..
- * their fabric links alone (their nodes are images of simulated ones, whose own traffic loads
- * those nodes' links: collectives.h, COLL_IMAGES). facts (NULL: not wanted): the network's
- * handle for these loads, kept with them (net_flow_borrowed); valid until the group's next phase
- * set is built. */
+ * coll_streams_loads. rep_node COLL_NODES_NONE: copies 0..whole-1 load all of their links and
+ * the others their fabric links alone (their nodes are images of simulated ones, whose own
+ * traffic loads those nodes' links: collectives.h, COLL_IMAGES); whole is 1 otherwise. facts (NULL:
+ * not wanted): the network's handle for these loads, kept with them (net_flow_borrowed); valid
+ * until the group's next phase set is built. */
 const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, CollAlgo algo,
                                          CollOp op, int phase, int rep_node, int copies, int stride,
-                                         CollShape *shape, int *nl, NetLoadSet **facts);
+                                         int whole, CollShape *shape, int *nl, NetLoadSet **facts);
 
 /* Sends run as copies built so far (coll_streams_loads_copies), those whose copies' paces on the
  * fabric differ (UNEVEN COPIES in coll_streams.c: the one flow holds them to the slowest's), and

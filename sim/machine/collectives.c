@@ -36,6 +36,7 @@ typedef struct {
     int rep_node; /* symmetric form: the only node whose local links are loaded, COLL_NODES_ALL,
                      or COLL_NODES_NONE (copies of images: COLL_IMAGES) */
     int copies, stride; /* CollCall: the group and copies - 1 shifted by stride GPUs */
+    int whole;          /* CollCall: copies loading their nodes' links under COLL_IMAGES */
     int pending;        /* flows in flight of the current phase or step */
     int n;
     const CollGroup *group; /* the members, their ring and loads (coll_streams) */
@@ -531,7 +532,9 @@ static void start_phase(Collectives *c, guint slot) {
             net_loads_reset(c->net);
             for (int j = 0; j < in->copies; j++)
                 coll_streams_edge(c->streams, r[i] + j * in->stride,
-                                  r[(i + 1) % n] + j * in->stride, nic[0], nic[1], in->rep_node);
+                                  r[(i + 1) % n] + j * in->stride, nic[0], nic[1],
+                                  in->rep_node == COLL_NODES_NONE && j < in->whole ? COLL_NODES_ALL
+                                                                                   : in->rep_node);
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency +
@@ -545,7 +548,7 @@ static void start_phase(Collectives *c, guint slot) {
     NetLoadSet *facts;
     const NetLoad *loads =
         coll_streams_loads_copies(c->streams, in->group, in->choice.algo, in->op, in->phase,
-                                  in->rep_node, in->copies, in->stride, &s, &nl, &facts);
+                                  in->rep_node, in->copies, in->stride, in->whole, &s, &nl, &facts);
     double sb = coll_shape_bytes(&s, in->bytes);
     SimTime lat = b ? (SimTime)(s.intra_steps + s.inter_steps) * b->step_latency
                     : shape_latency(sp, in->choice.algo, in->choice.proto, &s);
@@ -596,6 +599,7 @@ void coll_start(Collectives *c, const CollCall *call, NetDoneFn done, void *ctx,
     Instance in = {0};
     in.copies = copies;
     in.stride = copies > 1 ? call->stride : 0;
+    in.whole = MAX(call->whole, 1);
     in.rep_node = call->form == COLL_SYMMETRIC ? call->rep / topo_gpus_per_node(c->topo)
                   : call->form == COLL_IMAGES && copies > 1 ? COLL_NODES_NONE
                                                             : COLL_NODES_ALL;

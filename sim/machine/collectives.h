@@ -132,7 +132,9 @@ void coll_limit_describe(const Collectives *c, const CollChoice *ch, char *buf, 
  * - COLL_IMAGES: the GPUs of copies 1.. are images of simulated ones (the data-parallel replicas
  *   a simulated one stands for: executor.c, arrive_p2p), whose own traffic loads the node-local
  *   links of their nodes as it loads the simulated ones', so those copies load fabric links
- *   alone (the symmetric form's rule); copy 0 loads all of its links.
+ *   alone (the symmetric form's rule); copies 0..whole-1 (whole 0 means 1) load all of their
+ *   links: the simulated rank's own and, where it stands for its tensor-parallel peers too,
+ *   theirs, on its nodes.
  * copies > 1 runs that many identical groups as one flow, copy j's members being members[i] +
  * j x stride (GPU ids): for a representative rank standing for peers that run the same program
  * on GPUs the topology treats alike (executor.c, exec_rep_index), by symmetry every copy moves at
@@ -151,6 +153,7 @@ typedef struct {
     CollForm form;
     int rep; /* COLL_SYMMETRIC: the GPU whose node carries the node-local links */
     int copies, stride;
+    int whole; /* COLL_IMAGES: the copies that load their nodes' links too (0: 1) */
 } CollCall;
 
 /* Start the call; done(ctx, arg) runs when every member (of every copy) has finished. */

@@ -292,9 +292,24 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         call.rep = ex->job_rank[i];
     }
     if (workload_dim_images(cls) && ex->dedup && !ex->bound && ex->sc->dp > ex->span) {
+        g_assert(!ex->dedup_tp); /* no CP or EP where TP peers are interchangeable */
         call.copies = ex->sc->dp / ex->span;
         call.stride = layout_stride(ex->lay, DIM_DP_INTER);
         call.form = COLL_IMAGES;
+    }
+    /* TP_PEERS. Where rank 0 of a TP group stands for it (exec_tp_interchangeable), its peers'
+     * collectives of another dimension (their data-parallel groups: rank 0's shifted by k) run in
+     * the same flow as copies. Every GPU of a node reaches every NIC alike (through the node's
+     * switch to the NIC's GPU) and NIC k of every node sits alike on the fabric, so rotating
+     * every node's GPUs and NICs by k is a symmetry of the machine and of the programs: it maps
+     * peer 0's group to peer k's and the union of the peers' loads to itself (a DP ring's
+     * channels pick NICs by channel, so one peer's ring alone is not the image of another's),
+     * and, max-min rates being unique, every copy moves at the same rate (collectives.h,
+     * copies). tests: test_tp_dedup_matches_all_ranks. Not in the bound's run, whose flows may
+     * load less than the exact run's (exec_set_bound). */
+    if (ex->dedup_tp && dim != DIM_TP && !ex->bound) {
+        call.copies = ex->sc->tp;
+        call.stride = layout_stride(ex->lay, DIM_TP);
     }
     coll_start(ex->coll, &call, on_coll_done, ex,
                (uint64_t)inter << 48 | (uint64_t)s << 40 | (uint64_t)dim << 32 | (uint32_t)group);
@@ -377,10 +392,12 @@ static void arrive_p2p(Executor *ex, int i, const Task *t) {
      * for what that costs against --all-ranks; the run counts such sends and its report says so
      * (UNEVEN COPIES in coll_streams.c). */
     CollCall call = {.op = COLL_SEND, .group = *g, .bytes = t->bytes, .cls = DIM_PP};
-    if (ex->bound) { /* its own send alone, as --all-ranks makes it (exec_set_bound) */
-    } else if (ex->dedup_tp) {
-        call.copies = ex->sc->tp;
-        call.stride = 1;
+    if (ex->bound) {           /* its own send alone, as --all-ranks makes it (exec_set_bound) */
+    } else if (ex->dedup_tp) { /* its TP peers' sends, then the other replicas' (TP_PEERS) */
+        call.copies = ex->sc->tp * (ex->sc->dp / ex->span);
+        call.stride = 1; /* replica r's peer k: rank + r x tp + k (exec_tp_interchangeable) */
+        call.form = call.copies > ex->sc->tp ? COLL_IMAGES : COLL_FULL;
+        call.whole = ex->sc->tp;
     } else if (ex->dedup && ex->sc->dp > ex->span) {
         call.copies = ex->sc->dp / ex->span;
         call.stride = layout_stride(ex->lay, DIM_DP_INTER); /* span replicas; GPU ids = job ranks */

@@ -12,7 +12,8 @@
  * sends in the same flow (a CollCall's copies, COLL_IMAGES). Where the GPUs of a node are
  * interchangeable (exec_tp_interchangeable), only tensor-parallel rank 0 of each group is simulated
  * as well: a TP collective starts when it arrives and loads every member's links, and its pipeline
- * sends carry its peers' in the same flow (a CollCall's copies). Where TP ranks are all simulated,
+ * sends and data-parallel collectives carry its peers' in the same flow (a CollCall's copies:
+ * TP_PEERS in executor.c). Where TP ranks are all simulated,
  * a TP group's ranks in step run as one until something concerns one of them alone (GROUPS IN
  * STEP, gang.c). */
 #ifndef SIM_EXECUTOR_H
@@ -39,8 +40,11 @@ typedef enum {
  * ranks of a group are interchangeable, so that one stands for all: the node's GPUs meet through
  * a switch (every pair alike), GPU k owns NIC k on a fabric that treats NIC k of every node alike
  * (fat tree with rails, flat; not a dragonfly, whose links are picked per GPU pair), TP groups
- * within a node, and no data or context parallelism (a DP ring's channels pick NICs by channel, not
- * by GPU, so the TP peers' DP rings are not images of each other). */
+ * within a node, no context parallelism, and with data parallelism TP groups that fill their
+ * node, without experts or blocks of replicas (ZeRO++, HYBRID_SHARD). A DP ring's channels pick
+ * NICs by channel, not by GPU, so one TP peer's DP ring is not the image of another's; the union
+ * of all the peers' rings is, under a rotation of every node's GPUs and NICs, and that is what a
+ * representative's DP collective carries (TP_PEERS in executor.c). */
 gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay);
 /* The simulated index of job rank `rank`, -1 when another rank stands for it (dedup). */
 int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank);

@@ -5,9 +5,17 @@
 gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
     const TopologySpec *ts = &sc->topo;
     int tp = layout_group_size(lay, DIM_TP), pp = layout_group_size(lay, DIM_PP);
-    /* no DP, and no context parallelism: tp x pp are all the ranks */
-    if (tp <= 1 || layout_group_size(lay, DIM_DP) != 1 || layout_ranks(lay) != tp * pp ||
+    int dp = layout_group_size(lay, DIM_DP); /* cp x dp with context parallelism */
+    /* no context parallelism, TP groups within a node */
+    if (tp <= 1 || layout_group_size(lay, DIM_CP) != 1 || layout_ranks(lay) != tp * dp * pp ||
         ts->gpus_per_node % tp != 0)
+        return FALSE;
+    /* data parallelism: a TP group fills its node, so that a DP group has one GPU on each of
+     * its nodes and TP peer k's DP group is rank 0's shifted by k (TP_PEERS in executor.c); not
+     * with experts or with blocks of replicas (ZeRO++, HYBRID_SHARD), whose groups differ */
+    if (dp > 1 && (tp != ts->gpus_per_node || layout_group_size(lay, DIM_EP) != 1 ||
+                   layout_group_size(lay, DIM_DP_INTRA) != 1 || layout_stride(lay, DIM_TP) != 1 ||
+                   layout_stride(lay, DIM_DP) != tp))
         return FALSE;
     if (ts->switch_bandwidth <= 0) /* a GPU mesh: GPUs may differ in their links */
         return FALSE;
@@ -29,7 +37,7 @@ int exec_rep_index_given(const Layout *lay, gboolean dedup, gboolean tp_rep, int
      * of them (their groups differ) */
     if (layout_index(lay, DIM_DP_INTER, rank) > 0)
         return -1;
-    if (tp_rep) /* DP 1, CP 1: one rank per pipeline stage, its TP rank 0 */
+    if (tp_rep) /* CP 1, replica 0: one rank per pipeline stage, its TP rank 0 */
         return layout_index(lay, DIM_TP, rank) == 0 ? layout_stage(lay, rank) : -1;
     /* one rank per DIM_DP_INTER group: the DP replicas of block 0 (replica 0 without ZeRO++, where
      * DIM_DP_INTER is DIM_DP) */
