@@ -267,8 +267,10 @@ static void start_collective(Executor *ex, int i, const Task *t) {
         if (j < 0)
             continue;
         /* a member of a tied group: its TP collective is the group's, counted on its first
-         * member's state; another dimension's concerns it alone */
-        gboolean stale = dim == DIM_TP && ex->rs[j].tied && ex->gang_lead[j] != j;
+         * member's state; another dimension's concerns it alone. A group that arrived tied is
+         * this one (i its first member): its followers' states, stale, are not read. */
+        gboolean stale =
+            dim == DIM_TP && (arriving > 1 ? j != i : ex->rs[j].tied && ex->gang_lead[j] != j);
         if (dim != DIM_TP)
             gang_own(ex, j);
         stats_issue(ex->st, j, t->op, dim, t->bytes, volume);
