@@ -5,6 +5,7 @@
  * dragonfly's global links). Equal to the picosecond where the replicas are images of each other;
  * a measured, explained bound where they are not (docs/speed.md). */
 #include <inttypes.h>
+#include <math.h>
 
 #include "collectives.h"
 #include "util.h"
@@ -50,6 +51,67 @@ START_TEST(test_tree_symmetric_form) {
     SimTime nic_bound = (SimTime)(2 * m / 25e9 * 1e12);
     ck_assert_msg(t[1] >= nic_bound && t[1] < nic_bound + 200000000,
                   "tree: %" PRId64 " ps against node 2's NIC bound %" PRId64, t[1], nic_bound);
+    topo_spec_clear(&spec);
+}
+END_TEST
+
+/* TP_PEERS (executor.c): the data-parallel allreduces of the 8 TP peers on 2 DGX A100 nodes (GPU
+ * k of node 0 with GPU k of node 1, m bytes each), run as 8 calls in the full form and as one call
+ * from GPU 0 with 8 copies (stride 1) in the symmetric form for node 0, as a TP representative
+ * runs them, end at the same picosecond and leave every link the same bytes. A group with one
+ * GPU a node goes by that GPU's own NIC (coll_channels_build), so each NIC moves m each way at
+ * 25 GB/s: m / 25 GB/s plus the latency terms; the 16 NIC links (out and in, node 0's in the
+ * symmetric form carrying node 1's too) are the busiest, m each. Without the copies only GPU 0's
+ * NIC would carry anything. */
+START_TEST(test_tp_peers_as_copies) {
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("dgx-a100", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    const double m = 1e9;
+    SimTime t[2];
+    GArray *links[2];
+    for (int copies = 0; copies < 2; copies++) {
+        g_autoptr(Topology) topo = topo_new(&spec, 2, &err);
+        ck_assert_ptr_nonnull(topo);
+        g_autoptr(Engine) eng = engine_new();
+        g_autoptr(Network) net = net_new(eng, topo);
+        g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+        coll_force(coll, ALGO_RING, PROTO_SIMPLE);
+        int calls = 0, peers = copies ? 1 : 8;
+        int members[8][2];
+        for (int k = 0; k < peers; k++) {
+            members[k][0] = k;
+            members[k][1] = 8 + k;
+            CollCall call = {.op = COLL_ALLREDUCE, .members = members[k], .n = 2, .bytes = m};
+            if (copies) {
+                call.form = COLL_SYMMETRIC; /* rep GPU 0 */
+                call.copies = 8;
+                call.stride = 1;
+            }
+            coll_start(coll, &call, on_done, &calls, 0);
+        }
+        t[copies] = engine_run(eng);
+        ck_assert_int_eq(calls, peers);
+        links[copies] = net_busiest_links(net, 16);
+    }
+    ck_assert_msg(t[0] == t[1], "8 calls %" PRId64 " ps, one with 8 copies %" PRId64 " ps", t[0],
+                  t[1]);
+    SimTime nic_bound = (SimTime)(m / 25e9 * 1e12);
+    ck_assert_msg(t[1] >= nic_bound && t[1] < nic_bound + 100000000,
+                  "%" PRId64 " ps against the NICs' bound %" PRId64, t[1], nic_bound);
+    /* the 16 busiest links are NIC links, m each: both nodes' in the full form, node 0's (in
+     * and out) in the symmetric form */
+    for (int c = 0; c < 2; c++) {
+        ck_assert_uint_eq(links[c]->len, 16);
+        for (guint i = 0; i < links[c]->len; i++) {
+            const NetLinkStat *l = &g_array_index(links[c], NetLinkStat, i);
+            ck_assert_msg(fabs(l->bytes - m) <= 1e-9 * m, "link %d: %.17g bytes", l->link,
+                          l->bytes);
+        }
+    }
+    g_array_unref(links[0]);
+    g_array_unref(links[1]);
     topo_spec_clear(&spec);
 }
 END_TEST
@@ -267,6 +329,7 @@ int main(void) {
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_tree_symmetric_form);
+    tcase_add_test(tc, test_tp_peers_as_copies);
     tcase_add_test(tc, test_megatron_dedup_matches_all_ranks);
     tcase_add_test(tc, test_pipeline_dedup_matches_all_ranks);
     tcase_add_test(tc, test_uneven_copies);

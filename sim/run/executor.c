@@ -301,14 +301,14 @@ static void start_collective(Executor *ex, int i, const Task *t) {
     }
     /* TP_PEERS. Where rank 0 of a TP group stands for it (exec_tp_interchangeable), its peers'
      * collectives of another dimension (their data-parallel groups: rank 0's shifted by k) run in
-     * the same flow as copies. Every GPU of a node reaches every NIC alike (through the node's
-     * switch to the NIC's GPU) and NIC k of every node sits alike on the fabric, so rotating
-     * every node's GPUs and NICs by k is a symmetry of the machine and of the programs: it maps
-     * peer 0's group to peer k's and the union of the peers' loads to itself (a DP ring's
-     * channels pick NICs by channel, so one peer's ring alone is not the image of another's),
-     * and, max-min rates being unique, every copy moves at the same rate (collectives.h,
-     * copies). tests: test_tp_dedup_matches_all_ranks. Not in the bound's run, whose flows may
-     * load less than the exact run's (exec_set_bound). */
+     * the same flow as copies. A TP group fills its node, so a DP group has one GPU on each of
+     * its nodes and goes by that GPU's own NIC (coll_channels_build); every GPU reaches every
+     * NIC alike and NIC k of every node sits alike on the fabric, so rotating every node's GPUs
+     * and NICs by k is a symmetry of the machine and of the programs that maps peer 0's group
+     * to peer k's: max-min rates being unique, every copy moves at the same rate (collectives.h,
+     * copies), and each loads its own GPU's links and NIC, where that peer's pipeline sends meet
+     * it. tests: test_tp_peers_as_copies, test_tp_dedup_matches_all_ranks. Not in the bound's
+     * run, whose flows may load less than the exact run's (exec_set_bound). */
     if (ex->dedup_tp && dim != DIM_TP && !ex->bound) {
         call.copies = ex->sc->tp;
         call.stride = layout_stride(ex->lay, DIM_TP);

@@ -41,10 +41,11 @@ typedef enum {
  * a switch (every pair alike), GPU k owns NIC k on a fabric that treats NIC k of every node alike
  * (fat tree with rails, flat; not a dragonfly, whose links are picked per GPU pair), TP groups
  * within a node, no context parallelism, and with data parallelism TP groups that fill their
- * node, without experts or blocks of replicas (ZeRO++, HYBRID_SHARD). A DP ring's channels pick
- * NICs by channel, not by GPU, so one TP peer's DP ring is not the image of another's; the union
- * of all the peers' rings is, under a rotation of every node's GPUs and NICs, and that is what a
- * representative's DP collective carries (TP_PEERS in executor.c). */
+ * node, without experts or blocks of replicas (ZeRO++, HYBRID_SHARD): a DP group then has one GPU
+ * on each node and goes by that GPU's own NIC, so TP peer k's is rank 0's with every node's GPUs
+ * and NICs rotated by k, which a representative's DP collective carries as copies (TP_PEERS in
+ * executor.c). Where a DP group holds several GPUs of a node, its ring's channels pick NICs by
+ * channel, not by GPU, and the TP peers' rings are not images of each other. */
 gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay);
 /* The simulated index of job rank `rank`, -1 when another rank stands for it (dedup). */
 int exec_rep_index(const Scenario *sc, const Layout *lay, gboolean dedup, int rank);

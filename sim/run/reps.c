@@ -11,8 +11,9 @@ gboolean exec_tp_interchangeable(const Scenario *sc, const Layout *lay) {
         ts->gpus_per_node % tp != 0)
         return FALSE;
     /* data parallelism: a TP group fills its node, so that a DP group has one GPU on each of
-     * its nodes and TP peer k's DP group is rank 0's shifted by k (TP_PEERS in executor.c); not
-     * with experts or with blocks of replicas (ZeRO++, HYBRID_SHARD), whose groups differ */
+     * its nodes (by that GPU's NIC) and TP peer k's DP group is rank 0's shifted by k (TP_PEERS
+     * in executor.c); not with experts or with blocks of replicas (ZeRO++, HYBRID_SHARD), whose
+     * groups differ */
     if (dp > 1 && (tp != ts->gpus_per_node || layout_group_size(lay, DIM_EP) != 1 ||
                    layout_group_size(lay, DIM_DP_INTRA) != 1 || layout_stride(lay, DIM_TP) != 1 ||
                    layout_stride(lay, DIM_DP) != tp))
