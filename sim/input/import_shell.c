@@ -47,15 +47,17 @@ static Field *field_new(const char *text, const char *unknown, int line) {
 }
 
 /* Bounds on what hostile text can make the reader do: fields made in all (A+=(${A[@]}) doubles
- * an array a line) and defaults nested in defaults (${a:-${a:-...}} recurses once a level). */
+ * an array a line), text expanded in all (X=$X$X doubles a string a line) and defaults nested
+ * in defaults (${a:-${a:-...}} recurses once a level). */
 #define SHELL_MAX_FIELDS (1 << 22)
+#define SHELL_MAX_BYTES (1 << 24)
 #define SHELL_MAX_DEPTH 64
 
 typedef struct {
-    guint64 fields; /* made so far */
-    gboolean over;  /* past SHELL_MAX_FIELDS: the rest dropped, the file refused */
-    int depth;      /* of expand_text */
-    int unclosed;   /* the line of a quote never closed (0: none), as bash refuses the file */
+    guint64 fields, bytes; /* made, and expanded into words, so far */
+    gboolean over; /* past SHELL_MAX_FIELDS or SHELL_MAX_BYTES: the rest dropped, file refused */
+    int depth;     /* of expand_text */
+    int unclosed;  /* the line of a quote never closed (0: none), as bash refuses the file */
 } Budget;
 
 /* One word being read: the fields it expands to. */
@@ -98,14 +100,20 @@ static void word_push(Word *w) {
 
 /* Text into the word; split: as an unquoted expansion, whose blanks separate fields. */
 static void word_add(Word *w, const char *text, gboolean split, const char *unknown) {
+    if (w->budget->over || (w->budget->bytes += strlen(text)) > SHELL_MAX_BYTES) {
+        w->budget->over = TRUE;
+        return;
+    }
     if (unknown && !w->unknown)
         w->unknown = g_strdup(unknown);
-    for (const char *p = text; *p; p++) {
-        if (split && (*p == ' ' || *p == '\t' || *p == '\n')) {
+    for (const char *p = text; *p;) { /* runs between blanks, appended whole */
+        size_t run = split ? strcspn(p, " \t\n") : strlen(p);
+        g_string_append_len(w->cur, p, (gssize)run);
+        p += run;
+        if (*p) { /* a blank that splits */
             word_push(w);
-            continue;
+            p++;
         }
-        g_string_append_c(w->cur, *p);
     }
     if (!split)
         w->started = TRUE;
@@ -779,9 +787,9 @@ gboolean import_read_shell(const char *path, const char *text, gsize len, GPtrAr
     g_free(sh.cond_unknown);
     if (budget.over)
         g_set_error(err, CONF_ERROR, CONF_ERROR_VALUE,
-                    "%s:%d: more than %d words once its variables are expanded; a launch script "
-                    "has far fewer",
-                    path, sh.line, SHELL_MAX_FIELDS);
+                    "%s:%d: more than %d words or %d MiB of text once its variables are "
+                    "expanded; a launch script has far fewer",
+                    path, sh.line, SHELL_MAX_FIELDS, SHELL_MAX_BYTES >> 20);
     else if (budget.unclosed)
         g_set_error(err, CONF_ERROR, CONF_ERROR_PARSE,
                     "%s:%d: a quote, ${ or $( opened here is never closed (bash refuses the file)",
