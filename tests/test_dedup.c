@@ -15,6 +15,30 @@ static void on_done(void *ctx, uint64_t arg) {
     *(int *)ctx += 1;
 }
 
+/* Run calls (n of them) on `nodes` DGX A100 nodes with algo forced (Simple protocol): when the
+ * last ends, every call having ended; links, unless NULL: the 16 busiest links after. */
+static SimTime run_calls(int nodes, int algo, const CollCall *calls, int n, GArray **links) {
+    TopologySpec spec;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(scenario_load_topology("dgx-a100", NULL, &spec, &err), "%s",
+                  err ? err->message : "");
+    g_autoptr(Topology) topo = topo_new(&spec, nodes, &err);
+    ck_assert_ptr_nonnull(topo);
+    g_autoptr(Engine) eng = engine_new();
+    g_autoptr(Network) net = net_new(eng, topo);
+    g_autoptr(Collectives) coll = coll_new(eng, net, topo);
+    coll_force(coll, algo, PROTO_SIMPLE);
+    int done = 0;
+    for (int k = 0; k < n; k++)
+        coll_start(coll, &calls[k], on_done, &done, 0);
+    SimTime t = engine_run(eng);
+    ck_assert_int_eq(done, n);
+    if (links)
+        *links = net_busiest_links(net, 16);
+    topo_spec_clear(&spec);
+    return t;
+}
+
 /* A tree allreduce of 1 GB over GPU 0 of 4 DGX A100 nodes, in the full form and in the symmetric
  * form for node 0 (COLL_SYMMETRIC, as a deduplicated DP collective runs). NCCL's double
  * binary tree over 4 nodes (trees.cc: tree 0 rooted at node 0 with child 2, whose children are 1
@@ -23,27 +47,14 @@ static void on_done(void *ctx, uint64_t arg) {
  * leaf of tree 1): the collective moves at node 2's NIC's pace, 2m / 25 GB/s. The symmetric form
  * gave node 0 alone and half that, and dedup chose and timed the tree by it. */
 START_TEST(test_tree_symmetric_form) {
-    TopologySpec spec;
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(scenario_load_topology("dgx-a100", NULL, &spec, &err), "%s",
-                  err ? err->message : "");
     const double m = 1e9;
     const int members[4] = {0, 8, 16, 24};
     SimTime t[2];
     for (int sym = 0; sym < 2; sym++) {
-        g_autoptr(Topology) topo = topo_new(&spec, 4, &err);
-        ck_assert_ptr_nonnull(topo);
-        g_autoptr(Engine) eng = engine_new();
-        g_autoptr(Network) net = net_new(eng, topo);
-        g_autoptr(Collectives) coll = coll_new(eng, net, topo);
-        coll_force(coll, ALGO_TREE, PROTO_SIMPLE);
-        int calls = 0;
         CollCall call = {.op = COLL_ALLREDUCE, .members = members, .n = 4, .bytes = m};
         if (sym)
             call.form = COLL_SYMMETRIC; /* rep GPU 0 */
-        coll_start(coll, &call, on_done, &calls, 0);
-        t[sym] = engine_run(eng);
-        ck_assert_int_eq(calls, 1);
+        t[sym] = run_calls(4, ALGO_TREE, &call, 1, NULL);
     }
     ck_assert_msg(t[0] == t[1], "tree: full form %" PRId64 " ps, symmetric form %" PRId64 " ps",
                   t[0], t[1]);
@@ -51,7 +62,6 @@ START_TEST(test_tree_symmetric_form) {
     SimTime nic_bound = (SimTime)(2 * m / 25e9 * 1e12);
     ck_assert_msg(t[1] >= nic_bound && t[1] < nic_bound + 200000000,
                   "tree: %" PRId64 " ps against node 2's NIC bound %" PRId64, t[1], nic_bound);
-    topo_spec_clear(&spec);
 }
 END_TEST
 
@@ -64,37 +74,21 @@ END_TEST
  * symmetric form carrying node 1's too) are the busiest, m each. Without the copies only GPU 0's
  * NIC would carry anything. */
 START_TEST(test_tp_peers_as_copies) {
-    TopologySpec spec;
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(scenario_load_topology("dgx-a100", NULL, &spec, &err), "%s",
-                  err ? err->message : "");
     const double m = 1e9;
-    SimTime t[2];
-    GArray *links[2];
-    for (int copies = 0; copies < 2; copies++) {
-        g_autoptr(Topology) topo = topo_new(&spec, 2, &err);
-        ck_assert_ptr_nonnull(topo);
-        g_autoptr(Engine) eng = engine_new();
-        g_autoptr(Network) net = net_new(eng, topo);
-        g_autoptr(Collectives) coll = coll_new(eng, net, topo);
-        coll_force(coll, ALGO_RING, PROTO_SIMPLE);
-        int calls = 0, peers = copies ? 1 : 8;
-        int members[8][2];
-        for (int k = 0; k < peers; k++) {
-            members[k][0] = k;
-            members[k][1] = 8 + k;
-            CollCall call = {.op = COLL_ALLREDUCE, .members = members[k], .n = 2, .bytes = m};
-            if (copies) {
-                call.form = COLL_SYMMETRIC; /* rep GPU 0 */
-                call.copies = 8;
-                call.stride = 1;
-            }
-            coll_start(coll, &call, on_done, &calls, 0);
-        }
-        t[copies] = engine_run(eng);
-        ck_assert_int_eq(calls, peers);
-        links[copies] = net_busiest_links(net, 16);
+    int members[8][2];
+    CollCall calls[8];
+    for (int k = 0; k < 8; k++) {
+        members[k][0] = k;
+        members[k][1] = 8 + k;
+        calls[k] = (CollCall){.op = COLL_ALLREDUCE, .members = members[k], .n = 2, .bytes = m};
     }
+    CollCall copies = calls[0];
+    copies.form = COLL_SYMMETRIC; /* rep GPU 0 */
+    copies.copies = 8;
+    copies.stride = 1;
+    GArray *links[2];
+    SimTime t[2] = {run_calls(2, ALGO_RING, calls, 8, &links[0]),
+                    run_calls(2, ALGO_RING, &copies, 1, &links[1])};
     ck_assert_msg(t[0] == t[1], "8 calls %" PRId64 " ps, one with 8 copies %" PRId64 " ps", t[0],
                   t[1]);
     SimTime nic_bound = (SimTime)(m / 25e9 * 1e12);
@@ -112,7 +106,6 @@ START_TEST(test_tp_peers_as_copies) {
     }
     g_array_unref(links[0]);
     g_array_unref(links[1]);
-    topo_spec_clear(&spec);
 }
 END_TEST
 
