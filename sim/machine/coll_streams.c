@@ -444,9 +444,7 @@ static NetLoad *fold_onto_node(CollStreams *cs, const NetLoad *loads, int *nl, i
     return out;
 }
 
-/* The nodes whose local links copy j loads (coll_streams_loads_copies): COLL_NODES_NONE means
- * copies 0..whole-1 whole and the others' fabric links alone. */
-static int copy_nodes(int rep_node, int j, int whole) {
+int coll_streams_copy_nodes(int rep_node, int j, int whole) {
     if (rep_node != COLL_NODES_NONE)
         return rep_node;
     return j < whole ? COLL_NODES_ALL : COLL_NODES_NONE;
@@ -558,7 +556,7 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
         g_autofree TopoPath *paths = g_new(TopoPath, copies);
         for (int j = 0; j < copies; j++) {
             edge_path(cs, g->ring[0] + j * stride, g->ring[1] + j * stride, -1, -1,
-                      copy_nodes(rep_node, j, whole), &paths[j]);
+                      coll_streams_copy_nodes(rep_node, j, whole), &paths[j]);
             net_loads_add_path(cs->net, &paths[j]);
         }
         const NetLoad *built = net_loads_get(cs->net, &ps.nl);
@@ -574,8 +572,8 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *cg, C
             const CollGroup *gj = coll_streams_group(cs, m, g->n, g->keep_order);
             CollShape sj;
             int nj;
-            const NetLoad *lj = coll_streams_loads(cs, gj, algo, op, phase,
-                                                   copy_nodes(rep_node, j, whole), &sj, &nj);
+            const NetLoad *lj = coll_streams_loads(
+                cs, gj, algo, op, phase, coll_streams_copy_nodes(rep_node, j, whole), &sj, &nj);
             if (j == 0)
                 ps.shape = sj;
             g_array_append_vals(parts, lj, (guint)nj);

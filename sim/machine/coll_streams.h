@@ -83,6 +83,10 @@ const NetLoad *coll_streams_loads_copies(CollStreams *cs, const CollGroup *g, Co
                                          CollOp op, int phase, int rep_node, int copies, int stride,
                                          int whole, CollShape *shape, int *nl, NetLoadSet **facts);
 
+/* The nodes whose local links copy j of a call in the form rep_node loads: rep_node itself,
+ * except COLL_NODES_NONE (COLL_IMAGES): copies 0..whole-1 all of theirs, the others none. */
+int coll_streams_copy_nodes(int rep_node, int j, int whole);
+
 /* Sends run as copies built so far (coll_streams_loads_copies), those whose copies' paces on the
  * fabric differ (UNEVEN COPIES in coll_streams.c: the one flow holds them to the slowest's), and
  * the largest ratio of such a send's fastest copy's pace to its slowest's (1: none). */

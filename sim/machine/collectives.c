@@ -533,8 +533,7 @@ static void start_phase(Collectives *c, guint slot) {
             for (int j = 0; j < in->copies; j++)
                 coll_streams_edge(c->streams, r[i] + j * in->stride,
                                   r[(i + 1) % n] + j * in->stride, nic[0], nic[1],
-                                  in->rep_node == COLL_NODES_NONE && j < in->whole ? COLL_NODES_ALL
-                                                                                   : in->rep_node);
+                                  coll_streams_copy_nodes(in->rep_node, j, in->whole));
             int nl;
             const NetLoad *loads = net_loads_get(c->net, &nl);
             SimTime lat = in->step_latency +
