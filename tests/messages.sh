@@ -26,6 +26,9 @@ expect_grep set-utf8-collective-text "not valid UTF-8" "$tmp/err"
 check search-batch 2 "$sim" search "$s/1.3B_ddp.yaml" --nodes 2 --global-batch 1099511627776 -q
 expect_grep search-batch-text "^sim search: --global-batch 1099511627776 is too large for 16 GPUs" "$tmp/err"
 if grep -q "grad_accum" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL search-batch: names grad_accum"; fi
+# sim search varies pp, which a scenario's own stage split was made for: refused, naming the keys
+check search-split 2 "$sim" search "$s/1.3B_pp.yaml" --nodes 1 -q --set parallel.first_stage_layers=3
+expect_grep search-split-text "^sim search: parallel.first_stage_layers and last_stage_layers" "$tmp/err"
 # a scenario path that is not UTF-8 leaves the JSON report valid UTF-8
 p="$tmp/"$'odd\xff.yaml'
 cp "$s/1.3B_ddp.yaml" "$p"

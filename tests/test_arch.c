@@ -83,12 +83,24 @@ START_TEST(test_published_counts) {
                             (double)(12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h));
         ck_assert_double_eq(model_params(&sc->model, 2048, 8), 529600819200.0);
     }
+    /* models/bloom-176b.yaml (BigScience's tr11 README and the BLOOM paper's 176,247M): the
+     * padded 250,880 x h embedding, tied; 70 layers of 12h^2 + 13h; the embedding's LayerNorm
+     * and the final one, 2h each; ALiBi adds none */
+    {
+        g_autoptr(Scenario) sc = load_model("bloom-176b");
+        int64_t V = 250880, h = 14336, l = 70;
+        int64_t want = V * h + l * (12 * h * h + 13 * h) + 4 * h;
+        ck_assert_int_eq(want, 176247271424LL);
+        ck_assert_double_eq(model_params(&sc->model, 2048, 1), (double)want);
+        ck_assert_double_eq(model_params(&sc->model, 2048, 4), (double)want);
+    }
 }
 END_TEST
 
 /* A layer's tensors add up to its parameters on every TP rank, with none empty. */
 START_TEST(test_tensors_add_up) {
-    const char *models[] = {"llama-3-70b", "llama-2-7b", "gpt-3-175b", "gpt-neox-20b"};
+    const char *models[] = {"llama-3-70b", "llama-2-7b", "gpt-3-175b", "gpt-neox-20b",
+                            "bloom-176b"};
     for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autoptr(Scenario) sc = load_model(models[i]);
         for (int tp = 1; tp <= 8; tp *= 2) {
@@ -163,6 +175,42 @@ START_TEST(test_gqa_swiglu_ops) {
     ck_assert_int_eq(find_op(mlpb, "mlp_fc1_wgrad")->n, 2 * 28672 / 8);
     ck_assert_double_eq(find_op(mlpb, "swiglu_bwd")->bytes, 5.0 * bs * f / t * e);
     ck_assert(find_op(mlpb, "rmsnorm_bwd") != NULL);
+}
+END_TEST
+
+/* BLOOM's attention and embedding (Megatron-DeepSpeed's): ALiBi's scores come from a baddbmm
+ * onto the expanded bias, the s^2 scores written and read once more than the plain product's,
+ * in the forward only (the bias has no gradient), and not in the fused kernel (which adds the
+ * bias on chip); no rotary kernel. The embedding's LayerNorm runs as a layer's norm: forward
+ * reads and writes b s h, backward reads two and writes one. */
+START_TEST(test_alibi_embed_norm_ops) {
+    const char *sets[] = {"model=bloom-176b", "parallel.tp=4", NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_ddp.yaml", sets);
+    const ModelConfig *m = &sc->model;
+    int b = 2, s = 2048, t = 4;
+    double bsh = (double)b * s * 14336, scores = (double)b * 112 / t * s * s, e = 2;
+    g_autoptr(GArray) fwd = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    g_autoptr(GArray) bwd = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(m, SEG_ATTN, PASS_FWD, b, s, t, PREC_BF16, fwd);
+    model_segment_ops(m, SEG_ATTN, PASS_BWD, b, s, t, PREC_BF16, bwd);
+    ck_assert(find_op(fwd, "alibi") && !find_op(fwd, "rotary") && !find_op(bwd, "alibi"));
+    ck_assert_double_eq(find_op(fwd, "alibi")->bytes, 2.0 * scores * e);
+    g_autoptr(GArray) emb = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    g_autoptr(GArray) embb = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(m, SEG_EMBED, PASS_FWD, b, s, t, PREC_BF16, emb);
+    model_segment_ops(m, SEG_EMBED, PASS_BWD, b, s, t, PREC_BF16, embb);
+    ck_assert_double_eq(find_op(emb, "layernorm")->bytes, 2.0 * bsh * e);
+    ck_assert_double_eq(find_op(embb, "layernorm_bwd")->bytes, 3.0 * bsh * e);
+    /* without the embedding norm, none; with the fused kernel, no ALiBi kernel */
+    ModelConfig plain = *m;
+    plain.embed_norm = FALSE;
+    plain.attention = ATTN_FLASH;
+    g_autoptr(GArray) emb0 = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    g_autoptr(GArray) flash = g_array_new(FALSE, FALSE, sizeof(ModelOp));
+    model_segment_ops(&plain, SEG_EMBED, PASS_FWD, b, s, t, PREC_BF16, emb0);
+    model_segment_ops(&plain, SEG_ATTN, PASS_FWD, b, s, t, PREC_BF16, flash);
+    ck_assert(!find_op(emb0, "layernorm") && !find_op(flash, "alibi"));
+    ck_assert_int_eq(emb0->len + 1, emb->len);
 }
 END_TEST
 
@@ -426,6 +474,7 @@ int main(void) {
     tcase_add_test(tc, test_published_counts);
     tcase_add_test(tc, test_tensors_add_up);
     tcase_add_test(tc, test_gqa_swiglu_ops);
+    tcase_add_test(tc, test_alibi_embed_norm_ops);
     tcase_add_test(tc, test_gqa_swiglu_activations);
     tcase_add_test(tc, test_neox_defaults_explicit);
     tcase_add_test(tc, test_gqa_errors);

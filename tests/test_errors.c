@@ -71,7 +71,7 @@ START_TEST(test_parallel_keys_by_parallelism) {
             expect_error(BASE "parallel: {}\ntraining: {}\n", sets, n);
         }
     }
-    ck_assert_uint_eq(g_hash_table_size(seen), 20);
+    ck_assert_uint_eq(g_hash_table_size(seen), 22);
     g_autofree char *valid = g_strdup_printf("(valid: %s)", all->str);
     ck_assert(g_str_has_prefix(valid, "(valid: tp, sequence_parallel, tp_comm_overlap, cp, "));
     const char *n[] = {"%s:5:3:", valid, NULL};

@@ -141,6 +141,114 @@ START_TEST(test_interleaved_bubble) {
 }
 END_TEST
 
+/* Compute of stage `stage` in phase: micro-batch 0's (PHASE_FWD, PHASE_BWD), or the step's
+ * (PHASE_OPTIMIZER), picoseconds. */
+static SimTime stage_work(const SimRun *run, int stage, Phase phase) {
+    const Program *pg = workload_program(sim_workload(run), stage);
+    int micro = phase == PHASE_OPTIMIZER ? -1 : 0;
+    SimTime t = 0;
+    for (guint k = 0; k < pg->ntasks; k++) {
+        const Task *x = &pg->tasks[k];
+        if (x->kind == TASK_COMPUTE && x->micro == micro && x->phase == phase)
+            t += x->duration;
+    }
+    return t;
+}
+
+/* parallel.first_stage_layers / last_stage_layers (Megatron-LM's --decoder-first- and
+ * --decoder-last-pipeline-num-layers): 16 layers over 2 stages split 4 / 12, every micro-batch's
+ * work as the split says, and the 1F1B iteration against its closed form. With two stages and
+ * communication free, stage 1 the heavier (f0 + b0 <= f1 + b1): stage 0 runs F0, then stage 1
+ * runs F_i B_i back to back (F_i's input, stage 0's F_i, is ready by then: stage 0 runs F_i
+ * after B_(i-2), f0 + b0 within stage 1's f1 + b1); then stage 0's last backward and its
+ * optimizer step (o0), or stage 1's step (o1), whichever ends later: iteration = f0 + m (f1 +
+ * b1) + max(b0 + o0, o1). Each send still takes its bytes at 1 PB/s (a few tens of ns), 2 m + 2
+ * of them on that path, and the data-parallel allreduce before the step its bytes: the
+ * tolerance. */
+START_TEST(test_stage_split) {
+    const char *even[] = {"parallel.pp=2",
+                          "parallel.schedule=1f1b",
+                          "training.grad_accum=8",
+                          "training.recompute=none",
+                          "training.synchronize_each_layer=false",
+                          "sim.host=false",
+                          "sim.interference=false",
+                          "model.layers=16",
+                          "model.vocab=64",
+                          "topology.node.link.bandwidth=1PB/s",
+                          "topology.node.link.latency=0us",
+                          "topology.collectives.LL.base_latency=0us",
+                          "topology.collectives.Simple.base_latency=0us",
+                          "topology.collectives.LL.ring.intra_hop=0us",
+                          "topology.collectives.Simple.ring.intra_hop=0us",
+                          "topology.collectives.LL.tree.intra_hop=0us",
+                          "topology.collectives.Simple.tree.intra_hop=0us",
+                          NULL};
+    const char *split[G_N_ELEMENTS(even) + 2];
+    memcpy(split, even, sizeof even);
+    split[G_N_ELEMENTS(even) - 1] = "parallel.first_stage_layers=4";
+    split[G_N_ELEMENTS(even)] = "parallel.last_stage_layers=12";
+    split[G_N_ELEMENTS(even) + 1] = NULL;
+    g_autoptr(Scenario) se = load_ok("1.3B_pp.yaml", even);
+    g_autoptr(Scenario) ss = load_ok("1.3B_pp.yaml", split);
+    g_autoptr(SimRun) re = run_ok(se, -1);
+    g_autoptr(SimRun) rs = run_ok(ss, -1);
+    /* the layers: 0-3 on stage 0, 4-15 on stage 1, the embedding and head where they were */
+    int first;
+    ck_assert_int_eq(model_stage_layers(&ss->model, 2, 0, &first), 4);
+    ck_assert_int_eq(first, 0);
+    ck_assert_int_eq(model_stage_layers(&ss->model, 2, 1, &first), 12);
+    ck_assert_int_eq(first, 4);
+    /* every layer's work moves with it: the stages' sum is the even split's, and 4 layers went
+     * from stage 0 to stage 1 (a layer's forward and backward are one and the same everywhere) */
+    SimTime f[2], b[2], fe[2], be[2];
+    for (int st = 0; st < 2; st++) {
+        f[st] = stage_work(rs, st, PHASE_FWD);
+        b[st] = stage_work(rs, st, PHASE_BWD);
+        fe[st] = stage_work(re, st, PHASE_FWD);
+        be[st] = stage_work(re, st, PHASE_BWD);
+    }
+    ck_assert_int_eq(f[0] + f[1], fe[0] + fe[1]);
+    ck_assert_int_eq(b[0] + b[1], be[0] + be[1]);
+    ck_assert_int_eq(fe[0] - f[0], f[1] - fe[1]);
+    ck_assert_int_eq((fe[0] - f[0]) % 4, 0);
+    ck_assert(f[0] + b[0] <= f[1] + b[1]);
+    int m = ss->grad_accum;
+    SimTime o0 = stage_work(rs, 0, PHASE_OPTIMIZER), o1 = stage_work(rs, 1, PHASE_OPTIMIZER);
+    double want = (double)f[0] + m * (double)(f[1] + b[1]) + (double)MAX(b[0] + o0, o1);
+    double send = 2.0 * 4 * 2048 * 2048 / 1e15 * 1e12 + 1; /* b s h fp16 at 1 PB/s, ps */
+    double reduce = 2.0 * 2 * model_stage_params(&ss->model, 2048, 1, 2, 1) / 1e15 * 1e12;
+    double got = (double)sim_summary(rs)->iteration;
+    ck_assert_msg(fabs(got - want) <= (2 * m + 2) * send + reduce,
+                  "iteration %.0f ps, closed form %.0f ps (off %.0f)", got, want, got - want);
+}
+END_TEST
+
+/* The split's errors, each naming its key; and a split equal to the even one changes nothing. */
+START_TEST(test_stage_split_errors) {
+    const char *pp1[] = {"parallel.pp=1", "parallel.first_stage_layers=4", NULL};
+    load_fails("1.3B_pp.yaml", pp1, "need pp >= 2");
+    const char *uneven[] = {"parallel.first_stage_layers=5", NULL}; /* 19 over 7 stages */
+    load_fails("1.3B_pp.yaml", uneven, "share them evenly");
+    const char *sum[] = {"parallel.pp=2", "parallel.first_stage_layers=10",
+                         "parallel.last_stage_layers=10", NULL};
+    load_fails("1.3B_pp.yaml", sum, "must sum to the layers");
+    const char *too_many[] = {"parallel.first_stage_layers=24", NULL};
+    load_fails("1.3B_pp.yaml", too_many, "share them evenly");
+    const char *inter[] = {"parallel.schedule=interleaved", "parallel.first_stage_layers=3",
+                           "parallel.last_stage_layers=3", NULL};
+    load_fails("1.3B_pp.yaml", inter, "not with the interleaved schedule");
+    /* 24 layers over 8 stages: 3 each, given or not */
+    const char *same[] = {"parallel.first_stage_layers=3", "parallel.last_stage_layers=3", NULL};
+    g_autoptr(Scenario) a = load_ok("1.3B_pp.yaml", NULL);
+    g_autoptr(Scenario) c = load_ok("1.3B_pp.yaml", same);
+    g_autoptr(SimRun) ra = run_ok(a, -1);
+    g_autoptr(SimRun) rc = run_ok(c, -1);
+    ck_assert_int_eq(sim_summary(ra)->iteration, sim_summary(rc)->iteration);
+    ck_assert_int_eq(sim_summary(ra)->critical.compute, sim_summary(rc)->critical.compute);
+}
+END_TEST
+
 static double send_row(const SimRun *run, double *total) {
     GArray *rows = stats_comm_rows(sim_stats(run), sim_critical_index(run));
     double calls = -1;
@@ -386,6 +494,8 @@ int main(void) {
     tcase_add_test(tc, test_interleaved_megatron_calls);
     tcase_add_test(tc, test_interleaved_megatron_wait);
     tcase_add_test(tc, test_deepspeed_step_order);
+    tcase_add_test(tc, test_stage_split);
+    tcase_add_test(tc, test_stage_split_errors);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

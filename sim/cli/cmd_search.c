@@ -293,6 +293,14 @@ int cmd_search(int argc, char **argv) {
         fprintf(stderr, "sim search: %s\n", err->message);
         return 2;
     }
+    if (model_stage_split_set(&sc->model)) { /* a split is made for one pp: the search varies it */
+        fprintf(stderr,
+                "sim search: parallel.first_stage_layers and last_stage_layers split the layers "
+                "over the scenario's %d stages, and the search tries other pipeline depths; "
+                "remove them (the search splits every pipeline evenly)\n",
+                sc->pp);
+        return 2;
+    }
     { /* the machine must have N nodes before any layout is worth trying */
         g_autoptr(Topology) machine = topo_new(&sc->topo, nodes, &err);
         if (!machine) {

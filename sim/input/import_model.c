@@ -99,9 +99,11 @@ static gboolean model_positions(Im *im, GString *m, GError **err) {
     if (pe) {
         g_autofree char *low = g_ascii_strdown(pe->value, -1);
         gboolean rotary = !strcmp(low, "rotary") || !strcmp(low, "rope");
-        if (!rotary && strcmp(low, "learned") && strcmp(low, "learned_absolute"))
-            return im_fail(err, pe, "the simulator models learned and rotary positions only");
-        im_put(m, "pos_emb", rotary ? "rotary" : "learned", pe->key);
+        gboolean alibi = !strcmp(low, "alibi"); /* Megatron-DeepSpeed's BLOOM option */
+        if (!rotary && !alibi && strcmp(low, "learned") && strcmp(low, "learned_absolute"))
+            return im_fail(err, pe,
+                           "the simulator models learned, rotary and ALiBi positions only");
+        im_put(m, "pos_emb", rotary ? "rotary" : alibi ? "alibi" : "learned", pe->key);
     } else if (rope) {
         im_put(m, "pos_emb", on ? "rotary" : "learned", rope->key);
     } else if (im->fmt == IMPORT_HF) {

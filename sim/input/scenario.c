@@ -213,6 +213,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "vocab",
                                        "vocab_pad_multiple",
                                        "pos_emb",
+                                       "embed_norm",
                                        "tied_embeddings",
                                        "parallel_residual",
                                        "layer_vector_params_h",
@@ -228,7 +229,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
                                        "bias",
                                        "moe",
                                        NULL};
-    static const char *const pos_names[] = {"learned", "rotary", NULL};
+    static const char *const pos_names[] = {"learned", "rotary", "alibi", NULL};
     static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
     static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
     static const char *const attn_names[] = {"standard", "flash", NULL};
@@ -252,6 +253,7 @@ static gboolean load_model(const ConfNode *n, ModelConfig *m, GError **err) {
         !conf_int32(n, "vocab", TRUE, 1, 1 << 28, &m->vocab, err) ||
         !conf_int32(n, "vocab_pad_multiple", FALSE, 1, 1 << 20, &m->vocab_pad_multiple, err) ||
         !conf_enum(n, "pos_emb", FALSE, pos_names, &pos, err) ||
+        !conf_bool(n, "embed_norm", FALSE, &m->embed_norm, err) ||
         !conf_bool(n, "tied_embeddings", FALSE, &m->tied_embeddings, err) ||
         !conf_bool(n, "parallel_residual", FALSE, &m->parallel_residual, err) ||
         !conf_int32(n, "layer_vector_params_h", FALSE, 0, 1000, &m->layer_vector_params_h, err) ||
@@ -525,7 +527,10 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
     }
     /* A stage's program holds a few tasks per layer pass (workload.c): past 2^24 passes it would
      * take gigabytes, and a stream's positions are counted in 28 bits (TASK_DEP_SEQ_BITS). */
-    int64_t passes = (int64_t)s->grad_accum * (s->model.layers / s->pp);
+    int most = 0; /* the largest stage's layers (first_stage_layers, last_stage_layers) */
+    for (int st = 0, first; st < s->pp; st++)
+        most = MAX(most, model_stage_layers(&s->model, s->pp, st, &first));
+    int64_t passes = (int64_t)s->grad_accum * most;
     if (passes > (1 << 24))
         return conf_fail(err, CONF_ERROR_INVALID,
                          s->global_batch && !conf_get(conf_get(root, "training"), "grad_accum")
@@ -533,7 +538,7 @@ static gboolean load_scenario(const ConfNode *root, Scenario *s, GError **err) {
                              : scenario_at(root, "training", "grad_accum"),
                          "%d micro-batches x %d layers per stage = %" G_GINT64_FORMAT
                          " layer passes per iteration and stage; at most %d can be simulated",
-                         s->grad_accum, s->model.layers / s->pp, passes, 1 << 24);
+                         s->grad_accum, most, passes, 1 << 24);
     for (const ScenarioPar *const *p = scenario_pars; *p; p++)
         if ((*p)->check && !(*p)->check(root, s, err))
             return FALSE;

@@ -58,13 +58,16 @@ typedef struct {
     PipeSchedule schedule;
     gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
                                    (Korthikanti et al. 2022); no effect at tp 1 */
-    int tp_overlap_chunks; /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
-                              is split into, its collective's share issued after each (T3, Pati
-                              et al. 2024; Megatron-LM's --tp-comm-overlap) */
-    int virtual_stages;    /* parallel.virtual_stages: model chunks per pipeline stage under the
-                              interleaved schedule (Megatron's
-                              --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
-                              the others */
+    int tp_overlap_chunks;  /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
+                               is split into, its collective's share issued after each (T3, Pati
+                               et al. 2024; Megatron-LM's --tp-comm-overlap) */
+    int first_stage_layers; /* parallel.first_stage_layers, last_stage_layers: 0 none (an even
+                               split); model.first_stage_layers once checked (scenario_pipe.c) */
+    int last_stage_layers;
+    int virtual_stages; /* parallel.virtual_stages: model chunks per pipeline stage under the
+                           interleaved schedule (Megatron's
+                           --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
+                           the others */
     gboolean pp_scatter_gather; /* parallel.pipeline_scatter_gather: each pipeline send split
                                    over the TP ranks and gathered at the receiver: 2021-2022
                                    Megatron-LM's scatter_gather_tensors_in_pipeline, DeepSpeed's
@@ -160,7 +163,7 @@ typedef struct {
     double num;      /* its value where str is NULL */
     const char *str;
 } ScenarioParKey;
-#define SCENARIO_PAR_KEYS 8 /* at most this many in all */
+#define SCENARIO_PAR_KEYS 10 /* at most this many in all */
 /* The keys of the parallelisms the scenario turns on into keys; returns how many */
 int scenario_par_report(const Scenario *s, ScenarioParKey *keys);
 /* Their part of the text report's layout line into buf (n bytes), "" where none adds one */

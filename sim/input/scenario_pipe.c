@@ -5,8 +5,14 @@
  * For: reading the keys and refusing what a schedule cannot run, with the key to blame. */
 #include "scenario_par.h"
 
-static const char *const keys[] = {
-    "pp", "schedule", "virtual_stages", "overlap_p2p_comm", "pipeline_scatter_gather", NULL};
+static const char *const keys[] = {"pp",
+                                   "schedule",
+                                   "virtual_stages",
+                                   "overlap_p2p_comm",
+                                   "pipeline_scatter_gather",
+                                   "first_stage_layers",
+                                   "last_stage_layers",
+                                   NULL};
 
 static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
     int sched = SCHED_1F1B;
@@ -16,7 +22,9 @@ static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
         !conf_enum(par, "schedule", FALSE, schedule_names, &sched, err) ||
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
-        !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err))
+        !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err) ||
+        !conf_int32(par, "first_stage_layers", FALSE, 1, 1 << 20, &s->first_stage_layers, err) ||
+        !conf_int32(par, "last_stage_layers", FALSE, 1, 1 << 20, &s->last_stage_layers, err))
         return FALSE;
     s->schedule = sched;
     return TRUE;
@@ -26,7 +34,38 @@ static int size(const Scenario *s) {
     return s->pp;
 }
 
+/* parallel.first_stage_layers and last_stage_layers: the end stages' layer counts, the other
+ * stages sharing the rest evenly (Megatron-LM's --decoder-first-pipeline-num-layers and
+ * --decoder-last-pipeline-num-layers, megatron/core/transformer/transformer_block.py
+ * get_num_layers_to_build; DeepSpeed's PipelineModule partition_method "type:transformer|
+ * embedding", which BLOOM used, counts the embedding and the head as one layer each and so gives
+ * the end stages one layer fewer). Kept in the model, whose per-stage counts read it. */
+static gboolean check_split(const ConfNode *root, Scenario *s, GError **err) {
+    int f = s->first_stage_layers, l = s->last_stage_layers;
+    const ConfNode *at =
+        scenario_at(root, "parallel", f > 0 ? "first_stage_layers" : "last_stage_layers");
+    if (s->pp < 2)
+        return conf_fail(err, CONF_ERROR_INVALID, at,
+                         "first_stage_layers and last_stage_layers split the layers over a "
+                         "pipeline: they need pp >= 2, got pp %d",
+                         s->pp);
+    s->model.first_stage_layers = f;
+    s->model.last_stage_layers = l;
+    if (!model_stage_split_fits(&s->model, s->pp)) {
+        int left = s->pp - (f > 0) - (l > 0);
+        return conf_fail(err, CONF_ERROR_INVALID, at,
+                         "first_stage_layers %d and last_stage_layers %d leave %" G_GINT64_FORMAT
+                         " of the %d layers of %s to %d other stage(s), which must share them "
+                         "evenly with at least one layer each%s",
+                         f, l, (int64_t)s->model.layers - f - l, s->model.layers, s->model.name,
+                         left, left == 0 ? " (none left: the two must sum to the layers)" : "");
+    }
+    return TRUE;
+}
+
 static gboolean check_layout(const ConfNode *root, Scenario *s, GError **err) {
+    if (s->first_stage_layers > 0 || s->last_stage_layers > 0)
+        return check_split(root, s, err);
     if (s->model.layers % s->pp != 0)
         return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
                          "pipeline parallelism %d does not divide the %d layers of %s", s->pp,
@@ -111,6 +150,14 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
                              schedule_name(s->schedule), s->pp);
         return TRUE;
     }
+    if (model_stage_split_set(&s->model))
+        return conf_fail(
+            err, CONF_ERROR_INVALID,
+            scenario_at(root, "parallel",
+                        s->first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers"),
+            "first_stage_layers and last_stage_layers split the layers over one "
+            "model chunk per stage: not with the %s schedule",
+            schedule_name(s->schedule));
     if (s->virtual_stages == 0)
         s->virtual_stages = 2; /* the default docs/scenarios.md gives */
     if (schedule_get(s->schedule)->vshape)
@@ -144,11 +191,24 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
     return TRUE;
 }
 
+/* The split, where the scenario sets one: each end stage's layer count */
+static int report(const Scenario *s, ScenarioParKey *k) {
+    if (!model_stage_split_set(&s->model))
+        return 0;
+    int first;
+    k[0] = (ScenarioParKey){.key = "first_stage_layers",
+                            .num = model_stage_layers(&s->model, s->pp, 0, &first)};
+    k[1] = (ScenarioParKey){.key = "last_stage_layers",
+                            .num = model_stage_layers(&s->model, s->pp, s->pp - 1, &first)};
+    return 2;
+}
+
 const ScenarioPar scenario_par_pp = {.name = "pp",
                                      .keys = keys,
                                      .load = load,
                                      .size = size,
                                      .label = "PP",
                                      .label_always = TRUE,
+                                     .report = report,
                                      .check_layout = check_layout,
                                      .check = check};

@@ -91,9 +91,15 @@ static double layer_params_at(const ModelConfig *m, int tp, int ep, int layer, d
     return moe_dense_params(m, tp) + *experts;
 }
 
+/* The embedding norm's weight and bias (2h), whole on every TP rank. */
+static double embed_norm_params(const ModelConfig *m) {
+    return m->embed_norm ? 2.0 * m->hidden : 0.0;
+}
+
 static double embed_params(const ModelConfig *m, int seq_len, int tp) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
-    return v * h / tp + (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0);
+    return v * h / tp + (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0) +
+           embed_norm_params(m);
 }
 
 /* Final norm (2h or h) and, when untied or when the head sits on another stage than the
@@ -106,7 +112,7 @@ static double head_params(const ModelConfig *m, int tp, gboolean separate_copy) 
 double model_params(const ModelConfig *m, int seq_len, int tp) {
     double v = (double)model_padded_vocab(m, tp), h = m->hidden;
     return (m->tied_embeddings ? 1.0 : 2.0) * v * h +
-           (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0) +
+           (m->pos_emb == POS_LEARNED ? (double)seq_len * h : 0.0) + embed_norm_params(m) +
            (double)(m->layers - model_moe_layers(m, 0, m->layers)) * layer_params(m, 1) +
            (double)model_moe_layers(m, 0, m->layers) *
                (moe_dense_params(m, 1) + m->moe.experts * model_moe_expert_params(m, 1)) +
@@ -117,15 +123,51 @@ GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int
     return model_stage_units_ep(m, seq_len, tp, 1, pp, stage);
 }
 
+gboolean model_stage_split_set(const ModelConfig *m) {
+    return m->first_stage_layers > 0 || m->last_stage_layers > 0;
+}
+
+gboolean model_stage_split_fits(const ModelConfig *m, int pp) {
+    if (!model_stage_split_set(m))
+        return pp > 0 && m->layers % pp == 0;
+    int f = m->first_stage_layers, l = m->last_stage_layers;
+    int left = pp - (f > 0) - (l > 0); /* stages that share the rest */
+    int64_t rest = (int64_t)m->layers - f - l;
+    if (pp < 2 || rest < 0)
+        return FALSE;
+    return left == 0 ? rest == 0 : rest > 0 && rest % left == 0;
+}
+
+int model_stage_layers(const ModelConfig *m, int pp, int stage, int *first) {
+    g_assert(pp > 0 && stage >= 0 && stage < pp);
+    if (pp == 1 || !model_stage_split_set(m)) {
+        g_assert(m->layers % pp == 0);
+        int per = m->layers / pp;
+        *first = stage * per;
+        return per;
+    }
+    g_assert(model_stage_split_fits(m, pp));
+    int f = m->first_stage_layers, l = m->last_stage_layers;
+    int left = pp - (f > 0) - (l > 0);
+    int per = left > 0 ? (m->layers - f - l) / left : 0;
+    int head = f > 0 ? f : per; /* stage 0's */
+    if (stage == 0) {
+        *first = 0;
+        return head;
+    }
+    *first = head + (stage - 1) * per;
+    return stage == pp - 1 && l > 0 ? l : per;
+}
+
 GArray *model_stage_units_ep(const ModelConfig *m, int seq_len, int tp, int ep, int pp, int stage) {
-    g_assert(pp > 0 && m->layers % pp == 0 && stage >= 0 && stage < pp && ep >= 1);
+    g_assert(ep >= 1);
     GArray *units = g_array_new(FALSE, FALSE, sizeof(ParamUnit));
-    int per = m->layers / pp;
+    int lo, n = model_stage_layers(m, pp, stage, &lo);
     if (stage == 0) {
         ParamUnit u = {UNIT_EMBED, -1, embed_params(m, seq_len, tp)};
         g_array_append_val(units, u);
     }
-    for (int l = stage * per; l < (stage + 1) * per; l++) {
+    for (int l = lo; l < lo + n; l++) {
         double experts;
         ParamUnit u = {UNIT_LAYER, l, layer_params_at(m, tp, ep, l, &experts)};
         g_array_append_val(units, u);
@@ -172,6 +214,10 @@ static int unit_tensors(const ModelConfig *m, const ParamUnit *u, int seq_len, i
         PUSH_W(v * h / tp, MAX(v / tp, h));
         if (m->pos_emb == POS_LEARNED)
             PUSH_W((double)seq_len * h, MAX((double)seq_len, h));
+        if (m->embed_norm) { /* its weight and bias */
+            PUSH(h);
+            PUSH(h);
+        }
     } else if (u->kind == UNIT_HEAD) {
         double norm = model_norm_params(m); /* final norm weight (and bias) */
         PUSH(h);
@@ -453,6 +499,12 @@ static void attn_ops(const ModelConfig *m, Pass pass, OpList *l, int64_t b, int6
         if (flash_attn) {
             flash(l, pass, batch, s, d, m->causal, kv_ratio);
         } else {
+            /* ALiBi (Megatron-DeepSpeed's BLOOM attention): the scores are torch.baddbmm(bias,
+             * q, k^T, beta=1), whose broadcast (b a/t, 1, s) bias PyTorch first expands and
+             * copies into the result, which the batched GEMM then reads back (beta = 1): the
+             * s^2 scores written once and read once more (the bias itself is small) */
+            if (m->pos_emb == POS_ALIBI)
+                mem(l, "alibi", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
             gemm(l, "attn_scores", OP_BMM, batch, s, s, d, TRUE);
             if (!m->softmax_fusion) /* masked_fill of the causal mask: read and write the scores */
                 mem(l, "attn_mask", OP_ELEMENTWISE, 2.0 * scores * e, TRUE);
@@ -546,11 +598,15 @@ void model_segment_ops(const ModelConfig *m, Segment seg, Pass pass, int b, int 
         if (pass == PASS_FWD) {
             /* gather b s rows of the (vocabulary-parallel) table, write them */
             mem(&l, "embedding", OP_ELEMENTWISE, 2.0 * bsh * e, FALSE);
+            if (m->embed_norm) /* BLOOM's word_embeddings_layernorm, before the dropout */
+                mem_row(&l, norm_name(m, pass), OP_REDUCTION, 2.0 * bsh * e, FALSE, h);
             if (m->hidden_dropout > 0)
                 mem(&l, "embed_dropout", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
         } else {
             if (m->hidden_dropout > 0)
                 mem(&l, "embed_dropout_bwd", OP_ELEMENTWISE, bsh * (2.0 * e + 1.0), FALSE);
+            if (m->embed_norm) /* as a layer's norm backward: read x and dy, write dx */
+                mem_row(&l, norm_name(m, pass), OP_REDUCTION, 3.0 * bsh * e, FALSE, h);
             /* scatter-add the gradient rows into the fp32 gradient: read dy, read-modify-write */
             mem(&l, "embedding_bwd", OP_ELEMENTWISE, bsh * (e + 8.0), FALSE);
         }
@@ -689,7 +745,9 @@ ModelMemory model_memory(const ModelConfig *m, const MemoryCase *c) {
     default:
         per_layer = full_layer;
     }
-    double layers = (double)m->layers / pp;
+    int first; /* chunks of an interleaved stage hold layers / (pp vpp) each (no split then) */
+    double layers =
+        c->vpp > 1 ? (double)m->layers / pp : (double)model_stage_layers(m, pp, stage, &first);
     double act = layers * per_layer * inflight + working;
     if (nmoe > 0) { /* MoE layers keep more (or less) than dense ones: model_moe.c */
         double extra = model_moe_extra_act_bytes(m, micro_batch, seq_len, tp, prec);

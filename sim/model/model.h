@@ -10,7 +10,10 @@
 #include <glib.h>
 #include <stdint.h>
 
-typedef enum { POS_LEARNED, POS_ROTARY } PosEmb;
+/* Positions: a learned s x h table added to the embedding (GPT-2), rotary embeddings applied to Q
+ * and K in every layer (RoFormer; GPT-NeoX, Llama), or ALiBi (Press et al. 2022, "Train Short,
+ * Test Long": a per-head linear bias added to the attention scores; BLOOM): no parameters. */
+typedef enum { POS_LEARNED, POS_ROTARY, POS_ALIBI } PosEmb;
 /* fp8: Transformer Engine style (NVIDIA TE, "Using FP8 with Transformer Engine"; Micikevicius et
  * al. 2022, "FP8 Formats for Deep Learning"): the transformer layers' linear GEMMs in fp8 (E4M3
  * forward, E5M2 gradients) at the device's fp8 peak, everything else (attention's core, norms,
@@ -58,6 +61,8 @@ typedef struct {
     int vocab;                  /* tokenizer vocabulary before padding */
     int vocab_pad_multiple;     /* padded to a multiple of this x TP (GPT-NeoX: 128) */
     PosEmb pos_emb;             /* learned positions add s*h parameters (Eq. 1) */
+    gboolean embed_norm;        /* a LayerNorm on the embedding's output (BLOOM's
+                                   --embed-layernorm): 2h parameters, a norm kernel */
     gboolean tied_embeddings;   /* one V x h matrix for input and output */
     gboolean parallel_residual; /* GPT-J style attention+MLP in parallel (20B) */
     int layer_vector_params_h;  /* per-layer bias + layer-norm parameters, in units of h:
@@ -75,6 +80,12 @@ typedef struct {
                                    and a softmax kernel (scaled_upper_triang_masked_softmax_fusion) */
     gboolean bias_gelu_fusion;  /* bias add fused into the GeLU kernel (bias_gelu_fusion) */
     MoeConfig moe;              /* mixture of experts (model_moe.c); moe.experts 0: dense */
+    /* How the layers split over pipeline stages: not the model's own, but every per-stage count
+     * below reads it, so the scenario sets it here (parallel.first_stage_layers and
+     * last_stage_layers; Megatron-LM's --decoder-first-pipeline-num-layers and
+     * --decoder-last-pipeline-num-layers). 0: that end stage takes an even share of the layers,
+     * as every stage does when both are 0 (model_stage_layers). */
+    int first_stage_layers, last_stage_layers;
 } ModelConfig;
 
 void model_config_clear(ModelConfig *m);
@@ -118,8 +129,19 @@ typedef struct {
                       include its rank's E/ep experts (model_unit_expert_params) */
 } ParamUnit;
 
-/* The units pipeline stage `stage` of `pp` holds, in forward order, sharded over tp ranks.
- * Layers are split evenly (pp must divide layers). Returns a GArray of ParamUnit. */
+/* The layers stage `stage` of `pp` holds: their count, and in *first the index of the first. With
+ * pp >= 2 and first_stage_layers or last_stage_layers set, the end stages hold those and the other
+ * stages share the rest evenly (model_stage_split_fits must hold); else every stage holds
+ * layers / pp (pp must divide layers). */
+int model_stage_layers(const ModelConfig *m, int pp, int stage, int *first);
+/* Whether the model's stage split can be laid over pp stages: none set, or pp >= 2 with each end
+ * stage's count at least 1 and the rest a multiple of the stages left (none left: no rest). */
+gboolean model_stage_split_fits(const ModelConfig *m, int pp);
+/* Whether the model sets a stage split (first_stage_layers or last_stage_layers). */
+gboolean model_stage_split_set(const ModelConfig *m);
+
+/* The units pipeline stage `stage` of `pp` holds, in forward order, sharded over tp ranks, its
+ * layers as model_stage_layers says. Returns a GArray of ParamUnit. */
 GArray *model_stage_units(const ModelConfig *m, int seq_len, int tp, int pp, int stage);
 
 /* The same with expert parallelism ep (ep divides the experts): a MoE layer holds E/ep experts. */

@@ -60,7 +60,7 @@ double model_host_ops_per_kernel(const ModelConfig *m, gboolean backward) {
 int model_unit_modules(const ModelConfig *m, const ParamUnit *u) {
     static const int layer[] = {12, 12, 14, 14};
     if (u->kind == UNIT_EMBED)
-        return m->pos_emb == POS_LEARNED ? 4 : 3;
+        return (m->pos_emb == POS_LEARNED ? 4 : 3) + (m->embed_norm ? 1 : 0);
     if (u->kind == UNIT_HEAD)
         return 3;
     return layer[host_style(m)];

@@ -355,7 +355,9 @@ static void write_json(FILE *out, const SimRun *run, gboolean timing) {
     report_kv_num(out, i2, "seq_len", sc->seq_len, FALSE);
     report_kv_num(out, i2, "vocab", (double)model_padded_vocab(m, sc->tp), FALSE);
     report_kv_num(out, i2, "params", s->params, FALSE);
-    report_kv_str(out, i2, "pos_emb", m->pos_emb == POS_LEARNED ? "learned" : "rotary", TRUE);
+    static const char *const pos_names[] = {
+        [POS_LEARNED] = "learned", [POS_ROTARY] = "rotary", [POS_ALIBI] = "alibi"};
+    report_kv_str(out, i2, "pos_emb", pos_names[m->pos_emb], TRUE);
     fprintf(out, "%s},\n%s\"parallel\": {\n", i1, i1);
     report_kv_num(out, i2, "gpus", sc->gpus, FALSE);
     report_kv_num(out, i2, "nodes", sc->nodes, FALSE);
