@@ -114,6 +114,26 @@ expect_grep megatron-bad-norm-text "bad.sh:2: --normalization: normalization = S
 printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --position-embedding-type none\n' >"$tmp/nopos.sh"
 check megatron-nopos 2 "$sim" import "$tmp/nopos.sh"
 expect_grep megatron-nopos-text "position_embedding_type = none: .*learned, rotary and ALiBi" "$tmp/err"
+# Megatron-DeepSpeed's pipeline partition (BLOOM's tr11 script): type:transformer|embedding is 5
+# layers at each end of 70 over 12 stages, 6 in between; Megatron-LM's own end-stage counts;
+# a partition the simulator cannot place is an error naming it
+printf -- "--num-layers 70 --hidden-size 14336 --num-attention-heads 112\n--pipeline-model-parallel-size 12 --embed-layernorm\n--pp-partition-method 'type:transformer|embedding'\n" >"$tmp/split.sh"
+check megatron-split 0 "$sim" import "$tmp/split.sh"
+expect_grep megatron-split-first "first_stage_layers: 5  *# pp_partition_method" "$tmp/out"
+expect_grep megatron-split-last "last_stage_layers: 5  *# pp_partition_method" "$tmp/out"
+expect_grep megatron-embed-norm "embed_norm: true  *# embed_layernorm" "$tmp/out"
+# 12 stages on 8-GPU nodes: the fewest nodes whose GPUs 12 divides, DP grown to fill them (it was 2
+# nodes, which the scenario then refused: 12 does not divide 16)
+expect_grep megatron-split-nodes "nodes: 3  (the fewest that hold TP 1 x PP 12 x DP 1 at 8 GPUs per node, DP 2 to fill them" "$tmp/out"
+cp "$tmp/out" "$tmp/split.yaml"
+check megatron-split-runs 0 "$sim" "$tmp/split.yaml" --no-timing
+printf -- '--num-layers 16 --hidden-size 1024 --num-attention-heads 16\n--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 1 --decoder-last-pipeline-num-layers 3\n' >"$tmp/split2.sh"
+check megatron-decoder-split 0 "$sim" import "$tmp/split2.sh"
+expect_grep megatron-decoder-first "first_stage_layers: 1  *# decoder_first_pipeline_num_layers" "$tmp/out"
+expect_grep megatron-decoder-last "last_stage_layers: 3  *# decoder_last_pipeline_num_layers" "$tmp/out"
+printf -- '--num-layers 16 --hidden-size 1024 --num-attention-heads 16\n--pipeline-model-parallel-size 4 --pp-partition-method parameters\n' >"$tmp/split3.sh"
+check megatron-split-method 2 "$sim" import "$tmp/split3.sh"
+expect_grep megatron-split-method-text "pp_partition_method = parameters: .*type:transformer|embedding" "$tmp/err"
 # Megatron-DeepSpeed's ALiBi (BLOOM) becomes pos_emb: alibi
 printf -- '--num-layers 32 --hidden-size 4096\n--num-attention-heads 32 --position-embedding-type alibi\n' >"$tmp/alibi.sh"
 check megatron-alibi 0 "$sim" import "$tmp/alibi.sh"

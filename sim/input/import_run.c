@@ -7,11 +7,56 @@
 #include "import_internal.h"
 #include "scenario_par.h"
 
+/* The layers of the end stages: Megatron-LM's --decoder-first-pipeline-num-layers and
+ * --decoder-last-pipeline-num-layers, or Megatron-DeepSpeed's --pp-partition-method (DeepSpeed's
+ * PipelineModule partition_method): "type:transformer|embedding" weighs the embedding and the
+ * head as a layer each, so where pp divides layers + 2 every stage holds (layers + 2) / pp parts
+ * and the end stages one layer fewer; "uniform" and "type:transformer" split the layers
+ * evenly. */
+static gboolean write_stage_split(Im *im, GString *p, const Run *r, int64_t layers, GError **err) {
+    ImportItem *first = im_take(im, "decoder_first_pipeline_num_layers", NULL),
+               *last = im_take(im, "decoder_last_pipeline_num_layers", NULL),
+               *method = im_take(im, "pp_partition_method", "partition_method", NULL);
+    int64_t n;
+    if (first) {
+        if (!im_as_int(first, 1, 1 << 20, &n, err))
+            return FALSE;
+        im_put_int(p, "first_stage_layers", n, first->key);
+    }
+    if (last) {
+        if (!im_as_int(last, 1, 1 << 20, &n, err))
+            return FALSE;
+        im_put_int(p, "last_stage_layers", n, last->key);
+    }
+    if (!method || first || last)
+        return TRUE;
+    g_autofree char *v = g_ascii_strdown(method->value, -1);
+    g_strstrip(g_strdelimit(v, "'\"", ' '));
+    if (!strcmp(v, "uniform") || !strcmp(v, "type:transformer"))
+        return TRUE;
+    if (strcmp(v, "type:transformer|embedding"))
+        return im_fail(err, method,
+                       "the simulator splits the layers evenly (uniform, type:transformer) or "
+                       "as type:transformer|embedding does");
+    if (r->pp < 2 || layers <= 0 || (layers + 2) % r->pp != 0 || (layers + 2) / r->pp < 2)
+        return im_fail(err, method,
+                       "type:transformer|embedding with pipeline parallelism %" G_GINT64_FORMAT
+                       " and %" G_GINT64_FORMAT " layers: the simulator needs pp to divide the "
+                       "layers + 2 parts (the embedding and the head weigh as a layer each)",
+                       r->pp, layers);
+    int64_t ends = (layers + 2) / r->pp - 1;
+    im_put_int(p, "first_stage_layers", ends, method->key);
+    im_put_int(p, "last_stage_layers", ends, method->key);
+    return TRUE;
+}
+
 /* Megatron-LM's interleaved schedule (megatron/training/arguments.py): the model chunks per rank
  * come from --num-layers-per-virtual-pipeline-stage N as layers / (pp N), or directly from
  * --num-virtual-stages-per-pipeline-rank; and its --sequence-parallel. */
 gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t layers,
                                       GError **err) {
+    if (!write_stage_split(im, p, r, layers, err))
+        return FALSE;
     ImportItem *sp = im_take(im, "sequence_parallel", NULL);
     gboolean on = FALSE;
     if (sp && !im_as_bool(sp, &on, err))
@@ -395,12 +440,21 @@ gboolean import_nodes_for(Im *im, const ImportOptions *opt, const Run *r, int64_
                     im->path, r->tp, r->mp_label, r->pp, dp, ranks, gpn);
         return FALSE;
     }
+    /* the fewest nodes that hold the ranks and whose GPUs the model-parallel size divides (the
+     * scenario's DP is GPUs / (TP x PP), every GPU a rank): DP grows where it must */
+    int64_t model = r->tp * r->mp * r->pp; /* at most ranks: it fits */
     *nodes = ((int64_t)ranks + gpn - 1) / gpn;
+    while ((*nodes * gpn) % model != 0)
+        (*nodes)++;
+    int64_t dp_run = *nodes * gpn / model;
     g_autofree char *v = g_strdup_printf("%" G_GINT64_FORMAT, *nodes);
+    g_autofree char *grown = dp_run > dp
+                                 ? g_strdup_printf(", DP %" G_GINT64_FORMAT " to fill them", dp_run)
+                                 : g_strdup("");
     g_autofree char *why = g_strdup_printf(
         "the fewest that hold TP %" G_GINT64_FORMAT "%s x PP %" G_GINT64_FORMAT
-        " x DP %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT " GPUs per node%s; --nodes N sets it",
-        r->tp, r->mp_label, r->pp, dp, gpn, dp > 1 ? " (DP from the global batch)" : "");
+        " x DP %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT " GPUs per node%s%s; --nodes N sets it",
+        r->tp, r->mp_label, r->pp, dp, gpn, dp > 1 ? " (DP from the global batch)" : "", grown);
     im_chose(im, "nodes", v, why);
     return TRUE;
 }
