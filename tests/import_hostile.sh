@@ -94,9 +94,9 @@ check shell-doubling 2 timeout 60 "$sim" import "$tmp/dbl.sh"
 expect_grep shell-doubling-text "dbl.sh:23: more than 4194304 words" "$tmp/err"
 { echo 'X=x'; for i in $(seq 40); do echo 'X=$X$X'; done; echo '--num-layers 2'; } >"$tmp/dblx.sh"
 check shell-doubling-text-bytes 2 timeout 60 "$sim" import "$tmp/dblx.sh"
-expect_grep shell-doubling-bytes-text "dblx.sh:25: more than 4194304 words or 16 MiB of text" "$tmp/err"
-# 20,000 levels: past the depth bound, and within the text bound (each level copies the rest)
-py "print('X=' + '\${a:-'*20000 + 'q' + '}'*20000); print('--num-layers \$X --hidden-size 64 --num-attention-heads 2')" >"$tmp/nest.sh"
+expect_grep shell-doubling-bytes-text "dblx.sh:23: more than 4194304 words or 4 MiB of text" "$tmp/err"
+# 5,000 levels: past the depth bound, and within the text bound (each level copies the rest)
+py "print('X=' + '\${a:-'*5000 + 'q' + '}'*5000); print('--num-layers \$X --hidden-size 64 --num-attention-heads 2')" >"$tmp/nest.sh"
 check shell-nesting 2 timeout 60 "$sim" import "$tmp/nest.sh"
 expect_grep shell-nesting-text "defaults nested more than 64 deep" "$tmp/err"
 printf -- '--num-layers 2 --hidden-size 64\nX=${\n--num-attention-heads 2 "oops\n--bf16\n' >"$tmp/open.sh"

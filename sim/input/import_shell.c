@@ -50,7 +50,7 @@ static Field *field_new(const char *text, const char *unknown, int line) {
  * an array a line), text expanded in all (X=$X$X doubles a string a line) and defaults nested
  * in defaults (${a:-${a:-...}} recurses once a level). */
 #define SHELL_MAX_FIELDS (1 << 22)
-#define SHELL_MAX_BYTES (1 << 24)
+#define SHELL_MAX_BYTES (1 << 22)
 #define SHELL_MAX_DEPTH 64
 
 typedef struct {
