@@ -282,6 +282,79 @@ START_TEST(test_deepspeed_reduce_per_owner) {
 }
 END_TEST
 
+/* DeepSpeed's pipeline engine turns the backward's reductions off (enable_backward_allreduce
+ * False) and reduces in its last step, after every backward: ZeRO-1's per-owner reduces of one
+ * bucket of the stage's gradients walk its parameters in their own (forward) order, so the lowest
+ * partition comes first, and none starts before the stage's last backward ends. Without a
+ * pipeline the same bucket is reduced during the last backward, the highest partition first. */
+typedef struct {
+    GArray *reduces;  /* rank 0's reduce sizes, in issue order */
+    SimTime first;    /* its first reduce's start */
+    SimTime last_bwd; /* its last backward compute's end */
+} PipeReduces;
+
+static void pipe_begin(void *ctx, int rank, const Task *t, SimTime now) {
+    PipeReduces *p = ctx;
+    if (rank != 0 || t->kind != TASK_COLL || t->op != COLL_REDUCE)
+        return;
+    if (p->reduces->len == 0)
+        p->first = now;
+    g_array_append_val(p->reduces, t->bytes);
+}
+
+static void pipe_end(void *ctx, int rank, const Task *t, SimTime now) {
+    PipeReduces *p = ctx;
+    if (rank == 0 && t->kind == TASK_COMPUTE && t->phase == PHASE_BWD)
+        p->last_bwd = MAX(p->last_bwd, now);
+}
+
+static PipeReduces pipe_reduces(const char *const *sets) {
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", sets);
+    PipeReduces p = {g_array_new(FALSE, FALSE, sizeof(double)), -1, 0};
+    ExecObserver obs = {.ctx = &p, .begin = pipe_begin, .end = pipe_end};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(SimRun) run = sim_run_observed(sc, -1, &obs, &err);
+    ck_assert_msg(run, "%s", err ? err->message : "");
+    return p;
+}
+
+START_TEST(test_deepspeed_pipeline_reduces_after) {
+    const char *pipe[] = {"parallel.bucket_size=100GB",
+                          "parallel.pp=2",
+                          "nodes=3",
+                          "model.layers=8",
+                          "model.vocab=50001",
+                          "model.vocab_pad_multiple=1",
+                          OFF,
+                          NULL};
+    g_autoptr(Scenario) sc = load_ok("1.3B_zero1.yaml", pipe);
+    double P = model_stage_params(&sc->model, sc->seq_len, sc->tp, 2, 0);
+    double part = ceil(P / sc->dp), last = P - (sc->dp - 1) * part;
+    ck_assert(last < part); /* the order shows */
+    PipeReduces p = pipe_reduces(pipe);
+    ck_assert_uint_eq(p.reduces->len, (guint)sc->dp);
+    for (int k = 0; k < sc->dp; k++) /* partition 0 first */
+        ck_assert_double_eq_tol(g_array_index(p.reduces, double, k),
+                                (k < sc->dp - 1 ? part : last) * E, 0.5);
+    ck_assert_msg(p.first >= p.last_bwd,
+                  "a reduce at %" G_GINT64_FORMAT " ps, the last backward ends at %" G_GINT64_FORMAT
+                  " ps",
+                  p.first, p.last_bwd);
+    g_array_unref(p.reduces);
+    /* buckets of 100 MB: the pipeline still starts none before its last backward ends; one stage
+     * starts its first ones during it */
+    pipe[0] = "parallel.bucket_size=100MB";
+    PipeReduces q = pipe_reduces(pipe);
+    ck_assert_uint_gt(q.reduces->len, (guint)sc->dp);
+    ck_assert(q.first >= q.last_bwd);
+    g_array_unref(q.reduces);
+    const char *flat[] = {"parallel.bucket_size=100MB", "nodes=3", "model.layers=8", OFF, NULL};
+    PipeReduces f = pipe_reduces(flat);
+    ck_assert_msg(f.first < f.last_bwd, "no reduce in the last backward");
+    g_array_unref(f.reduces);
+}
+END_TEST
+
 /* DeepSpeed at ZeRO stage 0 allreduces after backward, in buckets of at most 5e8 elements in
  * forward order: nothing overlaps, so the iteration is compute plus every bucket's allreduce. */
 START_TEST(test_deepspeed_ddp_after_backward) {
@@ -467,6 +540,7 @@ int main(void) {
     tcase_add_test(tc, test_zero3_live_window_memory);
     tcase_add_test(tc, test_deepspeed_ddp_after_backward);
     tcase_add_test(tc, test_deepspeed_reduce_per_owner);
+    tcase_add_test(tc, test_deepspeed_pipeline_reduces_after);
     tcase_add_test(tc, test_framework_bytes_per_param);
     tcase_add_test(tc, test_pytorch_and_megatron_buckets);
     tcase_add_test(tc, test_parallel_residual);

@@ -98,7 +98,14 @@ static const Framework frameworks[FW_COUNT] = {
                       /* PipelineEngine.__init__: is_pipe_partitioned = is_grad_partitioned =
                        * is_model_parallel (above) */
                       .pipe_partitioned = TRUE,
-                      .pipe_regathers_output = TRUE},
+                      .pipe_regathers_output = TRUE,
+                      /* PipelineEngine.__init__: enable_backward_allreduce = False ("We schedule
+                       * the all-reduces"); TrainSchedule's last step runs ReduceTiedGrads and
+                       * ReduceGrads: _exec_reduce_grads -> allreduce_gradients ->, at ZeRO-1,
+                       * stage_1_and_2.py reduce_gradients(pipeline_parallel=True), which walks
+                       * each group's parameters in order through the IPG buckets
+                       * (reduce_ready_partitions_and_remove_grads, average_tensor) */
+                      .pipe_reduces_after = TRUE},
     [FW_MEGATRON] = {.name = "megatron",
                      .ddp_overlap = TRUE,
                      .close_before_overflow = FALSE,

@@ -71,6 +71,10 @@ typedef struct {
     /* ... and a stage keeps only its 1/t of the output it sent, all-gathering it back before the
      * micro-batch's backward. */
     gboolean pipe_regathers_output;
+    /* With pipeline parallelism the pipeline engine turns the backward's gradient hooks off and
+     * reduces every gradient after the last backward, ZeRO-1's per-owner reduces included, in
+     * the parameters' own (forward) order. */
+    gboolean pipe_reduces_after;
     /* Under fp8, Transformer Engine casts each weight (and its transpose) once per step and reuses
      * it in the later micro-batches: the framework tells TE which micro-batch is the first
      * (Megatron-core: forward_step calls set_is_first_microbatch(), pipeline_parallel/

@@ -34,6 +34,19 @@ static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, dou
     }
 }
 
+/* The same for a bucket filled in forward order from *lo up (DeepSpeed's pipeline engine,
+ * grads_after_backward): the lowest partition first. */
+static void reduce_per_owner_up(Builder *b, Dim dim, double params, double *lo, double part,
+                                guint32 ready, int micro) {
+    double bottom = *lo, top = bottom + params;
+    *lo = top;
+    for (double p = floor(bottom / part); p * part < top; p++) {
+        double slice = MIN(top, (p + 1) * part) - MAX(bottom, p * part);
+        if (slice > 0)
+            collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
+    }
+}
+
 /* FSDP HYBRID_SHARD's reduction of one unit's flat gradient of `bytes` (framework.c), as torch
  * 2.1-2.4's _runtime_utils.py _reduce_grad (from _post_backward_hook) issues it: a
  * reduce_scatter_tensor over the shard group (state.process_group: DIM_DP_INTRA) on the
@@ -67,10 +80,14 @@ void grads_flush(Builder *b, int micro) {
         }
     } else if (b->sc->fsdp_shard > 0) {
         hybrid_shard_reduce(b, b->bucket_params * b->ge, b->bucket_ready, micro);
-    } else if (per_owner(b) && layout_group_size(b->lay, b->grad_dim) > 1) /* dp x cp */
-        reduce_per_owner(b, b->grad_dim, b->bucket_params, &b->grad_hi, b->part_params,
-                         b->bucket_ready, micro);
-    else
+    } else if (per_owner(b) && layout_group_size(b->lay, b->grad_dim) > 1) { /* dp x cp */
+        if (b->grads_ascending)
+            reduce_per_owner_up(b, b->grad_dim, b->bucket_params, &b->grad_lo, b->part_params,
+                                b->bucket_ready, micro);
+        else
+            reduce_per_owner(b, b->grad_dim, b->bucket_params, &b->grad_hi, b->part_params,
+                             b->bucket_ready, micro);
+    } else
         collective(b, grad_op(b), b->grad_dim, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
     b->bucket_params = 0;
@@ -106,7 +123,10 @@ void grads_flush_experts(Builder *b, int micro) {
     if (b->xbucket_params <= 0)
         return;
     Dim dim = b->xgrad_dim;
-    if (per_owner(b))
+    if (per_owner(b) && b->grads_ascending)
+        reduce_per_owner_up(b, dim, b->xbucket_params, &b->xgrad_lo, b->xpart_params,
+                            b->xbucket_ready, micro);
+    else if (per_owner(b))
         reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
                          micro);
     else
@@ -127,12 +147,20 @@ static void add_expert_grads(Builder *b, const ParamUnit *u, guint32 ready, int 
     }
 }
 
+/* Whether DeepSpeed's pipeline engine reduces this stage's gradients after its last backward
+ * (framework.h pipe_reduces_after): with pipeline parallelism, DDP and ZeRO-1 (the engine refuses
+ * ZeRO-2 and 3). */
+gboolean grads_after_pipeline(const Builder *b) {
+    return b->fw->pipe_reduces_after && b->sc->pp > 1 && b->sc->zero <= 1;
+}
+
 /* Whether this micro-batch's backward reduces gradients while it runs: ZeRO-2/3 every
  * micro-batch (their gradients are partitioned); DDP and ZeRO-1 only in the last, and DDP only
- * if the framework overlaps it (DeepSpeed reduces after backward). */
+ * if the framework overlaps it (DeepSpeed reduces after backward, and its pipeline engine ZeRO-1
+ * too). */
 gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro) {
     const Scenario *sc = b->sc;
-    if (layout_group_size(b->lay, b->grad_dim) <= 1) /* dp x cp ranks (layout.h) */
+    if (layout_group_size(b->lay, b->grad_dim) <= 1 || grads_after_pipeline(b)) /* dp x cp */
         return FALSE;
     if (sc->zero >= 2)
         return TRUE;
@@ -197,9 +225,12 @@ void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) {
     }
 }
 
-/* DeepSpeed without ZeRO: after the last backward, every gradient in forward order, in buckets,
- * all ready when backward ends. */
+/* DeepSpeed without ZeRO, and its pipeline engine (grads_after_pipeline): after the last
+ * backward, every gradient in forward order, in buckets, all ready when backward ends; ZeRO-1's
+ * per-owner reduces from the lowest partition up. */
 void grads_after_backward(Builder *b, int micro) {
+    b->grads_ascending = TRUE;
+    b->grad_lo = b->xgrad_lo = 0;
     for (guint i = 0; i < b->units->len; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         double sizes[32], widths[32];
@@ -211,6 +242,7 @@ void grads_after_backward(Builder *b, int micro) {
     }
     grads_flush(b, micro);
     grads_flush_experts(b, micro);
+    b->grads_ascending = FALSE;
 }
 
 void grads_begin_pass(Builder *b, int chunk) {

@@ -24,7 +24,7 @@ static void grads_end(Builder *b, int micro, gboolean last_pass) {
     if (b->grads_overlap) {
         grads_flush(b, micro);
         grads_flush_experts(b, micro);
-    } else if (b->grads_reduce && last_pass && b->sc->zero == 0 &&
+    } else if (b->grads_reduce && last_pass && (b->sc->zero == 0 || grads_after_pipeline(b)) &&
                layout_group_size(b->lay, b->grad_dim) > 1)
         grads_after_backward(b, micro);
 }

@@ -149,6 +149,10 @@ struct Builder {
      * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
      * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
     double part_params, grad_hi, xpart_params, xgrad_hi;
+    /* DeepSpeed's pipeline engine reduces after backward in forward order (grads_after_backward):
+     * the open bucket starts at grad_lo in the flat order; ascending instead of grad_hi */
+    double grad_lo, xgrad_lo;
+    gboolean grads_ascending;
     Dim grad_dim, xgrad_dim; /* the dense parameters' and the experts' gradient group
                                 (workload_grad_dim) */
     guint32 last_dp;         /* last task on the DP reduction stream */
@@ -229,6 +233,8 @@ guint32 emit_steps(Builder *b, StreamId s, const ZppStep *steps, int n, Phase ph
  * ZeRO-1/2's per-parameter hooks on those tasks; DeepSpeed's reduction after the last backward
  * (zero 0); close the open bucket, the open expert bucket. */
 gboolean grads_reduce_in_backward(const Builder *b, gboolean last_micro);
+/* Whether DeepSpeed's pipeline engine reduces the stage's gradients after its last backward. */
+gboolean grads_after_pipeline(const Builder *b);
 void grads_ready(Builder *b, const ParamUnit *u, int micro, const guint32 *seg_task);
 /* grads.c: unit i's gradients exist in a backward (or W pass) that reduces them: grads_ready
  * and, FSDP, the reduce-scatter of its flat gradient (the root's after its last unit). */
