@@ -235,6 +235,8 @@ START_TEST(test_stage_split_errors) {
     load_fails("1.3B_pp.yaml", sum, "must sum to the layers");
     const char *too_many[] = {"parallel.first_stage_layers=24", NULL};
     load_fails("1.3B_pp.yaml", too_many, "share them evenly");
+    const char *over[] = {"parallel.first_stage_layers=1048576", NULL};
+    load_fails("1.3B_pp.yaml", over, "add up to more than the 24 layers");
     const char *inter[] = {"parallel.schedule=interleaved", "parallel.first_stage_layers=3",
                            "parallel.last_stage_layers=3", NULL};
     load_fails("1.3B_pp.yaml", inter, "not with the interleaved schedule");

@@ -53,6 +53,11 @@ static gboolean check_split(const ConfNode *root, Scenario *s, GError **err) {
     s->model.last_stage_layers = l;
     if (!model_stage_split_fits(&s->model, s->pp)) {
         int left = s->pp - (f > 0) - (l > 0);
+        if ((int64_t)f + l > s->model.layers)
+            return conf_fail(err, CONF_ERROR_INVALID, at,
+                             "first_stage_layers %d and last_stage_layers %d add up to more than "
+                             "the %d layers of %s",
+                             f, l, s->model.layers, s->model.name);
         return conf_fail(err, CONF_ERROR_INVALID, at,
                          "first_stage_layers %d and last_stage_layers %d leave %" G_GINT64_FORMAT
                          " of the %d layers of %s to %d other stage(s), which must share them "
