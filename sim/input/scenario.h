@@ -58,16 +58,13 @@ typedef struct {
     PipeSchedule schedule;
     gboolean sequence_parallel; /* parallel.sequence_parallel: Megatron-LM's --sequence-parallel
                                    (Korthikanti et al. 2022); no effect at tp 1 */
-    int tp_overlap_chunks;  /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
-                               is split into, its collective's share issued after each (T3, Pati
-                               et al. 2024; Megatron-LM's --tp-comm-overlap) */
-    int first_stage_layers; /* parallel.first_stage_layers, last_stage_layers: 0 none (an even
-                               split); model.first_stage_layers once checked (scenario_pipe.c) */
-    int last_stage_layers;
-    int virtual_stages; /* parallel.virtual_stages: model chunks per pipeline stage under the
-                           interleaved schedule (Megatron's
-                           --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
-                           the others */
+    int tp_overlap_chunks; /* parallel.tp_comm_overlap: 0 off, else the chunks each producer GEMM
+                              is split into, its collective's share issued after each (T3, Pati
+                              et al. 2024; Megatron-LM's --tp-comm-overlap) */
+    int virtual_stages;    /* parallel.virtual_stages: model chunks per pipeline stage under the
+                              interleaved schedule (Megatron's
+                              --num-layers-per-virtual-pipeline-stage = layers / (pp v)); 1 for
+                              the others */
     gboolean pp_scatter_gather; /* parallel.pipeline_scatter_gather: each pipeline send split
                                    over the TP ranks and gathered at the receiver: 2021-2022
                                    Megatron-LM's scatter_gather_tensors_in_pipeline, DeepSpeed's

@@ -23,8 +23,9 @@ static gboolean load(const ConfNode *par, Scenario *s, GError **err) {
         !conf_int32(par, "virtual_stages", FALSE, 1, 1 << 20, &s->virtual_stages, err) ||
         !conf_bool(par, "overlap_p2p_comm", FALSE, &s->overlap_p2p_comm, err) ||
         !conf_bool(par, "pipeline_scatter_gather", FALSE, &s->pp_scatter_gather, err) ||
-        !conf_int32(par, "first_stage_layers", FALSE, 1, 1 << 20, &s->first_stage_layers, err) ||
-        !conf_int32(par, "last_stage_layers", FALSE, 1, 1 << 20, &s->last_stage_layers, err))
+        !conf_int32(par, "first_stage_layers", FALSE, 1, 1 << 20, &s->model.first_stage_layers,
+                    err) ||
+        !conf_int32(par, "last_stage_layers", FALSE, 1, 1 << 20, &s->model.last_stage_layers, err))
         return FALSE;
     s->schedule = sched;
     return TRUE;
@@ -39,18 +40,22 @@ static int size(const Scenario *s) {
  * --decoder-last-pipeline-num-layers, megatron/core/transformer/transformer_block.py
  * get_num_layers_to_build; DeepSpeed's PipelineModule partition_method "type:transformer|
  * embedding", which BLOOM used, counts the embedding and the head as one layer each and so gives
- * the end stages one layer fewer). Kept in the model, whose per-stage counts read it. */
+ * the end stages one layer fewer). Read into the model (load, after the model file), whose
+ * per-stage counts use it. */
+static const ConfNode *split_at(const ConfNode *root, const Scenario *s) {
+    return scenario_at(root, "parallel",
+                       s->model.first_stage_layers > 0 ? "first_stage_layers"
+                                                       : "last_stage_layers");
+}
+
 static gboolean check_split(const ConfNode *root, Scenario *s, GError **err) {
-    int f = s->first_stage_layers, l = s->last_stage_layers;
-    const ConfNode *at =
-        scenario_at(root, "parallel", f > 0 ? "first_stage_layers" : "last_stage_layers");
+    int f = s->model.first_stage_layers, l = s->model.last_stage_layers;
+    const ConfNode *at = split_at(root, s);
     if (s->pp < 2)
         return conf_fail(err, CONF_ERROR_INVALID, at,
                          "first_stage_layers and last_stage_layers split the layers over a "
                          "pipeline: they need pp >= 2, got pp %d",
                          s->pp);
-    s->model.first_stage_layers = f;
-    s->model.last_stage_layers = l;
     if (!model_stage_split_fits(&s->model, s->pp)) {
         int left = s->pp - (f > 0) - (l > 0);
         if ((int64_t)f + l > s->model.layers)
@@ -69,7 +74,7 @@ static gboolean check_split(const ConfNode *root, Scenario *s, GError **err) {
 }
 
 static gboolean check_layout(const ConfNode *root, Scenario *s, GError **err) {
-    if (s->first_stage_layers > 0 || s->last_stage_layers > 0)
+    if (model_stage_split_set(&s->model))
         return check_split(root, s, err);
     if (s->model.layers % s->pp != 0)
         return conf_fail(err, CONF_ERROR_INVALID, scenario_at(root, "parallel", "pp"),
@@ -156,13 +161,10 @@ static gboolean check(const ConfNode *root, Scenario *s, GError **err) {
         return TRUE;
     }
     if (model_stage_split_set(&s->model))
-        return conf_fail(
-            err, CONF_ERROR_INVALID,
-            scenario_at(root, "parallel",
-                        s->first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers"),
-            "first_stage_layers and last_stage_layers split the layers over one "
-            "model chunk per stage: not with the %s schedule",
-            schedule_name(s->schedule));
+        return conf_fail(err, CONF_ERROR_INVALID, split_at(root, s),
+                         "first_stage_layers and last_stage_layers split the layers over one "
+                         "model chunk per stage: not with the %s schedule",
+                         schedule_name(s->schedule));
     if (s->virtual_stages == 0)
         s->virtual_stages = 2; /* the default docs/scenarios.md gives */
     if (schedule_get(s->schedule)->vshape)

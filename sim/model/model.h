@@ -81,7 +81,7 @@ typedef struct {
     gboolean bias_gelu_fusion;  /* bias add fused into the GeLU kernel (bias_gelu_fusion) */
     MoeConfig moe;              /* mixture of experts (model_moe.c); moe.experts 0: dense */
     /* How the layers split over pipeline stages: not the model's own, but every per-stage count
-     * below reads it, so the scenario sets it here (parallel.first_stage_layers and
+     * below reads it, so the scenario reads it here (parallel.first_stage_layers and
      * last_stage_layers; Megatron-LM's --decoder-first-pipeline-num-layers and
      * --decoder-last-pipeline-num-layers). 0: that end stage takes an even share of the layers,
      * as every stage does when both are 0 (model_stage_layers). */
