@@ -18,30 +18,22 @@ static gboolean per_owner(const Builder *b) {
     return b->fw->reduce_per_owner && (b->sc->zero == 1 || b->sc->zero == 2);
 }
 
-/* DeepSpeed ZeRO-1/2's bucket of `params` gradients ending at *hi in the flat order of
- * partitions of `part` parameters each: one rooted reduce of each partition's slice of the
- * bucket, highest partition first (the order average_tensor meets them in a bucket filled in
- * backward order), one after another on the reduction stream. A ring or chain reduce is timed
- * alike whichever member is its root (coll_streams.c), so the root is not carried. */
-static void reduce_per_owner(Builder *b, Dim dim, double params, double *hi, double part,
+/* DeepSpeed ZeRO-1/2's bucket of `params` gradients at *at in the flat order of partitions of
+ * `part` parameters each: one rooted reduce of each partition's slice of the bucket, one after
+ * another on the reduction stream. Filled in backward order (hooks during backward) the bucket
+ * ends at *at, and the highest partition comes first (the order average_tensor meets them);
+ * filled in forward order (b->grads_ascending: grads_after_backward) it starts there, the lowest
+ * first. *at moves past the bucket. A ring or chain reduce is timed alike whichever member is its
+ * root (coll_streams.c), so the root is not carried. */
+static void reduce_per_owner(Builder *b, Dim dim, double params, double *at, double part,
                              guint32 ready, int micro) {
-    double top = *hi, lo = MAX(0.0, top - params);
-    *hi = lo;
-    for (double p = ceil(top / part) - 1; p >= 0 && (p + 1) * part > lo; p--) {
+    gboolean up = b->grads_ascending;
+    double lo = up ? *at : MAX(0.0, *at - params), top = up ? *at + params : *at;
+    *at = up ? top : lo;
+    double first = up ? floor(lo / part) : ceil(top / part) - 1;
+    double last = up ? ceil(top / part) - 1 : floor(lo / part);
+    for (double p = first; up ? p <= last : p >= last; p += up ? 1 : -1) {
         double slice = MIN(top, (p + 1) * part) - MAX(lo, p * part);
-        if (slice > 0)
-            collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
-    }
-}
-
-/* The same for a bucket filled in forward order from *lo up (DeepSpeed's pipeline engine,
- * grads_after_backward): the lowest partition first. */
-static void reduce_per_owner_up(Builder *b, Dim dim, double params, double *lo, double part,
-                                guint32 ready, int micro) {
-    double bottom = *lo, top = bottom + params;
-    *lo = top;
-    for (double p = floor(bottom / part); p * part < top; p++) {
-        double slice = MIN(top, (p + 1) * part) - MAX(bottom, p * part);
         if (slice > 0)
             collective(b, COLL_REDUCE, dim, slice * b->ge, PHASE_GRADS, -2, micro, ready);
     }
@@ -80,14 +72,10 @@ void grads_flush(Builder *b, int micro) {
         }
     } else if (b->sc->fsdp_shard > 0) {
         hybrid_shard_reduce(b, b->bucket_params * b->ge, b->bucket_ready, micro);
-    } else if (per_owner(b) && layout_group_size(b->lay, b->grad_dim) > 1) { /* dp x cp */
-        if (b->grads_ascending)
-            reduce_per_owner_up(b, b->grad_dim, b->bucket_params, &b->grad_lo, b->part_params,
-                                b->bucket_ready, micro);
-        else
-            reduce_per_owner(b, b->grad_dim, b->bucket_params, &b->grad_hi, b->part_params,
-                             b->bucket_ready, micro);
-    } else
+    } else if (per_owner(b) && layout_group_size(b->lay, b->grad_dim) > 1) /* dp x cp */
+        reduce_per_owner(b, b->grad_dim, b->bucket_params, &b->grad_at, b->part_params,
+                         b->bucket_ready, micro);
+    else
         collective(b, grad_op(b), b->grad_dim, b->bucket_params * b->ge, PHASE_GRADS, -2, micro,
                    b->bucket_ready);
     b->bucket_params = 0;
@@ -123,11 +111,8 @@ void grads_flush_experts(Builder *b, int micro) {
     if (b->xbucket_params <= 0)
         return;
     Dim dim = b->xgrad_dim;
-    if (per_owner(b) && b->grads_ascending)
-        reduce_per_owner_up(b, dim, b->xbucket_params, &b->xgrad_lo, b->xpart_params,
-                            b->xbucket_ready, micro);
-    else if (per_owner(b))
-        reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_hi, b->xpart_params, b->xbucket_ready,
+    if (per_owner(b))
+        reduce_per_owner(b, dim, b->xbucket_params, &b->xgrad_at, b->xpart_params, b->xbucket_ready,
                          micro);
     else
         collective(b, grad_op(b), dim, b->xbucket_params * b->ge, PHASE_GRADS, -2, micro,
@@ -230,7 +215,7 @@ void grads_hooks(Builder *b, const ParamUnit *u, const guint32 *seg_task) {
  * per-owner reduces from the lowest partition up. */
 void grads_after_backward(Builder *b, int micro) {
     b->grads_ascending = TRUE;
-    b->grad_lo = b->xgrad_lo = 0;
+    b->grad_at = b->xgrad_at = 0; /* the buckets start at the bottom of the flat order */
     for (guint i = 0; i < b->units->len; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         double sizes[32], widths[32];
@@ -248,11 +233,11 @@ void grads_after_backward(Builder *b, int micro) {
 void grads_begin_pass(Builder *b, int chunk) {
     const Scenario *sc = b->sc;
     b->buckets_flushed = 0;
-    b->grad_hi = b->xgrad_hi = 0; /* this chunk's gradients end where its parameters do */
+    b->grad_at = b->xgrad_at = 0; /* this chunk's gradients end where its parameters do */
     for (guint i = 0; i < b->chunk_first[chunk + 1]; i++) {
         const ParamUnit *u = &g_array_index(b->units, ParamUnit, i);
         double x = model_unit_expert_params(&sc->model, u, sc->tp, sc->ep);
-        b->grad_hi += u->params - x;
-        b->xgrad_hi += x;
+        b->grad_at += u->params - x;
+        b->xgrad_at += x;
     }
 }

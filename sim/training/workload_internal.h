@@ -145,13 +145,12 @@ struct Builder {
     int root_units;     /* units in the root: 0 (a middle pipeline stage), 1 or 2 */
     double root_params; /* their parameters, gathered and reduce-scattered together */
     /* DeepSpeed ZeRO-1/2's reduce per partition owner (framework.c): the stage's dense parameters
-     * flattened in forward order and split into dp partitions of part_params each; gradients
-     * arrive in reverse order, so the open bucket ends at grad_hi in that flat order. The same
-     * for the experts' own groups over the expert-data-parallel ranks (xpart_params, xgrad_hi). */
-    double part_params, grad_hi, xpart_params, xgrad_hi;
-    /* DeepSpeed's pipeline engine reduces after backward in forward order (grads_after_backward):
-     * the open bucket starts at grad_lo in the flat order; ascending instead of grad_hi */
-    double grad_lo, xgrad_lo;
+     * flattened in forward order and split into dp partitions of part_params each. Gradients
+     * arrive in reverse order from backward's hooks, so the open bucket ends at grad_at in that
+     * flat order; after backward (grads_after_backward, grads_ascending) they go in forward order
+     * and it starts there. The same for the experts' own groups over the expert-data-parallel
+     * ranks (xpart_params, xgrad_at). */
+    double part_params, grad_at, xpart_params, xgrad_at;
     gboolean grads_ascending;
     Dim grad_dim, xgrad_dim; /* the dense parameters' and the experts' gradient group
                                 (workload_grad_dim) */
