@@ -123,6 +123,16 @@ void im_put(GString *out, const char *key, const char *value, const char *from) 
     g_string_append_printf(out, "%-34s # %s\n", kv, from);
 }
 
+gboolean im_put_switch(Im *im, GString *out, const char *arg, const char *key, GError **err) {
+    ImportItem *it = im_take(im, arg, NULL);
+    gboolean on = FALSE;
+    if (it && !im_as_bool(it, &on, err))
+        return FALSE;
+    if (on)
+        im_put(out, key, "true", it->key);
+    return TRUE;
+}
+
 void im_put_int(GString *out, const char *key, int64_t v, const char *from) {
     g_autofree char *s = g_strdup_printf("%" G_GINT64_FORMAT, v);
     im_put(out, key, s, from);

@@ -51,6 +51,9 @@ void im_chose(Im *im, const char *key, const char *value, const char *why);
 /* "  key: value   # from" into a section. */
 void im_put(GString *out, const char *key, const char *value, const char *from);
 void im_put_int(GString *out, const char *key, int64_t v, const char *from);
+/* A switch argument (arg, normalised) that, when on, sets key: true in out (a setting's false
+ * is the key's default). FALSE with err where its value is no boolean. */
+gboolean im_put_switch(Im *im, GString *out, const char *arg, const char *key, GError **err);
 /* An integer setting by its names (NULL-terminated after err) into sec, else def (see import.c). */
 gboolean im_int_of(Im *im, GString *sec, const char *key, int64_t min, int64_t max, int64_t def,
                    const char *why, int64_t *out, GError **err, ...);

@@ -90,17 +90,6 @@ static gboolean model_bias(Im *im, GString *m, Shape *sh, GError **err) {
     return TRUE;
 }
 
-/* Megatron-DeepSpeed's --embed-layernorm (BLOOM): a LayerNorm after the word embeddings */
-static gboolean model_embed_norm(Im *im, GString *m, GError **err) {
-    ImportItem *en = im_take(im, "embed_layernorm", NULL);
-    gboolean on = FALSE;
-    if (en && !im_as_bool(en, &on, err))
-        return FALSE;
-    if (on)
-        im_put(m, "embed_norm", "true", en->key);
-    return TRUE;
-}
-
 static gboolean model_positions(Im *im, GString *m, GError **err) {
     ImportItem *pe = im_take(im, "pos_emb", "position_embedding_type", NULL);
     ImportItem *rope = im_take(im, "use_rotary_position_embeddings", NULL);
@@ -413,8 +402,9 @@ gboolean import_write_model(Im *im, const ImportOptions *opt, GString *m, Shape 
         im_put_int(m, "ffn_hidden", sh->ffn, "default");
     }
     if (!model_bias(im, m, sh, err) || !model_vocab(im, m, err) || !model_positions(im, m, err) ||
-        !model_embed_norm(im, m, err) || !model_embeddings(im, m, err) ||
-        !model_attention(im, m, err) || !model_misc(im, m, err))
+        /* Megatron-DeepSpeed's --embed-layernorm (BLOOM): a LayerNorm after the word embeddings */
+        !im_put_switch(im, m, "embed_layernorm", "embed_norm", err) ||
+        !model_embeddings(im, m, err) || !model_attention(im, m, err) || !model_misc(im, m, err))
         return FALSE;
     im_put_vector_params(im, m, sh, kv);
     return TRUE;

@@ -57,12 +57,8 @@ gboolean import_write_megatron_layout(Im *im, GString *p, const Run *r, int64_t 
                                       GError **err) {
     if (!write_stage_split(im, p, r, layers, err))
         return FALSE;
-    ImportItem *sp = im_take(im, "sequence_parallel", NULL);
-    gboolean on = FALSE;
-    if (sp && !im_as_bool(sp, &on, err))
+    if (!im_put_switch(im, p, "sequence_parallel", "sequence_parallel", err))
         return FALSE;
-    if (on)
-        im_put(p, "sequence_parallel", "true", sp->key);
     ImportItem *per = im_take(im, "num_layers_per_virtual_pipeline_stage", NULL),
                *direct = im_take(im, "num_virtual_stages_per_pipeline_rank", NULL);
     int64_t v = 0, n;
