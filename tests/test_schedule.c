@@ -82,19 +82,23 @@ START_TEST(test_peak_inflight) {
 }
 END_TEST
 
-/* A pipeline of 4 stages x 2 replicas on one node whose communication costs nothing (links of
- * 1 PB/s, no latency anywhere), no host or interference model, 16 layers, a 64-word vocabulary. */
-#define UNIFORM_SETS(v)                                                                            \
-    "parallel.pp=4", "parallel.dp=2", "parallel.schedule=interleaved",                             \
-        "parallel.virtual_stages=" v, "training.grad_accum=8", "training.recompute=none",          \
-        "training.synchronize_each_layer=false", "sim.host=false", "sim.interference=false",       \
-        "model.layers=16", "model.vocab=64", "topology.node.link.bandwidth=1PB/s",                 \
-        "topology.node.link.latency=0us", "topology.collectives.LL.base_latency=0us",              \
+/* No host or interference model, 16 layers, a 64-word vocabulary, and communication that costs
+ * nothing (links of 1 PB/s, no latency anywhere): the pipeline tests' common ground. */
+#define FREE_SETS                                                                                  \
+    "training.grad_accum=8", "training.recompute=none", "training.synchronize_each_layer=false",   \
+        "sim.host=false", "sim.interference=false", "model.layers=16", "model.vocab=64",           \
+        "topology.node.link.bandwidth=1PB/s", "topology.node.link.latency=0us",                    \
+        "topology.collectives.LL.base_latency=0us",                                                \
         "topology.collectives.Simple.base_latency=0us",                                            \
         "topology.collectives.LL.ring.intra_hop=0us",                                              \
         "topology.collectives.Simple.ring.intra_hop=0us",                                          \
         "topology.collectives.LL.tree.intra_hop=0us",                                              \
-        "topology.collectives.Simple.tree.intra_hop=0us", NULL
+        "topology.collectives.Simple.tree.intra_hop=0us"
+
+/* A pipeline of 4 stages x 2 replicas on one node, interleaved in v chunks, on FREE_SETS. */
+#define UNIFORM_SETS(v)                                                                            \
+    "parallel.pp=4", "parallel.dp=2", "parallel.schedule=interleaved",                             \
+        "parallel.virtual_stages=" v, FREE_SETS, NULL
 
 /* Compute time of the embedding's (end 0) or the head's (end 1) tasks for one micro-batch: the
  * work that makes the first and last stages differ from the others. */
@@ -166,24 +170,7 @@ static SimTime stage_work(const SimRun *run, int stage, Phase phase) {
  * of them on that path, and the data-parallel allreduce before the step its bytes: the
  * tolerance. */
 START_TEST(test_stage_split) {
-    const char *even[] = {"parallel.pp=2",
-                          "parallel.schedule=1f1b",
-                          "training.grad_accum=8",
-                          "training.recompute=none",
-                          "training.synchronize_each_layer=false",
-                          "sim.host=false",
-                          "sim.interference=false",
-                          "model.layers=16",
-                          "model.vocab=64",
-                          "topology.node.link.bandwidth=1PB/s",
-                          "topology.node.link.latency=0us",
-                          "topology.collectives.LL.base_latency=0us",
-                          "topology.collectives.Simple.base_latency=0us",
-                          "topology.collectives.LL.ring.intra_hop=0us",
-                          "topology.collectives.Simple.ring.intra_hop=0us",
-                          "topology.collectives.LL.tree.intra_hop=0us",
-                          "topology.collectives.Simple.tree.intra_hop=0us",
-                          NULL};
+    const char *even[] = {"parallel.pp=2", "parallel.schedule=1f1b", FREE_SETS, NULL};
     const char *split[G_N_ELEMENTS(even) + 2];
     memcpy(split, even, sizeof even);
     split[G_N_ELEMENTS(even) - 1] = "parallel.first_stage_layers=4";
